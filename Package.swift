@@ -1,0 +1,102 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "Lifeline",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "lifeline", targets: ["lifeline"])
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .target(
+            name: "LifelineModel",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineStore",
+            dependencies: [
+                "LifelineModel",
+                "CSQLite",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineServer",
+            dependencies: [
+                "LifelineModel",
+                "LifelineStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineCommands",
+            dependencies: [
+                "LifelineModel",
+                "LifelineStore",
+                "LifelineServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "lifeline",
+            dependencies: ["LifelineCommands"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineModelTests",
+            dependencies: ["LifelineModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineStoreTests",
+            dependencies: ["LifelineStore", "LifelineModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineServerTests",
+            dependencies: [
+                "lifeline",
+                "LifelineServer",
+                "LifelineStore",
+                "LifelineModel",
+                "LifelineCommands",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import LifelineModel
+import LifelineServer
+import LifelineStore
+import Logging
+import NIOCore
+
+/// `lifeline bench …`: measurements recorded in BENCHMARKS.md. Run them on a release build.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Benchmarks (run on a release build; figures go to BENCHMARKS.md).",
+        subcommands: [IngestFloor.self]
+    )
+
+    /// The in-process floor: gunzip + decode + hash + group-committed insert, no HTTP.
+    struct IngestFloor: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ingest-floor",
+            abstract: "Measure the in-process ingest floor over a payload file made by shared/bench/make_payloads.py.",
+            discussion: """
+                Stages are timed separately on one core (gunzip, decode, hash + raw copy), then the whole \
+                path runs with --concurrency tasks feeding the group-commit writer into a fresh database, \
+                as the server does. Prints payloads/s for each.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Option(help: "Payload file: records of [4-byte big-endian length][gzip body].")
+        var payloads: String
+
+        @Option(help: "Bundle identifier the payloads carry (make_payloads.py --bundle).")
+        var app = "com.example.app"
+
+        @Option(help: "Concurrent tasks preparing and submitting payloads.")
+        var concurrency = 32
+
+        @Option(help: "SQLite synchronous mode for the run: full or normal.")
+        var synchronous: SynchronousMode = .full
+
+        func run() async throws {
+            let bodies = try Self.readRecords(payloads)
+            guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
+            printError("\(bodies.count) payloads, \(bodies.reduce(0) { $0 + $1.readableBytes } / bodies.count) B gzip on average")
+            let pipeline = IngestPipeline()
+
+            // Stage timings, single core.
+            var inflated: [ByteBuffer] = []
+            let inflate = try measure(bodies.count) {
+                inflated = try bodies.map { try pipeline.inflate($0) }
+            }
+            let decode = try measure(bodies.count) {
+                for body in inflated {
+                    _ = try body.withUnsafeReadableBytes { raw in
+                        try MetricKitDecoder.decode(raw, family: .metric)
+                    }
+                }
+            }
+            let prepare = try measure(bodies.count) {
+                for body in bodies {
+                    _ = try pipeline.prepare(body: body, encoding: .gzip, family: .metric, app: app, receivedAt: 0)
+                }
+            }
+            print(String(format: "gunzip only:                    %8.0f payloads/s", inflate))
+            print(String(format: "decode only:                    %8.0f payloads/s", decode))
+            print(String(format: "prepare (gunzip+decode+hash):   %8.0f payloads/s", prepare))
+
+            // The whole path into a fresh database.
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-bench-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let path = directory.appendingPathComponent("bench.sqlite").path
+            var options = Database.Options()
+            options.synchronous = synchronous.store
+            let database = try Database(path: path, options: options)
+            try database.migrate()
+            let writer = try IngestWriter(database: database, logger: Logger(label: "bench"))
+            writer.start()
+            let app = self.app
+            let started = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let stride = concurrency
+                for lane in 0..<stride {
+                    group.addTask {
+                        var index = lane
+                        while index < bodies.count {
+                            let items = try pipeline.prepare(
+                                body: bodies[index], encoding: .gzip, family: .metric, app: app, receivedAt: 0)
+                            _ = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
+                            index += stride
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let elapsed = ContinuousClock.now - started
+            await writer.shutdown()
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let stored = try database.payloadCount(app: app, kind: .metric)
+            let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            print(
+                String(
+                    format: "floor (prepare + insert, %@): %8.0f payloads/s  (%d stored, %.0f B/payload on disk)",
+                    synchronous.rawValue, Double(bodies.count) / seconds, stored,
+                    Double(bytes) / Double(max(stored, 1))))
+        }
+
+        /// Runs `body` once and returns `count` per second.
+        func measure(_ count: Int, _ body: () throws -> Void) throws -> Double {
+            let started = ContinuousClock.now
+            try body()
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return Double(count) / seconds
+        }
+
+        static func readRecords(_ path: String) throws -> [ByteBuffer] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            var records: [ByteBuffer] = []
+            var position = 0
+            while position + 4 <= data.count {
+                let length = data[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
+                position += 4
+                guard position + length <= data.count else { throw CommandError("\(path): truncated record") }
+                records.append(ByteBuffer(bytes: data[position..<position + length]))
+                position += length
+            }
+            return records
+        }
+    }
+}

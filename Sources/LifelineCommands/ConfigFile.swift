@@ -1,0 +1,49 @@
+import Foundation
+import LifelineServer
+import LifelineStore
+import Yams
+
+/// The YAML configuration file of `lifeline serve --config FILE`. Every key is optional; flags win
+/// over the file, the file over the defaults. See `config/lifeline.example.yaml`.
+struct ConfigFile: Decodable {
+    struct Server: Decodable {
+        var host: String?
+        var port: Int?
+        var keyCacheSeconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case host, port
+            case keyCacheSeconds = "key_cache_seconds"
+        }
+    }
+
+    struct DatabaseSection: Decodable {
+        var path: String?
+        var synchronous: String?
+    }
+
+    var server: Server?
+    var database: DatabaseSection?
+    var limits: IngestLimits?
+
+    /// Reads and decodes `path`, naming the file and the problem on failure.
+    static func load(_ path: String) throws -> ConfigFile {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw CommandError("cannot read config file \(path): \(error.localizedDescription)")
+        }
+        do {
+            return try YAMLDecoder().decode(ConfigFile.self, from: text)
+        } catch {
+            throw CommandError("config file \(path) is invalid: \(error)")
+        }
+    }
+}
+
+/// A failure to report to the user as one line, with exit code 1 (or the given code).
+struct CommandError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// Options every subcommand takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: "Path of the SQLite database file (created if missing).")
+    var db: String = GlobalOptions.defaultDatabasePath
+
+    static let defaultDatabasePath = "./lifeline.sqlite"
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    @Option(name: .long, help: "Log format: text (human) or json (one object per line).")
+    var logFormat: LogFormat = .text
+
+    /// A logger writing to standard error in the chosen format and level.
+    func makeLogger(label: String = "lifeline") -> Logger {
+        let format = logFormat
+        let level = logLevel
+        return Logger(label: label) { label in
+            var handler: any LogHandler =
+                switch format {
+                case .text: StreamLogHandler.standardError(label: label)
+                case .json: JSONLogHandler(label: label)
+                }
+            handler.logLevel = level
+            return handler
+        }
+    }
+}
+
+/// How log lines are written.
+enum LogFormat: String, ExpressibleByArgument, CaseIterable, Sendable {
+    case text
+    case json
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// Prints to standard error (progress and diagnostics; standard output stays for results).
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

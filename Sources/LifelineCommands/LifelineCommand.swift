@@ -1,0 +1,12 @@
+import ArgumentParser
+
+/// The `lifeline` command line: every subcommand lives in its own file.
+public struct LifelineCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "lifeline",
+        abstract: "Self-hosted MetricKit diagnostics: ingest, store, aggregate, alert.",
+        subcommands: [ServeCommand.self, MigrateCommand.self, KeysCommand.self, IngestCommand.self, BenchCommand.self]
+    )
+
+    public init() {}
+}

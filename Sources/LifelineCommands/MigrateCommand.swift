@@ -1,0 +1,23 @@
+import ArgumentParser
+import LifelineStore
+
+/// `lifeline migrate`: creates or upgrades the database schema.
+struct MigrateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Create the database or apply pending schema migrations, then exit.",
+        discussion: "Migrations ship inside the binary; each is applied in its own transaction and recorded with a checksum."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() throws {
+        let database = try Database(path: global.db)
+        let applied = try database.migrate()
+        if applied.isEmpty {
+            print("\(global.db): schema up to date")
+        } else {
+            for migration in applied { print("applied \(migration.name)") }
+        }
+    }
+}

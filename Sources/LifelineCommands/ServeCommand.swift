@@ -1,0 +1,79 @@
+import ArgumentParser
+import Hummingbird
+import LifelineServer
+import LifelineStore
+
+/// `lifeline serve`: runs the HTTP service until SIGTERM/SIGINT, then finishes in-flight writes.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the HTTP service (ingest and health endpoints) on the database.",
+        discussion: """
+            Migrates the database on start. On SIGTERM or SIGINT the server stops accepting \
+            connections, answers the requests in flight (their payloads are committed first), then exits.
+            Flags win over the --config file, which wins over the defaults.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Address to listen on (default 127.0.0.1; 0.0.0.0 for all interfaces).")
+    var host: String?
+
+    @Option(help: "TCP port (default 8080).")
+    var port: Int?
+
+    @Option(help: "YAML configuration file (server, database and limits sections).")
+    var config: String?
+
+    @Option(help: "SQLite synchronous mode: full (default; an ack survives power loss) or normal (survives process crash).")
+    var synchronous: SynchronousMode?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) {
+            throw ValidationError("--port must be between 0 and 65535")
+        }
+    }
+
+    func run() async throws {
+        let file = try config.map(ConfigFile.load)
+        var server = ServerConfig()
+        server.logger = global.makeLogger()
+        server.host = host ?? file?.server?.host ?? server.host
+        server.port = port ?? file?.server?.port ?? server.port
+        server.databasePath = global.db
+        if global.db == GlobalOptions.defaultDatabasePath, let path = file?.database?.path {
+            server.databasePath = path
+        }
+        if let seconds = file?.server?.keyCacheSeconds { server.keyCacheTTL = .seconds(seconds) }
+        if let limits = file?.limits { server.limits = limits }
+        if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
+            server.database.synchronous = mode.store
+        }
+        server.logger.info(
+            "starting lifeline",
+            metadata: ["db": "\(server.databasePath)", "address": "\(server.host):\(server.port)"])
+        let app = try await buildApplication(server)
+        try await app.runService()
+    }
+}
+
+/// `--synchronous` values.
+enum SynchronousMode: String, ExpressibleByArgument, CaseIterable {
+    case full
+    case normal
+
+    var store: Database.Synchronous {
+        switch self {
+        case .full: .full
+        case .normal: .normal
+        }
+    }
+
+    static func parse(_ text: String) throws -> SynchronousMode {
+        guard let mode = SynchronousMode(rawValue: text.lowercased()) else {
+            throw CommandError("database.synchronous must be full or normal, not \"\(text)\"")
+        }
+        return mode
+    }
+}

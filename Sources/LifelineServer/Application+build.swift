@@ -1,0 +1,41 @@
+import Hummingbird
+import LifelineModel
+import LifelineStore
+import Logging
+import ServiceLifecycle
+
+/// Builds the Lifeline HTTP application: opens (and migrates) the database, starts the
+/// group-commit writer as a service, and wires the routes.
+///
+/// The writer is registered before the HTTP server, so on graceful shutdown the server stops
+/// first and finishes its in-flight requests while the writer still commits them.
+package func buildApplication(_ config: ServerConfig) async throws -> some ApplicationProtocol {
+    let logger = config.logger
+    let database = try Database(path: config.databasePath, options: config.database)
+    let applied = try database.migrate()
+    if !applied.isEmpty {
+        logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
+    }
+    let writer = try IngestWriter(database: database, logger: logger)
+    let router = buildRouter(config, database: database, writer: writer)
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(config.host, port: config.port), serverName: "lifeline"),
+        logger: logger
+    )
+    app.addServices(writer)
+    return app
+}
+
+/// The routes, separated from the application so tests can also drive them in-process.
+func buildRouter(_ config: ServerConfig, database: Database, writer: IngestWriter) -> Router<LifelineRequestContext> {
+    let router = Router(context: LifelineRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    HealthController(database: database, writer: writer).addRoutes(to: router)
+    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
+    IngestController(
+        pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer
+    ).addRoutes(to: v1)
+    return router
+}

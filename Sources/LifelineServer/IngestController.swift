@@ -1,0 +1,92 @@
+import Foundation
+import Hummingbird
+import LifelineModel
+import LifelineStore
+import NIOCore
+
+/// `POST /v1/metrics` and `POST /v1/diagnostics`: accept MetricKit documents, answer 202 once
+/// they are committed to disk.
+struct IngestController: Sendable {
+    let pipeline: IngestPipeline
+    let writer: IngestWriter
+
+    func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
+        group.post("metrics") { request, context in
+            try await ingest(request, context: context, family: .metric)
+        }
+        group.post("diagnostics") { request, context in
+            try await ingest(request, context: context, family: .diagnostic)
+        }
+    }
+
+    func ingest(_ request: Request, context: LifelineRequestContext, family: DocumentFamily) async throws -> Response {
+        let key = try context.requireKey(.ingest)
+        guard let app = key.app else {
+            throw APIError.forbidden("this ingest key is not bound to an app")
+        }
+        guard let encoding = BodyEncoding(header: request.headers[.contentEncoding]) else {
+            throw APIError(
+                .unsupportedMediaType, code: "unsupported_encoding",
+                "Content-Encoding \"\(request.headers[.contentEncoding] ?? "")\" is not supported; send gzip or none")
+        }
+        let idempotencyKey = try idempotencyKey(request)
+        let body = try await collectBody(request)
+        let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
+        let items = try pipeline.prepare(
+            body: body, encoding: encoding, family: family, app: app, receivedAt: receivedAt)
+        let outcome: IngestOutcome
+        do {
+            outcome = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: idempotencyKey))
+        } catch {
+            context.logger.error("ingest write failed", metadata: ["error": "\(error)", "app": "\(app)"])
+            throw APIError(error)
+        }
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
+        if outcome.replayed { headers[.init("Idempotent-Replayed")!] = "true" }
+        return Response(status: .accepted, headers: headers, body: .init(byteBuffer: Self.encode(outcome)))
+    }
+
+    private func idempotencyKey(_ request: Request) throws(APIError) -> String? {
+        guard let value = request.headers[.init("Idempotency-Key")!] else { return nil }
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.count <= pipeline.limits.maxIdempotencyKeyBytes else {
+            throw APIError.badRequest(
+                "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to \(pipeline.limits.maxIdempotencyKeyBytes) bytes")
+        }
+        return trimmed
+    }
+
+    /// Collects the body, refusing it with 413 as soon as it passes the limit.
+    private func collectBody(_ request: Request) async throws -> ByteBuffer {
+        let limit = pipeline.limits.maxBodyBytes
+        let tooLarge = APIError(
+            .contentTooLarge, code: "body_too_large", "body is over the limit of \(limit) bytes")
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw tooLarge
+        }
+        var buffer = ByteBuffer()
+        for try await chunk in request.body {
+            guard buffer.readableBytes + chunk.readableBytes <= limit else { throw tooLarge }
+            var chunk = chunk
+            buffer.writeBuffer(&chunk)
+        }
+        guard buffer.readableBytes > 0 else {
+            throw APIError.badRequest("empty_body", "the body is empty; send one MetricKit document or an array")
+        }
+        return buffer
+    }
+
+    /// `{"accepted": n, "duplicates": m, "ids": [...]}`, written by hand: this is the hot path.
+    static func encode(_ outcome: IngestOutcome) -> ByteBuffer {
+        var out = ByteBuffer()
+        out.reserveCapacity(48 + outcome.ids.count * 8)
+        out.writeString("{\"accepted\":\(outcome.accepted),\"duplicates\":\(outcome.duplicates),\"ids\":[")
+        for (i, id) in outcome.ids.enumerated() {
+            if i > 0 { out.writeString(",") }
+            out.writeString(String(id))
+        }
+        out.writeString("]}")
+        return out
+    }
+}

@@ -1,0 +1,47 @@
+import Crypto
+import Foundation
+import LifelineStore
+import Synchronization
+
+/// Verifies bearer tokens against the key store, remembering verified keys for a short time so
+/// the ingest hot path does not query SQLite on every request.
+///
+/// A revoked key stops working within ``ttl`` (default 5 s). Unknown tokens are never cached, so
+/// random tokens cannot grow the cache.
+package final class KeyCache: Sendable {
+    private struct Entry {
+        var key: APIKey
+        var expires: ContinuousClock.Instant
+    }
+
+    private let verify: @Sendable (String) throws -> APIKey?
+    private let entries = Mutex<[Data: Entry]>([:])
+    private let ttl: Duration
+    private let maxEntries = 10_000
+
+    /// - Parameters:
+    ///   - ttl: how long a verified key is trusted without asking the store again.
+    ///   - verify: the store's verification (hash + constant-time compare + revocation check).
+    package init(ttl: Duration = .seconds(5), verify: @escaping @Sendable (String) throws -> APIKey?) {
+        self.ttl = ttl
+        self.verify = verify
+    }
+
+    /// The key for `token`, or `nil` when it is unknown or revoked.
+    package func key(for token: String) throws -> APIKey? {
+        let digest = Data(SHA256.hash(data: Data(token.utf8)))
+        let now = ContinuousClock.now
+        if let hit = entries.withLock({ $0[digest] }), hit.expires > now {
+            return hit.key
+        }
+        guard let key = try verify(token) else {
+            entries.withLock { _ = $0.removeValue(forKey: digest) }
+            return nil
+        }
+        entries.withLock { map in
+            if map.count >= maxEntries { map.removeAll(keepingCapacity: true) }
+            map[digest] = Entry(key: key, expires: now + ttl)
+        }
+        return key
+    }
+}

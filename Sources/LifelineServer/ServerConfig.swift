@@ -1,0 +1,18 @@
+import LifelineModel
+import LifelineStore
+import Logging
+
+/// Everything `lifeline serve` needs; read from flags and the optional YAML config file.
+package struct ServerConfig: Sendable {
+    package var host = "127.0.0.1"
+    package var port = 8080
+    package var databasePath = "./lifeline.sqlite"
+    package var database = Database.Options()
+    package var limits = IngestLimits()
+    package var decodeLimits = DecodeLimits()
+    /// How long a verified API key is trusted before the store is asked again.
+    package var keyCacheTTL: Duration = .seconds(5)
+    package var logger = Logger(label: "lifeline")
+
+    package init() {}
+}

@@ -1,0 +1,3 @@
+import LifelineCommands
+
+await LifelineCommand.main()

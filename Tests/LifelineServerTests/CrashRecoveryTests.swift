@@ -1,0 +1,80 @@
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import LifelineStore
+import NIOCore
+import Synchronization
+import Testing
+
+@Suite("Durability of the real binary under kill -9", .serialized)
+struct CrashRecoveryTests {
+    /// What the clients saw acknowledged: payload index → stored id.
+    final class Acknowledged: Sendable {
+        let map = Mutex<[Int: Int]>([:])
+        func record(_ index: Int, _ id: Int) { map.withLock { $0[index] = id } }
+        var snapshot: [Int: Int] { map.withLock { $0 } }
+    }
+
+    @Test("every acknowledged payload survives SIGKILL under load, and the database is intact")
+    func acknowledgedPayloadsSurviveKill() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let token = try env.token(.ingest, app: "com.example.app")
+        let server = try Lifeline.Server(database: env.databasePath)
+        try await server.waitUntilReady()
+
+        let acknowledged = Acknowledged()
+        let clients = 16
+        let port = server.port
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                group.addTask {
+                    // Each client posts distinct payloads until the server dies under it.
+                    try? await TestClient.withClient(host: "127.0.0.1", port: port) { http in
+                        for n in 0..<100_000 {
+                            let index = client * 100_000 + n
+                            let body = try gzip(metricPayload(index: index))
+                            let response = try await http.post(
+                                "/v1/metrics", headers: ingestHeaders(token, gzip: true), body: body)
+                            guard response.status == .accepted, let responseBody = response.body,
+                                let ids = try json(responseBody)["ids"] as? [Int], ids.count == 1
+                            else { return }
+                            acknowledged.record(index, ids[0])
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                // Let the load run, then kill the server mid-flight.
+                while acknowledged.snapshot.count < 300 { try await Task.sleep(for: .milliseconds(20)) }
+                server.kill(SIGKILL)
+            }
+            try await group.waitForAll()
+        }
+        #expect(server.wait() == SIGKILL)
+        let before = acknowledged.snapshot
+        #expect(before.count >= 300)
+
+        #expect(try env.database.integrityCheck() == "ok")
+        let stored = try env.database.payloadCount(app: "com.example.app", kind: .metric)
+        #expect(stored >= before.count, "stored \(stored) < acknowledged \(before.count)")
+
+        // Restart and re-post every acknowledged payload: each must be a duplicate with its original id.
+        let restarted = try Lifeline.Server(database: env.databasePath)
+        try await restarted.waitUntilReady()
+        try await TestClient.withClient(host: "127.0.0.1", port: restarted.port) { http in
+            for (index, id) in before.sorted(by: { $0.key < $1.key }) {
+                let response = try await http.post(
+                    "/v1/metrics", headers: ingestHeaders(token, gzip: true), body: try gzip(metricPayload(index: index)))
+                #expect(response.status == .accepted)
+                let answer = try json(response.body ?? ByteBuffer())
+                #expect(answer["duplicates"] as? Int == 1, "payload \(index) was lost")
+                #expect(answer["ids"] as? [Int] == [id])
+            }
+        }
+        restarted.kill(SIGTERM)
+        #expect(restarted.wait() == 0, "graceful shutdown exits 0")
+        #expect(try env.database.payloadCount(app: "com.example.app", kind: .metric) == stored)
+        #expect(try env.database.integrityCheck() == "ok")
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import HummingbirdTesting
+import NIOCore
+
+/// Runs the real `lifeline` binary: short commands to completion, or a server in the background.
+enum Lifeline {
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    /// Runs `lifeline ARGS…` to completion.
+    static func run(_ arguments: [String]) throws -> Output {
+        let process = Process()
+        process.executableURL = try Paths.executable
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self))
+    }
+
+    /// A `lifeline serve` process on 127.0.0.1 and a free port.
+    final class Server: @unchecked Sendable {
+        let process = Process()
+        let port: Int
+
+        init(database: String, extra: [String] = []) throws {
+            port = try Self.freePort()
+            process.executableURL = try Paths.executable
+            process.arguments =
+                ["serve", "--db", database, "--host", "127.0.0.1", "--port", "\(port)", "--log-level", "warning"] + extra
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+        }
+
+        /// Waits until `/healthz` answers (or fails after 20 s).
+        func waitUntilReady() async throws {
+            let deadline = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < deadline {
+                guard process.isRunning else { throw TestFailure("server exited early: \(process.terminationStatus)") }
+                let ok = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                    try await client.get("/healthz").status == .ok
+                }
+                if ok == true { return }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            throw TestFailure("server on port \(port) did not become ready")
+        }
+
+        func kill(_ signal: Int32) {
+            Foundation.kill(process.processIdentifier, signal)
+        }
+
+        /// Waits for the process to end and returns its exit status.
+        func wait() -> Int32 {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+
+        deinit {
+            if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL) }
+        }
+
+        /// A TCP port nobody listens on right now.
+        static func freePort() throws -> Int {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw TestFailure("socket() failed") }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                    bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+                }
+            }
+            guard bound else { throw TestFailure("bind() failed") }
+            return Int(UInt16(bigEndian: address.sin_port))
+        }
+    }
+}
