@@ -5,7 +5,7 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "Lifeline",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lifeline", targets: ["lifeline"])
     ],
@@ -30,6 +30,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LifelineAnalysis",
+            dependencies: ["LifelineModel"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "LifelineStore",
             dependencies: [
                 "LifelineModel",
@@ -45,7 +50,9 @@ let package = Package(
             dependencies: [
                 "LifelineModel",
                 "LifelineStore",
+                "LifelineAnalysis",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -61,6 +68,7 @@ let package = Package(
                 "LifelineServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -70,7 +78,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "lifeline",
-            dependencies: ["LifelineCommands"],
+            dependencies: ["LifelineCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
         .testTarget(

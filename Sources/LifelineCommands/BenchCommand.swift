@@ -43,8 +43,11 @@ struct BenchCommand: ParsableCommand {
         func run() async throws {
             let bodies = try Self.readRecords(payloads)
             guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
-            printError("\(bodies.count) payloads, \(bodies.reduce(0) { $0 + $1.readableBytes } / bodies.count) B gzip on average")
+            printError(
+                "\(bodies.count) payloads, \(bodies.reduce(0) { $0 + $1.readableBytes } / bodies.count) B gzip on average"
+            )
             let pipeline = IngestPipeline()
+            let app = self.app
 
             // Stage timings, single core.
             var inflated: [ByteBuffer] = []
@@ -68,7 +71,8 @@ struct BenchCommand: ParsableCommand {
             print(String(format: "prepare (gunzip+decode+hash):   %8.0f payloads/s", prepare))
 
             // The whole path into a fresh database.
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-bench-\(UUID().uuidString)")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "lifeline-bench-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let path = directory.appendingPathComponent("bench.sqlite").path
@@ -77,8 +81,6 @@ struct BenchCommand: ParsableCommand {
             let database = try Database(path: path, options: options)
             try database.migrate()
             let writer = try IngestWriter(database: database, logger: Logger(label: "bench"))
-            writer.start()
-            let app = self.app
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let stride = concurrency

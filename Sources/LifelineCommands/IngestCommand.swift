@@ -40,7 +40,6 @@ struct IngestCommand: AsyncParsableCommand {
         let database = try Database(path: global.db)
         try database.migrate()
         let writer = try IngestWriter(database: database, logger: logger)
-        writer.start()
         let pipeline = IngestPipeline()
         let app = self.app
         var summary = (files: 0, accepted: 0, duplicates: 0, failed: 0)
@@ -59,7 +58,8 @@ struct IngestCommand: AsyncParsableCommand {
                         let now = Int64(Date().timeIntervalSince1970 * 1000)
                         let items = try pipeline.prepare(
                             body: ByteBuffer(bytes: bytes), encoding: encoding, family: nil, app: app, receivedAt: now)
-                        let outcome = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
+                        let outcome = try await writer.submit(
+                            IngestRequest(app: app, items: items, idempotencyKey: nil))
                         return (path, .success(outcome))
                     } catch {
                         return (path, .failure(error))

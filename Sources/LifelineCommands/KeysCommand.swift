@@ -86,8 +86,8 @@ struct KeysCommand: ParsableCommand {
             }
         }
 
-        static func format(_ epochMillis: Int64) -> String {
-            Date(timeIntervalSince1970: Double(epochMillis) / 1000).formatted(.iso8601)
+        static func format(_ epochSeconds: Int64) -> String {
+            Date(timeIntervalSince1970: Double(epochSeconds)).formatted(.iso8601)
         }
     }
 
@@ -111,4 +111,4 @@ struct KeysCommand: ParsableCommand {
     }
 }
 
-extension Role: @retroactive ExpressibleByArgument {}
+extension Role: ExpressibleByArgument {}

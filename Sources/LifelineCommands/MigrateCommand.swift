@@ -6,7 +6,8 @@ struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Create the database or apply pending schema migrations, then exit.",
-        discussion: "Migrations ship inside the binary; each is applied in its own transaction and recorded with a checksum."
+        discussion:
+            "Migrations ship inside the binary; each is applied in its own transaction and recorded with a checksum."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -17,7 +18,7 @@ struct MigrateCommand: ParsableCommand {
         if applied.isEmpty {
             print("\(global.db): schema up to date")
         } else {
-            for migration in applied { print("applied \(migration.name)") }
+            for migration in applied { print("applied \(String(format: "%04d", migration.version))_\(migration.name)") }
         }
     }
 }

@@ -37,7 +37,8 @@ final class Progress {
 
     func finish() {
         if isTTY { FileHandle.standardError.write(Data("\n".utf8)) }
-        let seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+        let seconds =
+            Double((ContinuousClock.now - started).components.attoseconds) / 1e18
             + Double((ContinuousClock.now - started).components.seconds)
         printError("\(label): \(done) in \(String(format: "%.1f", seconds)) s")
     }

@@ -26,7 +26,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "YAML configuration file (server, database and limits sections).")
     var config: String?
 
-    @Option(help: "SQLite synchronous mode: full (default; an ack survives power loss) or normal (survives process crash).")
+    @Option(
+        help: "SQLite synchronous mode: full (default; an ack survives power loss) or normal (survives process crash).")
     var synchronous: SynchronousMode?
 
     func validate() throws {

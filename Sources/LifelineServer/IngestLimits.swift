@@ -35,7 +35,8 @@ package struct IngestLimits: Sendable, Equatable, Codable {
 
     /// The most a body of `compressedBytes` may inflate to.
     package func inflateBudget(compressedBytes: Int) -> Int {
-        let byRatio = max(ratioFloorBytes, compressedBytes.multipliedReportingOverflow(by: maxCompressionRatio).partialValue)
+        let byRatio = max(
+            ratioFloorBytes, compressedBytes.multipliedReportingOverflow(by: maxCompressionRatio).partialValue)
         return min(maxDecompressedBytes, byRatio)
     }
 }

@@ -23,7 +23,8 @@ package struct LifelineRequestContext: RequestContext {
             throw APIError.unauthorized("missing API key: send \"Authorization: Bearer <key>\"")
         }
         guard key.role == role else {
-            throw APIError.forbidden("this endpoint needs a \(role.rawValue) key; the key sent is a \(key.role.rawValue) key")
+            throw APIError.forbidden(
+                "this endpoint needs a \(role.rawValue) key; the key sent is a \(key.role.rawValue) key")
         }
         return key
     }

@@ -8,7 +8,9 @@ struct CommandLineTests {
     func keysLifecycle() throws {
         let env = try TestEnvironment()
         defer { env.remove() }
-        let created = try Lifeline.run(["keys", "create", "--db", env.databasePath, "--role", "ingest", "--app", "com.example.app"])
+        let created = try Lifeline.run([
+            "keys", "create", "--db", env.databasePath, "--role", "ingest", "--app", "com.example.app",
+        ])
         #expect(created.status == 0, "\(created.stderr)")
         let token = try #require(created.stdout.split(separator: "\n").last.map(String.init))
         #expect(!token.contains(" "))

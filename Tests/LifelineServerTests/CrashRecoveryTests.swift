@@ -65,7 +65,8 @@ struct CrashRecoveryTests {
         try await TestClient.withClient(host: "127.0.0.1", port: restarted.port) { http in
             for (index, id) in before.sorted(by: { $0.key < $1.key }) {
                 let response = try await http.post(
-                    "/v1/metrics", headers: ingestHeaders(token, gzip: true), body: try gzip(metricPayload(index: index)))
+                    "/v1/metrics", headers: ingestHeaders(token, gzip: true),
+                    body: try gzip(metricPayload(index: index)))
                 #expect(response.status == .accepted)
                 let answer = try json(response.body ?? ByteBuffer())
                 #expect(answer["duplicates"] as? Int == 1, "payload \(index) was lost")

@@ -26,8 +26,9 @@ struct IngestEndpointTests {
                 "com.bedroomcode.Splash", 1
             ),
         ]
-        var tokens: [String: String] = [:]
-        for app in Set(cases.map(\.app)) { tokens[app] = try env.token(.ingest, app: app) }
+        var issued: [String: String] = [:]
+        for app in Set(cases.map(\.app)) { issued[app] = try env.token(.ingest, app: app) }
+        let tokens = issued
         let app = try await buildApplication(env.config())
         try await app.test(.live) { client in
             for (index, fixture) in cases.enumerated() {

@@ -153,7 +153,7 @@ struct IngestErrorTests {
         let env = try TestEnvironment()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let pages = try env.database.pageCount()
+        let pages = Int(try #require(env.database.query("PRAGMA page_count").first?.first?.integer))
         var options = Database.Options()
         options.maxPageCount = pages
         let app = try await buildApplication(env.config(options: options))

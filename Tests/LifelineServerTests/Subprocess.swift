@@ -37,7 +37,8 @@ enum Lifeline {
             port = try Self.freePort()
             process.executableURL = try Paths.executable
             process.arguments =
-                ["serve", "--db", database, "--host", "127.0.0.1", "--port", "\(port)", "--log-level", "warning"] + extra
+                ["serve", "--db", database, "--host", "127.0.0.1", "--port", "\(port)", "--log-level", "warning"]
+                + extra
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -1,5 +1,6 @@
 import CompressNIO
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LifelineModel

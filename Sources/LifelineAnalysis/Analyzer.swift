@@ -1,0 +1,227 @@
+import LifelineModel
+
+/// Computes every figure Lifeline shows, alerts on, exports or reports, from the rows of an
+/// ``AggregateReader``. The one place where a figure is defined.
+package struct Analyzer: Sendable {
+    package let reader: any AggregateReader
+    package var conventions: SignpostConventions
+    package var handlerFlag: HandlerFlagRule
+
+    package init(
+        reader: any AggregateReader, conventions: SignpostConventions = .init(), handlerFlag: HandlerFlagRule = .init()
+    ) {
+        self.reader = reader
+        self.conventions = conventions
+        self.handlerFlag = handlerFlag
+    }
+
+    /// The exit reason of a background task that never ended.
+    package static let assertionTimeoutReason = "BackgroundTaskAssertionTimeout"
+
+    /// Launch histograms reported by the `launch` endpoint.
+    package static let launchHistograms: [(name: String, source: HistogramSource)] = [
+        ("time_to_first_draw", .metric("applicationLaunchMetrics.histogrammedTimeToFirstDrawKey")),
+        ("optimized_time_to_first_draw", .metric("applicationLaunchMetrics.histogrammedOptimizedTimeToFirstDrawKey")),
+        ("resume_time", .metric("applicationLaunchMetrics.histogrammedResumeTime")),
+        ("extended_launch", .metric("applicationLaunchMetrics.histogrammedExtendedLaunch")),
+    ]
+
+    /// The hang histogram.
+    package static let hangHistogram = HistogramSource.metric(
+        "applicationResponsivenessMetrics.histogrammedAppHangTime")
+
+    // MARK: Figures
+
+    /// Exits per group, state and reason, with rates per 1,000 device-days and per hour.
+    package func exits(_ scope: Scope) throws -> [ExitFigure] {
+        let usage = Dictionary(try reader.usage(scope).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        return try reader.exits(scope).map { row in
+            let use = usage[row.key]
+            let deviceDays = use?.payloads ?? 0
+            let milliseconds = row.state == .foreground ? use?.foregroundMilliseconds : use?.backgroundMilliseconds
+            return ExitFigure(
+                key: row.key, state: row.state, reason: row.reason, count: row.count, deviceDays: deviceDays,
+                perThousandDeviceDays: deviceDays > 0 ? Double(row.count) / Double(deviceDays) * 1000 : nil,
+                perHour: (milliseconds ?? 0) > 0 ? Double(row.count) / (milliseconds! / 3_600_000) : nil)
+        }.sorted { ($0.key, $0.state.rawValue, $0.reason) < ($1.key, $1.state.rawValue, $1.reason) }
+    }
+
+    /// Expiration handlers found by the naming conventions, with their balance per group.
+    package func handlers(_ scope: Scope) throws -> [HandlerFigure] {
+        struct Side {
+            var entered: Int64 = 0
+            var exited: Int64 = 0
+        }
+        var sides: [GroupKey: [HandlerID: Side]] = [:]
+        for row in try reader.signposts(scope, categories: conventions.handlerCategories) {
+            guard let (handler, side) = conventions.handler(category: row.category, name: row.name) else { continue }
+            let id = HandlerID(category: row.category, handler: handler)
+            switch side {
+            case .entered: sides[row.key, default: [:]][id, default: Side()].entered += row.count
+            case .exited: sides[row.key, default: [:]][id, default: Side()].exited += row.count
+            }
+        }
+        var timeouts: [GroupKey: Int64] = [:]
+        for row in try reader.exits(scope) where row.state == .background && row.reason == Self.assertionTimeoutReason {
+            timeouts[row.key, default: 0] += row.count
+        }
+        var figures: [HandlerFigure] = []
+        for (key, handlers) in sides {
+            for (id, side) in handlers {
+                let imbalance = side.entered - side.exited
+                let ratio = side.entered > 0 ? Double(imbalance) / Double(side.entered) : nil
+                let flagged =
+                    side.entered >= handlerFlag.minEntered && (ratio ?? 0) > handlerFlag.maxImbalanceRatio
+                figures.append(
+                    HandlerFigure(
+                        key: key, category: id.category, handler: id.handler, entered: side.entered,
+                        exited: side.exited, imbalance: imbalance, imbalanceRatio: ratio, flagged: flagged,
+                        assertionTimeoutExits: timeouts[key] ?? 0))
+            }
+        }
+        return figures.sorted { ($0.key, $0.category, $0.handler) < ($1.key, $1.category, $1.handler) }
+    }
+
+    private struct HandlerID: Hashable {
+        var category: String
+        var handler: String
+    }
+
+    /// State-restoration attempts, failures, error rate and duration percentiles per group.
+    package func restoration(_ scope: Scope) throws -> [RestorationFigure] {
+        var counts: [GroupKey: (attempts: Int64, failures: Int64)] = [:]
+        for row in try reader.signposts(scope, categories: [conventions.restorationCategory]) {
+            if row.name == conventions.restorationAttempt {
+                counts[row.key, default: (0, 0)].attempts += row.count
+            } else if row.name == conventions.restorationFailure {
+                counts[row.key, default: (0, 0)].failures += row.count
+            }
+        }
+        let source = HistogramSource.signpost(
+            category: conventions.restorationCategory, name: conventions.restorationAttempt)
+        let distributions = try distributions(scope, source: source)
+        let keys = Set(counts.keys).union(distributions.keys)
+        return keys.sorted().map { key in
+            let c = counts[key] ?? (0, 0)
+            let d = distributions[key]
+            return RestorationFigure(
+                key: key, attempts: c.attempts, failures: c.failures,
+                errorRate: c.attempts > 0 ? Double(c.failures) / Double(c.attempts) : nil,
+                p50Milliseconds: d?.percentile(0.5), p95Milliseconds: d?.percentile(0.95),
+                durationSamples: d?.count ?? 0)
+        }
+    }
+
+    /// p50/p90/p95/p99 of a histogram per group.
+    package func percentiles(_ scope: Scope, source: HistogramSource) throws -> [PercentileFigure] {
+        try distributions(scope, source: source).sorted { $0.key < $1.key }.map { key, d in
+            PercentileFigure(
+                key: key, source: source, samples: d.count, p50: d.percentile(0.5), p90: d.percentile(0.9),
+                p95: d.percentile(0.95), p99: d.percentile(0.99))
+        }
+    }
+
+    /// Merged bucket distributions per group.
+    package func distributions(_ scope: Scope, source: HistogramSource) throws -> [GroupKey: BucketDistribution] {
+        var buckets: [GroupKey: [BucketDistribution.Bucket]] = [:]
+        for row in try reader.buckets(scope, source: source) {
+            buckets[row.key, default: []].append(.init(start: row.start, end: row.end, count: row.count))
+        }
+        return buckets.mapValues { BucketDistribution($0) }
+    }
+
+    /// Crash groups (all diagnostic kinds) with their occurrences in scope, most frequent first.
+    /// The scope's `groupBy` is ignored: counts per version are always given.
+    package func crashes(_ scope: Scope) throws -> [CrashFigure] {
+        let rows = try reader.diagnostics(scope.grouped(by: [.version]))
+        var byGroup: [Int64: (kind: DiagnosticKind, total: Int64, versions: [String: Int64])] = [:]
+        for row in rows {
+            var entry = byGroup[row.crashGroup] ?? (row.kind, 0, [:])
+            entry.total += row.count
+            entry.versions[row.key.version ?? "unknown", default: 0] += row.count
+            byGroup[row.crashGroup] = entry
+        }
+        let infos = try reader.crashGroups(app: scope.app, ids: Array(byGroup.keys))
+        return infos.compactMap { info in
+            guard let entry = byGroup[info.id] else { return nil }
+            return CrashFigure(
+                group: info, kind: entry.kind, count: entry.total, countByVersion: entry.versions,
+                exceptionName: info.exceptionType.flatMap(exceptionTypeName),
+                signalName: info.signal.flatMap(signalName),
+                isWatchdog: info.groupKind == "watchdog")
+        }.sorted { ($1.count, $0.group.id) < ($0.count, $1.group.id) }
+    }
+
+    // MARK: Measures
+
+    /// Evaluates `measure` per group of `scope`.
+    package func evaluate(_ measure: Measure, _ scope: Scope) throws -> [MeasureValue] {
+        switch measure {
+        case .deviceDays:
+            return try reader.usage(scope).map { .init(key: $0.key, value: Double($0.payloads), samples: $0.payloads) }
+        case .exits(let state, let reason):
+            return sum(
+                try reader.exits(scope).filter { row in
+                    (state == nil || row.state == state) && (reason == nil || row.reason == reason)
+                }.map { ($0.key, $0.count) })
+        case .exitRate(let state, let reason):
+            return try evaluate(.scaled(.ratio(.exits(state: state, reason: reason), .deviceDays), 1000), scope)
+        case .signposts(let category, let name):
+            return sum(
+                try reader.signposts(scope, categories: category.map { [$0] } ?? []).filter { $0.name == name }
+                    .map { ($0.key, $0.count) })
+        case .diagnostics(let kind):
+            return sum(
+                try reader.diagnostics(scope).filter { kind == nil || $0.kind == kind }.map { ($0.key, $0.count) })
+        case .watchdogTerminations:
+            let rows = try reader.diagnostics(scope).filter { $0.kind == .crash }
+            let watchdog = Set(
+                try reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
+                    .filter { $0.groupKind == "watchdog" }.map(\.id))
+            return sum(rows.filter { watchdog.contains($0.crashGroup) }.map { ($0.key, $0.count) })
+        case .newCrashGroups:
+            let rows = try reader.diagnostics(scope)
+            let infos = try reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
+            let from = Int64(Day.ordinal(scope.days.from) ?? 0) * 86_400
+            let fresh = Set(infos.filter { $0.firstSeen >= from }.map(\.id))
+            var groups: [GroupKey: Set<Int64>] = [:]
+            for row in rows where fresh.contains(row.crashGroup) { groups[row.key, default: []].insert(row.crashGroup) }
+            return groups.sorted { $0.key < $1.key }.map {
+                .init(key: $0.key, value: Double($0.value.count), samples: Int64($0.value.count))
+            }
+        case .percentile(let source, let q):
+            return try distributions(scope, source: source).sorted { $0.key < $1.key }.map {
+                .init(key: $0.key, value: $0.value.percentile(q), samples: $0.value.count)
+            }
+        case .handlerImbalanceRatio, .handlerImbalance:
+            return try handlers(scope).map { figure in
+                let value =
+                    measure == .handlerImbalance ? Double(figure.imbalance) : figure.imbalanceRatio
+                return .init(
+                    key: figure.key, labels: ["handler": figure.handler, "category": figure.category], value: value,
+                    samples: figure.entered)
+            }
+        case .restorationErrorRate:
+            return try restoration(scope).map { .init(key: $0.key, value: $0.errorRate, samples: $0.attempts) }
+        case .ratio(let numerator, let denominator):
+            let top = Dictionary(try evaluate(numerator, scope).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+            return try evaluate(denominator, scope).map { bottom in
+                let n = top[bottom.key]?.value ?? 0
+                let d = bottom.value ?? 0
+                return .init(key: bottom.key, value: d > 0 ? n / d : nil, samples: bottom.samples)
+            }
+        case .scaled(let inner, let factor):
+            return try evaluate(inner, scope).map { value in
+                var copy = value
+                copy.value = value.value.map { $0 * factor }
+                return copy
+            }
+        }
+    }
+
+    private func sum(_ pairs: [(GroupKey, Int64)]) -> [MeasureValue] {
+        var totals: [GroupKey: Int64] = [:]
+        for (key, count) in pairs { totals[key, default: 0] += count }
+        return totals.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: Double($0.value), samples: $0.value) }
+    }
+}

@@ -1,0 +1,206 @@
+import LifelineModel
+
+/// Writes batches of ``IngestRequest``s on one connection: one transaction per batch, one
+/// savepoint per request. Used by the ``IngestWriter``'s thread only.
+final class BatchWriter {
+    /// The result of one batch.
+    struct BatchResult {
+        /// One result per request, in order; all failures when the batch did not commit.
+        var results: [Result<IngestOutcome, StoreError>]
+        /// Whether the transaction committed.
+        var committed: Bool
+    }
+
+    static let findPayload = "SELECT id FROM payloads WHERE app = ? AND content_hash = ?"
+    static let insertPayload = """
+        INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
+            begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    static let insertRaw = "INSERT INTO payload_raw (payload, raw) VALUES (?, ?)"
+    static let findIdempotency = "SELECT payload_ids FROM idempotency_keys WHERE app = ? AND key = ?"
+    static let insertIdempotency = """
+        INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """
+
+    let connection: Connection
+    private let interner = Interner()
+    private let stages: [any ItemWriteStage]
+
+    init(connection: Connection, stages: [any ItemWriteStage] = DefaultStages.make()) {
+        self.connection = connection
+        self.stages = stages
+    }
+
+    /// Closes the connection (on the writer thread, when it stops).
+    func close() {
+        connection.close()
+    }
+
+    /// Writes `requests` in one transaction. A request that fails (other than by an unavailable
+    /// storage) is rolled back alone; when the storage fails, or the commit does, nothing is kept
+    /// and every request gets ``StoreError/Code/unavailable``.
+    func write(_ requests: [IngestRequest]) -> BatchResult {
+        do throws(StoreError) {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            return abort(requests.count, error)
+        }
+        let session = WriteSession(connection: connection, interner: interner)
+        var results: [Result<IngestOutcome, StoreError>] = []
+        results.reserveCapacity(requests.count)
+        for request in requests {
+            do throws(StoreError) {
+                try connection.run("SAVEPOINT request")
+                let outcome = try write(request, in: session)
+                try connection.run("RELEASE request")
+                interner.releaseSavepoint()
+                results.append(.success(outcome))
+            } catch {
+                if error.code == .unavailable || error.code == .internal || !connection.inTransaction {
+                    return abort(requests.count, error)
+                }
+                do throws(StoreError) {
+                    try connection.run("ROLLBACK TO request")
+                    try connection.run("RELEASE request")
+                } catch let rollbackError {
+                    return abort(requests.count, rollbackError)
+                }
+                interner.rollbackSavepoint()
+                results.append(.failure(error))
+            }
+        }
+        do throws(StoreError) {
+            try connection.execute("COMMIT")
+        } catch {
+            return abort(requests.count, error)
+        }
+        interner.commit()
+        return BatchResult(results: results, committed: true)
+    }
+
+    private func abort(_ count: Int, _ error: StoreError) -> BatchResult {
+        connection.rollbackQuietly()
+        interner.rollback()
+        var failure = error
+        if failure.code != .unavailable {
+            failure = StoreError(.unavailable, "storage is temporarily unavailable", cause: error.description)
+        }
+        return BatchResult(results: Array(repeating: .failure(failure), count: count), committed: false)
+    }
+
+    private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
+        guard let appID = try session.id(.app, try Self.validApp(request.app)) else {
+            throw StoreError(.invalid, "the app bundle id is empty")
+        }
+        if let key = request.idempotencyKey {
+            guard (1...255).contains(key.utf8.count) else {
+                throw StoreError(.invalid, "the idempotency key must be 1 to 255 bytes")
+            }
+            if let stored = try connection.first(Self.findIdempotency, [.integer(appID), .text(key)], { $0.text(0) }) {
+                let ids = try Self.parseIDs(stored)
+                return IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+            }
+        }
+        var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
+        outcome.ids.reserveCapacity(request.items.count)
+        for item in request.items {
+            let (id, isNew) = try write(item, in: session)
+            outcome.ids.append(id)
+            if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+        }
+        if let key = request.idempotencyKey {
+            try connection.run(
+                Self.insertIdempotency,
+                [
+                    .integer(appID), .text(key), .integer(Int64(outcome.accepted)), .integer(Int64(outcome.duplicates)),
+                    .text(Self.formatIDs(outcome.ids)), .integer(WallClock.nowSeconds()),
+                ])
+        }
+        return outcome
+    }
+
+    /// Writes one item unless its content is already stored; returns its payload id and whether it is new.
+    private func write(_ item: IngestItem, in session: WriteSession) throws(StoreError) -> (Int64, Bool) {
+        guard item.contentHash.count == 32 else {
+            throw StoreError(.invalid, "the content hash must be 32 bytes (SHA-256)")
+        }
+        guard let appID = try session.id(.app, try Self.validApp(item.app)) else {
+            throw StoreError(.invalid, "the app bundle id is empty")
+        }
+        if let existing = try connection.first(
+            Self.findPayload, [.integer(appID), .blob(item.contentHash)], { $0.int64(0) })
+        {
+            return (existing, false)
+        }
+        let kind: String
+        let meta: DeviceMeta
+        let begin: Timestamp?
+        let end: Timestamp?
+        switch item.document.content {
+        case .metric(let metric):
+            (kind, meta, begin, end) = ("metric", metric.meta, metric.begin, metric.end)
+        case .diagnostic(let payload):
+            (kind, meta, begin, end) = (
+                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end
+            )
+        }
+        let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
+        let day = UTCDay.string(epochSeconds: occurredAt)
+        try connection.run(
+            Self.insertPayload,
+            [
+                .integer(appID), .text(kind),
+                .integer(try session.id(.appVersion, meta.appVersion)),
+                .integer(try session.id(.build, meta.appBuildVersion)),
+                .integer(try session.id(.osVersion, meta.osVersion)),
+                .integer(try session.id(.deviceType, meta.deviceType)),
+                .integer(try session.id(.region, meta.regionFormat)),
+                .integer(try session.id(.architecture, meta.platformArchitecture)),
+                .text(day), .integer(begin?.epochSeconds), .integer(end?.epochSeconds),
+                begin?.epochSeconds == nil ? .text(begin?.raw) : .null,
+                end?.epochSeconds == nil ? .text(end?.raw) : .null,
+                .integer(item.receivedAt), .blob(item.contentHash),
+                .integer(Int64(max(0, item.document.unparsedMeasurements))),
+            ])
+        let payloadID = connection.lastInsertRowID
+        try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])
+        let stored = StoredItem(payloadID: payloadID, appID: appID, item: item, occurredAt: occurredAt, day: day)
+        for stage in stages {
+            try stage.write(stored, in: session)
+        }
+        return (payloadID, true)
+    }
+
+    private static func validApp(_ app: String) throws(StoreError) -> String {
+        guard (1...255).contains(app.utf8.count) else {
+            throw StoreError(.invalid, "the app bundle id must be 1 to 255 bytes")
+        }
+        return app
+    }
+
+    private static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+
+    static func formatIDs(_ ids: [Int64]) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
+    static func parseIDs(_ text: String) throws(StoreError) -> [Int64] {
+        guard text.hasPrefix("["), text.hasSuffix("]") else {
+            throw StoreError(.internal, "internal storage error", cause: "damaged idempotency record")
+        }
+        let inner = text.dropFirst().dropLast()
+        if inner.isEmpty { return [] }
+        var ids: [Int64] = []
+        for part in inner.split(separator: ",") {
+            guard let id = Int64(part) else {
+                throw StoreError(.internal, "internal storage error", cause: "damaged idempotency record")
+            }
+            ids.append(id)
+        }
+        return ids
+    }
+}

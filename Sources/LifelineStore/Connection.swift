@@ -1,0 +1,132 @@
+import CSQLite
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// Not thread-safe: a connection is owned by exactly one user at a time (the ``Database``'s
+/// mutex, or the ``IngestWriter``'s thread).
+final class Connection {
+    let handle: OpaquePointer
+    private var statements: [String: Statement] = [:]
+
+    /// Opens (creating if needed) the database at `path` and applies `options`.
+    init(path: String, options: Database.Options) throws(StoreError) {
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let error = StoreError.sqlite(rc, handle: db, context: "open database")
+            sqlite3_close_v2(db)
+            throw error
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
+        do throws(StoreError) {
+            // page_size only takes effect on a new, empty file (before WAL is enabled).
+            try execute("PRAGMA page_size = \(options.pageSize)")
+            let mode = try query("PRAGMA journal_mode = WAL") { $0.text(0) }.first
+            guard mode?.lowercased() == "wal" else {
+                throw StoreError(
+                    .unavailable, "storage does not support write-ahead logging", cause: "journal_mode=\(mode ?? "?")")
+            }
+            try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
+            try execute("PRAGMA foreign_keys = ON")
+            if let maxPageCount = options.maxPageCount {
+                _ = try query("PRAGMA max_page_count = \(maxPageCount)") { $0.int64(0) }
+            }
+        } catch {
+            statements.removeAll()
+            sqlite3_close_v2(db)
+            throw error
+        }
+    }
+
+    private var isClosed = false
+
+    deinit {
+        close()
+    }
+
+    /// Finalizes the cached statements and closes the connection; the object must not be used afterwards.
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    /// Runs one or more statements without parameters (migrations, pragmas, transaction control).
+    func execute(_ sql: String) throws(StoreError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(handle, sql, nil, nil, &message)
+        if let message { sqlite3_free(message) }
+        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, handle: handle, context: "execute") }
+    }
+
+    /// The cached prepared statement for `sql`, reset and ready to bind.
+    func cached(_ sql: String) throws(StoreError) -> Statement {
+        if let statement = statements[sql] { return statement }
+        let statement = try Statement(database: handle, sql: sql, persistent: true)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// Runs a statement that returns no rows; returns the number of rows changed.
+    @discardableResult
+    func run(_ sql: String, _ values: [SQLValue] = []) throws(StoreError) -> Int {
+        let statement = try cached(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        while try statement.step() {}
+        return Int(sqlite3_changes(handle))
+    }
+
+    /// Runs a query and maps every row.
+    func query<T>(
+        _ sql: String, _ values: [SQLValue] = [], _ row: (Statement) throws(StoreError) -> T
+    ) throws(StoreError) -> [T] {
+        let statement = try cached(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        var rows: [T] = []
+        while try statement.step() {
+            rows.append(try row(statement))
+        }
+        return rows
+    }
+
+    /// Runs a query and maps its first row, if any.
+    func first<T>(
+        _ sql: String, _ values: [SQLValue] = [], _ row: (Statement) throws(StoreError) -> T
+    ) throws(StoreError) -> T? {
+        let statement = try cached(sql)
+        defer { statement.reset() }
+        try statement.bind(values)
+        guard try statement.step() else { return nil }
+        return try row(statement)
+    }
+
+    /// The rowid of the last successful INSERT on this connection.
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Whether a transaction is open (SQLite is not in autocommit mode).
+    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Rolls back the open transaction, if any, ignoring errors (used on failure paths).
+    func rollbackQuietly() {
+        if inTransaction { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error.
+    func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import CSQLite
+import Synchronization
+
+/// The Lifeline SQLite database: one file in WAL mode.
+///
+/// This object owns one connection (behind a mutex) for reads, migrations and key management;
+/// ingest goes through an ``IngestWriter``, which opens its own write connection to the same file.
+/// Calls block the calling thread for the duration of a SQLite call.
+package final class Database: Sendable {
+    /// How connections are opened.
+    package struct Options: Sendable, Equatable {
+        /// `PRAGMA synchronous`: ``Synchronous/full`` (default) makes every commit durable
+        /// across power loss; ``Synchronous/normal`` only across process crashes.
+        package var synchronous: Synchronous = .full
+        /// How long a connection waits for a lock before failing with ``StoreError/Code/unavailable``.
+        package var busyTimeoutMilliseconds: Int32 = 5_000
+        /// Page size of a newly created file (ignored for existing files). Large pages keep the
+        /// ~2 KB compressed raw documents densely packed.
+        package var pageSize: Int = 32_768
+        /// Test hook: `PRAGMA max_page_count`, to simulate a full disk (SQLITE_FULL).
+        package var maxPageCount: Int?
+
+        package init(
+            synchronous: Synchronous = .full, busyTimeoutMilliseconds: Int32 = 5_000, pageSize: Int = 32_768,
+            maxPageCount: Int? = nil
+        ) {
+            self.synchronous = synchronous
+            self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+            self.pageSize = pageSize
+            self.maxPageCount = maxPageCount
+        }
+    }
+
+    /// `PRAGMA synchronous` levels offered.
+    package enum Synchronous: String, Sendable, Equatable {
+        case full = "FULL"
+        case normal = "NORMAL"
+    }
+
+    /// Path of the database file.
+    package let path: String
+    /// Options every connection to this file is opened with.
+    package let options: Options
+    private let connection: Mutex<Connection>
+
+    /// Opens the database at `path`, creating the file if needed. Does not migrate: call ``migrate()``.
+    package init(path: String, options: Options = Options()) throws(StoreError) {
+        self.path = path
+        self.options = options
+        let connection = try Connection(path: path, options: options)
+        self.connection = Mutex(connection)
+    }
+
+    /// Runs `body` with exclusive use of this object's connection.
+    func withConnection<R: Sendable>(_ body: (Connection) throws(StoreError) -> R) throws(StoreError) -> R {
+        try connection.withLock { (connection: inout sending Connection) throws(StoreError) -> sending R in
+            try body(connection)
+        }
+    }
+
+    /// Opens a new connection to the same file with the same options (for the writer).
+    func openConnection() throws(StoreError) -> Connection {
+        try Connection(path: path, options: options)
+    }
+
+    /// Runs a read-only SQL query and returns its rows; for tests, tools and diagnostics.
+    /// Never pass client input as `sql`; bind it through `bindings`.
+    package func query(_ sql: String, _ bindings: [SQLValue] = []) throws(StoreError) -> [[SQLValue]] {
+        try withConnection { (connection) throws(StoreError) -> [[SQLValue]] in
+            let statement = try Statement(database: connection.handle, sql: sql, persistent: false)
+            let isPragma = sql.prefix(6).uppercased() == "PRAGMA"
+            guard isPragma || sqlite3_stmt_readonly(statement.handle) != 0 else {
+                throw StoreError(.invalid, "only read-only statements are allowed")
+            }
+            try statement.bind(bindings)
+            var rows: [[SQLValue]] = []
+            while try statement.step() {
+                rows.append((0..<statement.columnCount).map { statement.value($0) })
+            }
+            return rows
+        }
+    }
+
+    /// Runs SQL statements that change the database (tests and tools only; not for client input).
+    package func execute(_ sql: String) throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in try connection.execute(sql) }
+    }
+}

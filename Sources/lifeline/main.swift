@@ -1,3 +1,0 @@
-import LifelineCommands
-
-await LifelineCommand.main()
