@@ -101,6 +101,7 @@ let package = Package(
                 "LifelineCommands",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ],
             swiftSettings: strict

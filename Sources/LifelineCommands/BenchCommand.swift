@@ -40,6 +40,12 @@ struct BenchCommand: ParsableCommand {
         @Option(help: "SQLite synchronous mode for the run: full or normal.")
         var synchronous: SynchronousMode = .full
 
+        @Option(help: "SQLite page size of the fresh database (bytes; default: the store's).")
+        var pageSize: Int?
+
+        @Flag(help: "Prepare concurrently but do not insert (isolates the CPU side of the floor).")
+        var prepareOnly = false
+
         func run() async throws {
             let bodies = try Self.readRecords(payloads)
             guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
@@ -78,19 +84,23 @@ struct BenchCommand: ParsableCommand {
             let path = directory.appendingPathComponent("bench.sqlite").path
             var options = Database.Options()
             options.synchronous = synchronous.store
+            if let pageSize { options.pageSize = pageSize }
             let database = try Database(path: path, options: options)
             try database.migrate()
             let writer = try IngestWriter(database: database, logger: Logger(label: "bench"))
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
                 let stride = concurrency
+                let prepareOnly = self.prepareOnly
                 for lane in 0..<stride {
                     group.addTask {
                         var index = lane
                         while index < bodies.count {
                             let items = try pipeline.prepare(
                                 body: bodies[index], encoding: .gzip, family: .metric, app: app, receivedAt: 0)
-                            _ = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
+                            if !prepareOnly {
+                                _ = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
+                            }
                             index += stride
                         }
                     }
@@ -98,6 +108,7 @@ struct BenchCommand: ParsableCommand {
                 try await group.waitForAll()
             }
             let elapsed = ContinuousClock.now - started
+            let statistics = writer.statistics
             await writer.shutdown()
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             let stored = try database.payloadCount(app: app, kind: .metric)
@@ -107,6 +118,9 @@ struct BenchCommand: ParsableCommand {
                     format: "floor (prepare + insert, %@): %8.0f payloads/s  (%d stored, %.0f B/payload on disk)",
                     synchronous.rawValue, Double(bodies.count) / seconds, stored,
                     Double(bytes) / Double(max(stored, 1))))
+            print(
+                "writer: \(statistics.transactions) transactions, \(statistics.requests) requests, "
+                    + "largest batch \(statistics.largestBatch) requests")
         }
 
         /// Runs `body` once and returns `count` per second.

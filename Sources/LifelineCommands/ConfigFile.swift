@@ -1,4 +1,5 @@
 import Foundation
+import LifelineAnalysis
 import LifelineServer
 import LifelineStore
 import Yams
@@ -25,6 +26,18 @@ struct ConfigFile: Decodable {
     var server: Server?
     var database: DatabaseSection?
     var limits: IngestLimits?
+    var analysis: Analysis?
+
+    /// Signpost conventions and the handler flag threshold.
+    struct Analysis: Decodable {
+        var conventions: SignpostConventions?
+        var handlerFlag: HandlerFlagRule?
+
+        enum CodingKeys: String, CodingKey {
+            case conventions
+            case handlerFlag = "expiration_handler_flag"
+        }
+    }
 
     /// Reads and decodes `path`, naming the file and the problem on failure.
     static func load(_ path: String) throws -> ConfigFile {
@@ -35,7 +48,13 @@ struct ConfigFile: Decodable {
             throw CommandError("cannot read config file \(path): \(error.localizedDescription)")
         }
         do {
-            return try YAMLDecoder().decode(ConfigFile.self, from: text)
+            let file = try YAMLDecoder().decode(ConfigFile.self, from: text)
+            if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
+                throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")
+            }
+            return file
+        } catch let error as CommandError {
+            throw error
         } catch {
             throw CommandError("config file \(path) is invalid: \(error)")
         }

@@ -48,6 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let seconds = file?.server?.keyCacheSeconds { server.keyCacheTTL = .seconds(seconds) }
         if let limits = file?.limits { server.limits = limits }
+        if let conventions = file?.analysis?.conventions { server.conventions = conventions }
+        if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
         if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
             server.database.synchronous = mode.store
         }

@@ -1,3 +1,4 @@
+import LifelineAnalysis
 import LifelineModel
 import LifelineStore
 import Logging
@@ -12,6 +13,10 @@ package struct ServerConfig: Sendable {
     package var decodeLimits = DecodeLimits()
     /// How long a verified API key is trusted before the store is asked again.
     package var keyCacheTTL: Duration = .seconds(5)
+    /// How signpost names map to expiration handlers and state restoration.
+    package var conventions = SignpostConventions()
+    /// When an expiration handler is flagged.
+    package var handlerFlag = HandlerFlagRule()
     package var logger = Logger(label: "lifeline")
 
     package init() {}
