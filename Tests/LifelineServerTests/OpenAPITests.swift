@@ -41,7 +41,8 @@ struct OpenAPITests {
                 #expect(Int(response.status.code) == status, "\(uri): \(String(buffer: response.body))")
                 let schema = try validator.responseSchema(
                     path: path, method: method.rawValue.lowercased(), status: Int(response.status.code))
-                let value = try JSONSerialization.jsonObject(with: Data(buffer: response.body), options: [.fragmentsAllowed])
+                let value = try JSONSerialization.jsonObject(
+                    with: Data(buffer: response.body), options: [.fragmentsAllowed])
                 let problems = try validator.violations(of: value, against: schema)
                 #expect(problems.isEmpty, "\(uri): \(problems)")
             }
@@ -51,12 +52,15 @@ struct OpenAPITests {
             try await check(.post, "/v1/metrics", spec: "/v1/metrics", token: ingest, body: full, status: 202)
             try await check(.post, "/v1/diagnostics", spec: "/v1/diagnostics", token: ingest, body: crash, status: 202)
             try await check(.post, "/v1/metrics", spec: "/v1/metrics", token: nil, body: full, status: 401)
-            try await check(.post, "/v1/metrics", spec: "/v1/metrics", token: ingest, body: Data("{}".utf8), status: 422)
+            try await check(
+                .post, "/v1/metrics", spec: "/v1/metrics", token: ingest, body: Data("{}".utf8), status: 422)
             try await check(.get, "/healthz", spec: "/healthz", token: nil, status: 200)
             try await check(.get, "/readyz", spec: "/readyz", token: nil, status: 200)
             try await check(.get, "/v1/apps", spec: "/v1/apps", token: read, status: 200)
             let window = "from=2020-01-01&to=2026-12-31"
-            for endpoint in ["summary", "exits", "signposts", "expiration-handlers", "restoration", "launch", "hangs", "crashes"] {
+            for endpoint in [
+                "summary", "exits", "signposts", "expiration-handlers", "restoration", "launch", "hangs", "crashes",
+            ] {
                 try await check(
                     .get, "/v1/apps/\(notes)/\(endpoint)?\(window)&group_by=version,day",
                     spec: "/v1/apps/{bundleId}/\(endpoint)", token: read, status: 200)

@@ -126,7 +126,8 @@ struct QueryEndpointTests {
         var documents: [(path: String, app: String, body: Data)] = []
         for i in 0..<2 {
             documents.append(("/v1/metrics", app, metricPayload(index: i, version: "4.2.0", entered: 10, exited: 7)))
-            documents.append(("/v1/metrics", app, metricPayload(index: 10 + i, version: "4.1.0", entered: 10, exited: 10)))
+            documents.append(
+                ("/v1/metrics", app, metricPayload(index: 10 + i, version: "4.1.0", entered: 10, exited: 10)))
         }
         try await withIngested(documents) { client, token, _ in
             let body = try await get(
@@ -169,7 +170,8 @@ struct QueryEndpointTests {
             #expect(groups.count == 2)
             // Most frequent first: the repeated crash twice, the other once; the duplicate delivery not at all.
             #expect(groups.map { $0["count"] as? Int } == [2, 1])
-            let names = Set(groups.map { "\($0["exception_name"] as? String ?? "?")/\($0["signal_name"] as? String ?? "?")" })
+            let names = Set(
+                groups.map { "\($0["exception_name"] as? String ?? "?")/\($0["signal_name"] as? String ?? "?")" })
             #expect(names == ["EXC_BREAKPOINT/SIGTRAP", "EXC_BAD_ACCESS/SIGSEGV"])
             let first = try #require(groups.first)
             let id = try #require(first["id"] as? Int)
