@@ -18,6 +18,7 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .systemLibrary(
@@ -38,10 +39,26 @@ let package = Package(
             name: "LifelineStore",
             dependencies: [
                 "LifelineModel",
+                "LifelineAnalysis",
                 "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineAlerts",
+            dependencies: [
+                "LifelineAnalysis",
+                "LifelineModel",
+                "LifelineStore",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -51,6 +68,7 @@ let package = Package(
                 "LifelineModel",
                 "LifelineStore",
                 "LifelineAnalysis",
+                "LifelineAlerts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -61,11 +79,24 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LifelineSimulator",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "LifelineCommands",
             dependencies: [
                 "LifelineModel",
                 "LifelineStore",
                 "LifelineServer",
+                "LifelineAlerts",
+                "LifelineAnalysis",
+                "LifelineSimulator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -88,7 +119,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LifelineStoreTests",
-            dependencies: ["LifelineStore", "LifelineModel"],
+            dependencies: ["LifelineStore", "LifelineModel", "LifelineAnalysis"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -103,6 +134,36 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "CompressNIO", package: "compress-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineSimulatorTests",
+            dependencies: [
+                "LifelineSimulator",
+                "LifelineModel",
+                "LifelineServer",
+                "LifelineStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineAlertsTests",
+            dependencies: [
+                "LifelineAlerts",
+                "LifelineAnalysis",
+                "LifelineModel",
+                "LifelineStore",
+                "LifelineServer",
+                "LifelineCommands",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

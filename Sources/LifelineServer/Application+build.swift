@@ -1,4 +1,5 @@
 import Hummingbird
+import LifelineAnalysis
 import LifelineModel
 import LifelineStore
 import Logging
@@ -37,5 +38,7 @@ func buildRouter(_ config: ServerConfig, database: Database, writer: IngestWrite
     IngestController(
         pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer
     ).addRoutes(to: v1)
+    let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
+    QueryController(analyzer: analyzer).addRoutes(to: v1)
     return router
 }

@@ -12,6 +12,11 @@ struct HealthController: Sendable {
         router.get("healthz") { _, _ in
             Self.json(.ok, "{\"status\":\"ok\"}")
         }
+        router.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(string: EmbeddedOpenAPI.yaml)))
+        }
         router.get("readyz") { _, context in
             do {
                 _ = try database.integrityQuickCheck()

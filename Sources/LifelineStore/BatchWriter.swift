@@ -56,6 +56,7 @@ final class BatchWriter {
                 let outcome = try write(request, in: session)
                 try connection.run("RELEASE request")
                 interner.releaseSavepoint()
+                for stage in stages { stage.requestReleased() }
                 results.append(.success(outcome))
             } catch {
                 if error.code == .unavailable || error.code == .internal || !connection.inTransaction {
@@ -68,10 +69,12 @@ final class BatchWriter {
                     return abort(requests.count, rollbackError)
                 }
                 interner.rollbackSavepoint()
+                for stage in stages { stage.requestRolledBack() }
                 results.append(.failure(error))
             }
         }
         do throws(StoreError) {
+            for stage in stages { try stage.beforeCommit(on: connection) }
             try connection.execute("COMMIT")
         } catch {
             return abort(requests.count, error)
@@ -83,6 +86,7 @@ final class BatchWriter {
     private func abort(_ count: Int, _ error: StoreError) -> BatchResult {
         connection.rollbackQuietly()
         interner.rollback()
+        for stage in stages { stage.batchAborted() }
         var failure = error
         if failure.code != .unavailable {
             failure = StoreError(.unavailable, "storage is temporarily unavailable", cause: error.description)

@@ -6,12 +6,26 @@ extension Database {
     /// shipped one (naming it), or when the database is newer than this binary.
     @discardableResult
     package func migrate(_ migrations: [Migration] = EmbeddedMigrations.all) throws(StoreError) -> [AppliedMigration] {
-        let migrator = Migrator(migrations: migrations, now: { WallClock.nowSeconds() })
+        let migrator = Migrator(migrations: migrations, now: { WallClock.nowSeconds() }) {
+            (migration, connection) throws(StoreError) in
+            // Rollups of a database filled before they existed are backfilled with the migration.
+            guard migration.version == 2, migration.name == "rollups" else { return }
+            let hasPayloads = try connection.first("SELECT 1 FROM payloads LIMIT 1", []) { $0.int64(0) } != nil
+            if hasPayloads { try RollupRebuilder.rebuild(on: connection) }
+        }
         return try withConnection { (connection) throws(StoreError) in try migrator.migrate(connection) }
     }
 
     /// The migrations recorded in the database, in version order.
     package func appliedMigrations() throws(StoreError) -> [AppliedMigration] {
         try withConnection { (connection) throws(StoreError) in try Migrator.applied(on: connection) }
+    }
+
+    /// Recomputes every rollup table from the normalized rows, in one transaction (for databases
+    /// filled before migration 0002, or to re-derive them). Blocks writers while it runs.
+    package func rebuildRollups() throws(StoreError) {
+        try withConnection { (connection) throws(StoreError) in
+            try connection.transaction { () throws(StoreError) in try RollupRebuilder.rebuild(on: connection) }
+        }
     }
 }

@@ -3,8 +3,10 @@ import Synchronization
 
 /// The Lifeline SQLite database: one file in WAL mode.
 ///
-/// This object owns one connection (behind a mutex) for reads, migrations and key management;
-/// ingest goes through an ``IngestWriter``, which opens its own write connection to the same file.
+/// This object owns one connection (behind a mutex) for simple reads, migrations and key
+/// management, and a small pool of read-only connections for the aggregate queries
+/// (``AggregateReader``); ingest goes through an ``IngestWriter``, which opens its own write
+/// connection to the same file.
 /// Calls block the calling thread for the duration of a SQLite call.
 package final class Database: Sendable {
     /// How connections are opened.
@@ -42,6 +44,10 @@ package final class Database: Sendable {
     /// Options every connection to this file is opened with.
     package let options: Options
     private let connection: Mutex<Connection>
+    /// Read-only connections for the aggregate queries.
+    let readers: ReadPool
+    /// Dimension values by id (ids never change once created).
+    let names = DimensionNames()
 
     /// Opens the database at `path`, creating the file if needed. Does not migrate: call ``migrate()``.
     package init(path: String, options: Options = Options()) throws(StoreError) {
@@ -49,6 +55,7 @@ package final class Database: Sendable {
         self.options = options
         let connection = try Connection(path: path, options: options)
         self.connection = Mutex(connection)
+        self.readers = ReadPool(path: path, options: options)
     }
 
     /// Runs `body` with exclusive use of this object's connection.

@@ -30,11 +30,27 @@ struct WriteSession {
 protocol ItemWriteStage {
     /// Writes this stage's rows for `stored`. Throwing rolls the whole request back.
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError)
+    /// The current request's savepoint was released: what it wrote stays in the batch.
+    func requestReleased()
+    /// The current request's savepoint was rolled back: forget what it wrote.
+    func requestRolledBack()
+    /// Called once per batch just before COMMIT, inside the transaction (deferred writes).
+    /// Throwing abandons the whole batch.
+    func beforeCommit(on connection: Connection) throws(StoreError)
+    /// The batch was rolled back (or a deferred write failed): forget everything of it.
+    func batchAborted()
+}
+
+extension ItemWriteStage {
+    func requestReleased() {}
+    func requestRolledBack() {}
+    func beforeCommit(on connection: Connection) throws(StoreError) {}
+    func batchAborted() {}
 }
 
 /// The stages every payload goes through, in order.
 enum DefaultStages {
-    static func make() -> [any ItemWriteStage] { [MetricRowsStage(), DiagnosticRowsStage()] }
+    static func make() -> [any ItemWriteStage] { [MetricRowsStage(), DiagnosticRowsStage(), RollupStage()] }
 }
 
 /// Ids of `units` rows, seeded by migration 0001.

@@ -2,6 +2,8 @@
 struct Migrator {
     let migrations: [Migration]
     let now: () -> Int64
+    /// Runs after a migration's SQL, in its transaction (data backfills).
+    var afterApply: (Migration, Connection) throws(StoreError) -> Void = { _, _ in }
 
     static let createTable = """
         CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -83,6 +85,7 @@ struct Migrator {
                     }
                     throw error
                 }
+                try afterApply(migration, connection)
                 let record = AppliedMigration(
                     version: migration.version, name: migration.name, checksum: migration.checksum, appliedAt: now())
                 try connection.run(

@@ -62,6 +62,24 @@ final class Statement {
         guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, handle: database, context: "bind") }
     }
 
+    /// Binds an integer to the 1-based parameter `index` (the hot path of the rollup writer).
+    func bind(int value: Int64, at index: Int32) throws(StoreError) {
+        let rc = sqlite3_bind_int64(handle, index, value)
+        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, handle: database, context: "bind") }
+    }
+
+    /// Binds a double to the 1-based parameter `index` (non-finite values bind NULL).
+    func bind(double value: Double, at index: Int32) throws(StoreError) {
+        let rc = value.isFinite ? sqlite3_bind_double(handle, index, value) : sqlite3_bind_null(handle, index)
+        guard rc == SQLITE_OK else { throw StoreError.sqlite(rc, handle: database, context: "bind") }
+    }
+
+    /// Runs the bound statement to completion, then resets it (bindings are overwritten by the next use).
+    func runToCompletion() throws(StoreError) {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
     /// Advances; `true` when a row is available, `false` when done.
     func step() throws(StoreError) -> Bool {
         let rc = sqlite3_step(handle)

@@ -75,4 +75,22 @@ struct CommandLineTests {
         let second = try Lifeline.run(["migrate", "--db", path])
         #expect(second.stdout.contains("up to date"))
     }
+
+    @Test("backup writes a consistent copy with the same payloads and refuses to overwrite")
+    func backup() throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let file = Paths.fixtures.appendingPathComponent("diagnostics/ChimeHQ_Meter__real_report.json").path
+        let ingested = try Lifeline.run(["ingest", "--db", env.databasePath, "--app", "com.chimehq.Meter", file])
+        #expect(ingested.status == 0, "\(ingested.stderr)")
+        let copyPath = env.directory.appendingPathComponent("copy.sqlite").path
+        let result = try Lifeline.run(["backup", "--db", env.databasePath, "--out", copyPath])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("integrity ok"))
+        let copy = try Database(path: copyPath)
+        #expect(try copy.payloadCount(app: "com.chimehq.Meter", kind: .diagnostic) == 1)
+        let again = try Lifeline.run(["backup", "--db", env.databasePath, "--out", copyPath])
+        #expect(again.status != 0)
+        #expect(again.stderr.contains("already exists"))
+    }
 }

@@ -91,7 +91,12 @@ struct QueryEndpointTests {
             let row = try #require(rows.first { $0["version"] as? String == "4.2.0" })
             #expect(row["attempts"] as? Int == 31)
             #expect(row["failures"] as? Int == 1)
-            #expect(row["error_rate"] as? Double == 1.0 / 31.0)
+            // To the digit, as written on the wire (1/31 as the shortest round-tripping double).
+            let raw = try await client.execute(
+                uri: "/v1/apps/\(Self.notes)/restoration?from=2026-10-01&to=2026-11-30", method: .get,
+                headers: [.authorization: "Bearer \(token)"])
+            #expect(String(buffer: raw.body).contains("\"error_rate\":\(1.0 / 31.0)"), "\(String(buffer: raw.body))")
+            #expect(abs((row["error_rate"] as? Double ?? 0) - 1.0 / 31.0) < 1e-15)
             // Buckets 0–50: 20, 51–200: 9, 201–1000: 2. p50: rank 15.5 in the first bucket.
             #expect(abs((row["p50_ms"] as? Double ?? 0) - 38.75) < 1e-9)
             // p95: rank 29.45, 0.45 into the last bucket of 2.

@@ -4,7 +4,7 @@ import Yams
 /// Checks JSON values against the OpenAPI document's schemas: the subset Lifeline's spec uses
 /// (`$ref`, `type` incl. type lists, `properties`, `required`, `items`, `allOf`, `oneOf`, `enum`,
 /// `additionalProperties`). Returns every violation with its JSON path.
-struct SchemaValidator {
+struct SchemaValidator: @unchecked Sendable {  // immutable after init
     let document: [String: Any]
 
     init(yaml: String) throws {
@@ -81,18 +81,20 @@ struct SchemaValidator {
     }
 
     static func matches(_ value: Any, _ type: String) -> Bool {
+        // Linux Foundation's JSONSerialization returns NSNumber for numbers and booleans alike;
+        // its objCType tells them apart ("c" for booleans, "d"/"f" for doubles).
+        let number: (isBool: Bool, isIntegral: Bool)? = (value as? NSNumber).map { n in
+            let code = String(cString: n.objCType)
+            return (code == "c" || code == "B", code != "d" && code != "f" || n.doubleValue.rounded() == n.doubleValue)
+        }
         switch type {
         case "null": return value is NSNull
         case "object": return value is [String: Any]
         case "array": return value is [Any]
         case "string": return value is String
-        case "boolean": return value is Bool
-        case "integer":
-            if value is Bool { return false }
-            if value is Int || value is Int64 { return true }
-            if let d = value as? Double { return d.rounded() == d }
-            return false
-        case "number": return !(value is Bool) && (value is Int || value is Int64 || value is Double)
+        case "boolean": return number?.isBool ?? (value is Bool)
+        case "integer": return number.map { !$0.isBool && $0.isIntegral } ?? false
+        case "number": return number.map { !$0.isBool } ?? false
         default: return true
         }
     }

@@ -1,0 +1,374 @@
+import LifelineAnalysis
+import LifelineStore
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// Evaluates every alert rule at an interval and keeps the state of every alert (one per rule and
+/// label set) with Prometheus semantics: *pending* while the condition has held for less than the
+/// rule's `for`, *firing* after, still firing for `keep_firing_for` after the condition stopped,
+/// then *resolved*. State, history and the last evaluation of each rule are stored through an
+/// ``AlertStore`` (SQLite), so a restart neither re-fires nor forgets.
+///
+/// Time is injected (``AlertClock``); ``evaluate(at:)`` evaluates once at an explicit time.
+/// As a `Service`, ``run()`` evaluates every `evaluation_interval` until graceful shutdown, runs
+/// the notification queues, and (optionally) reloads the rule file on SIGHUP.
+package actor AlertEvaluator: Service {
+    /// How the evaluator runs.
+    package struct Options: Sendable {
+        /// Reload the rule file on SIGHUP (``run()`` only).
+        package var reloadOnHangup = false
+        /// Resolved alerts stay listed this long (seconds).
+        package var resolvedRetention: Int64 = 86_400
+        /// State changes are kept this long (seconds).
+        package var historyRetention: Int64 = 30 * 86_400
+
+        package init(reloadOnHangup: Bool = false) {
+            self.reloadOnHangup = reloadOnHangup
+        }
+    }
+
+    private let analyzer: Analyzer
+    private let store: any AlertStore
+    private let clock: any AlertClock
+    private let options: Options
+    private let logger: Logger
+    /// The notification queues.
+    package nonisolated let notifications: NotificationDispatcher
+
+    private var rules: RuleSet
+    private let rulesPath: String?
+    private var loadedAt: Int64
+    /// Alert states by rule, then fingerprint; `nil` until read from the store.
+    private var states: [String: [String: AlertStateRecord]]?
+    private var evaluations: [String: RuleEvaluationRecord] = [:]
+    private var lastPrune: Int64?
+
+    /// - Parameters:
+    ///   - rules: the rules to start with (see ``RuleFileLoader``).
+    ///   - rulesPath: the file ``reload()`` reads; `nil` when the rules came from elsewhere.
+    package init(
+        analyzer: Analyzer, store: any AlertStore, rules: RuleSet, rulesPath: String? = nil,
+        clock: any AlertClock = SystemAlertClock(), sender: any NotificationSender = HTTPNotificationSender(),
+        options: Options = Options(), logger: Logger = Logger(label: "lifeline.alerts")
+    ) {
+        self.analyzer = analyzer
+        self.store = store
+        self.rules = rules
+        self.rulesPath = rulesPath
+        self.clock = clock
+        self.options = options
+        self.logger = logger
+        self.loadedAt = clock.now()
+        self.notifications = NotificationDispatcher(receivers: rules.receivers, sender: sender, logger: logger)
+    }
+
+    // MARK: Service
+
+    package func run() async throws {
+        let notifications = self.notifications
+        let reloadOnHangup = options.reloadOnHangup
+        await withDiscardingTaskGroup { group in
+            group.addTask { await notifications.run() }
+            if reloadOnHangup {
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                        do {
+                            _ = try await self.reload()
+                        } catch {
+                            self.logger.error("rule reload on SIGHUP refused", metadata: ["errors": "\(error)"])
+                        }
+                    }
+                }
+            }
+            try? await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    let interval = await self.evaluateNow()
+                    try await self.clock.sleep(for: .seconds(interval))
+                }
+            }
+            group.cancelAll()
+        }
+        notifications.finish()
+        logger.debug("alert evaluator stopped")
+    }
+
+    /// Evaluates at the clock's time; returns the interval to wait.
+    private func evaluateNow() -> Int64 {
+        evaluate(at: clock.now())
+        return rules.evaluationInterval
+    }
+
+    // MARK: Reload
+
+    /// Reads the rule file again; on any problem the current rules stay and the error lists every one.
+    @discardableResult
+    package func reload() throws(RuleFileError) -> RuleSet {
+        guard let rulesPath else {
+            throw RuleFileError([
+                .init(file: "-", line: nil, subject: nil, message: "no rule file configured (serve --rules FILE)")
+            ])
+        }
+        let set = try RuleFileLoader.load(path: rulesPath)
+        apply(set)
+        return set
+    }
+
+    /// Replaces the rules (already validated); state of removed rules is forgotten.
+    package func apply(_ set: RuleSet) {
+        rules = set
+        loadedAt = clock.now()
+        notifications.configure(set.receivers)
+        let names = Set(set.rules.map(\.name))
+        if states != nil { states = states?.filter { names.contains($0.key) } }
+        evaluations = evaluations.filter { names.contains($0.key) }
+        do {
+            try store.forgetAlertRules(except: names)
+        } catch {
+            logger.error("cannot forget the state of removed rules", metadata: ["error": "\(error)"])
+        }
+        logger.info(
+            "alert rules loaded",
+            metadata: ["rules": "\(set.rules.count)", "receivers": "\(set.receivers.count)"])
+    }
+
+    // MARK: Reading
+
+    /// Rules, evaluations, alerts and delivery counters now.
+    package func snapshot() -> AlertsSnapshot {
+        loadStatesIfNeeded()
+        if evaluations.isEmpty, let stored = try? store.ruleEvaluations() {
+            let names = Set(rules.rules.map(\.name))
+            for record in stored where names.contains(record.rule) { evaluations[record.rule] = record }
+        }
+        let alerts = (states ?? [:]).values.flatMap(\.values).sorted {
+            ($0.rule, $0.fingerprint) < ($1.rule, $1.fingerprint)
+        }
+        return AlertsSnapshot(
+            rules: rules, rulesPath: rulesPath, loadedAt: loadedAt, evaluations: evaluations, alerts: alerts,
+            receivers: notifications.statistics)
+    }
+
+    /// State changes of the last `seconds` before the clock's now, newest first, at most `limit`.
+    package func history(lastSeconds seconds: Int64, limit: Int) -> [AlertTransition] {
+        do {
+            return try store.alertHistory(since: clock.now() - seconds, limit: limit)
+        } catch {
+            logger.error("cannot read alert history", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    private func loadStatesIfNeeded() {
+        guard states == nil else { return }
+        do {
+            var loaded: [String: [String: AlertStateRecord]] = [:]
+            for record in try store.alertStates() { loaded[record.rule, default: [:]][record.fingerprint] = record }
+            states = loaded
+        } catch {
+            logger.error("cannot read alert state", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Evaluation
+
+    /// Evaluates every rule at `now` (epoch seconds), stores the outcome and queues notifications.
+    /// Returns the evaluation record of every rule.
+    @discardableResult
+    package func evaluate(at now: Int64) -> [RuleEvaluationRecord] {
+        loadStatesIfNeeded()
+        guard states != nil else {
+            // Without the stored state an evaluation could re-fire everything: wait for the store.
+            return []
+        }
+        var records: [RuleEvaluationRecord] = []
+        var notices: [AlertNotice] = []
+        for rule in rules.rules {
+            let (record, ruleNotices) = evaluate(rule, at: now)
+            records.append(record)
+            notices += ruleNotices
+        }
+        route(notices)
+        if lastPrune.map({ now - $0 >= 3600 || now < $0 }) ?? true {
+            lastPrune = now
+            do {
+                try store.pruneAlerts(
+                    resolvedBefore: now - options.resolvedRetention, historyBefore: now - options.historyRetention)
+                for (rule, alerts) in states ?? [:] {
+                    states?[rule] = alerts.filter {
+                        $0.value.status != .resolved || ($0.value.resolvedAt ?? now) >= now - options.resolvedRetention
+                    }
+                }
+            } catch {
+                logger.error("cannot prune alert state", metadata: ["error": "\(error)"])
+            }
+        }
+        return records
+    }
+
+    /// A group of one rule whose condition holds.
+    private struct Candidate {
+        var labels: [String: String]
+        var value: Double
+        var samples: Int64
+    }
+
+    private func evaluate(_ rule: AlertRule, at now: Int64) -> (RuleEvaluationRecord, [AlertNotice]) {
+        let started = ContinuousClock.now
+        let day = Int(now >= 0 ? now / 86_400 : (now - 86_399) / 86_400)
+        var candidates: [String: Candidate] = [:]
+        var evaluated = 0
+        var maximum: Double?
+        var failure: String?
+        do {
+            let apps = try rule.app.map { [$0] } ?? analyzer.reader.apps().map(\.bundleID)
+            for app in apps {
+                for value in try analyzer.evaluate(rule.measure, rule.scope(app: app, day: day)) {
+                    guard let number = value.value, number.isFinite, value.samples >= rule.minSamples else { continue }
+                    evaluated += 1
+                    maximum = max(maximum ?? number, number)
+                    guard rule.op.holds(number, rule.threshold) else { continue }
+                    var labels = value.key.labels.merging(value.labels) { a, _ in a }
+                    labels.merge(rule.labels) { _, b in b }
+                    labels["app"] = app
+                    labels["alertname"] = rule.name
+                    candidates[LabelFingerprint.of(labels)] = Candidate(
+                        labels: labels, value: number, samples: value.samples)
+                }
+            }
+        } catch {
+            failure = "\(error)"
+        }
+        let elapsed = ContinuousClock.now - started
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        var summary = "\(evaluated) group\(evaluated == 1 ? "" : "s"), \(candidates.count) over threshold"
+        if let maximum { summary += ", max \(AnnotationTemplate.plainNumber(maximum))" }
+        var record = RuleEvaluationRecord(
+            rule: rule.name, lastEval: now, durationMilliseconds: milliseconds,
+            valueSummary: failure == nil ? summary : nil, error: failure)
+        if let failure {
+            // Keep every alert as it is: a failing query says nothing about the condition.
+            logger.error("rule evaluation failed", metadata: ["rule": "\(rule.name)", "error": "\(failure)"])
+            persist(record, upserts: [], deletions: [], transitions: [])
+            evaluations[rule.name] = record
+            return (record, [])
+        }
+        var current = states?[rule.name] ?? [:]
+        var upserts: [AlertStateRecord] = []
+        var deletions: [String] = []
+        var transitions: [AlertTransition] = []
+        var notices: [AlertNotice] = []
+        func transition(_ alert: AlertStateRecord, from: AlertStateRecord.Status) {
+            transitions.append(
+                AlertTransition(
+                    rule: rule.name, fingerprint: alert.fingerprint, labels: alert.labels, from: from,
+                    to: alert.status, at: now, value: alert.lastValue))
+        }
+        for (fingerprint, candidate) in candidates {
+            let annotations = rule.annotations.mapValues {
+                $0.render(
+                    .init(
+                        value: candidate.value, threshold: rule.threshold, samples: candidate.samples,
+                        labels: candidate.labels))
+            }
+            if var alert = current[fingerprint], alert.status != .resolved {
+                let before = alert.status
+                alert.lastActive = now
+                alert.lastEval = now
+                alert.lastValue = candidate.value
+                alert.lastSamples = candidate.samples
+                alert.annotations = annotations
+                if alert.status == .pending, now - alert.activeSince >= rule.forSeconds {
+                    alert.status = .firing
+                    alert.firedAt = now
+                }
+                if alert.status != before { transition(alert, from: before) }
+                current[fingerprint] = alert
+                upserts.append(alert)
+            } else {
+                let before = current[fingerprint]?.status ?? .inactive
+                var alert = AlertStateRecord(
+                    rule: rule.name, fingerprint: fingerprint, labels: candidate.labels, annotations: annotations,
+                    status: .pending, activeSince: now, lastActive: now, lastValue: candidate.value,
+                    lastSamples: candidate.samples, lastEval: now)
+                transition(alert, from: before)
+                if rule.forSeconds == 0 {
+                    alert.status = .firing
+                    alert.firedAt = now
+                    transition(alert, from: .pending)
+                }
+                current[fingerprint] = alert
+                upserts.append(alert)
+            }
+        }
+        for (fingerprint, var alert) in current where candidates[fingerprint] == nil {
+            switch alert.status {
+            case .pending:
+                current[fingerprint] = nil
+                deletions.append(fingerprint)
+                alert.status = .inactive
+                transition(alert, from: .pending)
+            case .firing:
+                alert.lastEval = now
+                if now - alert.lastActive >= rule.keepFiringForSeconds {
+                    alert.status = .resolved
+                    alert.resolvedAt = now
+                    transition(alert, from: .firing)
+                }
+                current[fingerprint] = alert
+                upserts.append(alert)
+            case .resolved, .inactive:
+                break
+            }
+        }
+        // Notices: every change to firing or resolved; firing alerts again for Alertmanager.
+        let changed = Set(transitions.filter { $0.to == .firing || $0.to == .resolved }.map(\.fingerprint))
+        for alert in current.values where alert.status == .firing || changed.contains(alert.fingerprint) {
+            guard alert.status == .firing || alert.status == .resolved, let firedAt = alert.firedAt else { continue }
+            let firing = alert.status == .firing
+            notices.append(
+                AlertNotice(
+                    rule: rule.name, fingerprint: alert.fingerprint, status: firing ? .firing : .resolved,
+                    labels: alert.labels, annotations: alert.annotations, startsAt: firedAt,
+                    endsAt: firing ? now + 4 * max(rules.evaluationInterval, 60) : alert.resolvedAt,
+                    value: alert.lastValue,
+                    generatorURL: rules.externalURL.map { "\($0)/v1/rules#\(rule.name)" },
+                    isChange: changed.contains(alert.fingerprint)))
+        }
+        states?[rule.name] = current
+        if !persist(record, upserts: upserts, deletions: deletions, transitions: transitions) {
+            record.error = "alert state could not be stored"
+        }
+        evaluations[rule.name] = record
+        return (record, notices.sorted { $0.fingerprint < $1.fingerprint })
+    }
+
+    @discardableResult
+    private func persist(
+        _ record: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String], transitions: [AlertTransition]
+    ) -> Bool {
+        do {
+            try store.recordEvaluation(record, upserts: upserts, deletions: deletions, transitions: transitions)
+            return true
+        } catch {
+            logger.error("cannot store alert state", metadata: ["rule": "\(record.rule)", "error": "\(error)"])
+            return false
+        }
+    }
+
+    /// Sends each notice to the receivers its labels route to: changes to every receiver
+    /// (resolved only where `send_resolved`), re-sends of firing alerts to Alertmanager only.
+    private func route(_ notices: [AlertNotice]) {
+        var batches: [String: [AlertNotice]] = [:]
+        for notice in notices {
+            for receiver in rules.receivers(for: notice.labels) {
+                if notice.status == .resolved, !receiver.sendResolved { continue }
+                if !notice.isChange, receiver.kind != .alertmanager { continue }
+                batches[receiver.name, default: []].append(notice)
+            }
+        }
+        for (receiver, batch) in batches.sorted(by: { $0.key < $1.key }) {
+            notifications.enqueue(batch, to: receiver)
+        }
+    }
+}

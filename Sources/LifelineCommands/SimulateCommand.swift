@@ -1,0 +1,186 @@
+import ArgumentParser
+import Foundation
+import LifelineSimulator
+
+/// `lifeline simulate`: a fleet of devices of one app posting MetricKit payloads to a server
+/// (or writing them to a directory), with scenarios that should trigger the example alert rules.
+struct SimulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Play a fleet of devices posting gzipped MetricKit payloads to a running server.",
+        discussion: """
+            Each device sends one metric payload per simulated day (a device-day) and a diagnostic \
+            payload when its day had crashes, hangs, CPU or disk-write exceptions or slow launches. \
+            Devices mix OS versions, models and locales (English "1,234 ms", Chinese "1,530毫秒", German \
+            "1.234 ms", French "1 234 ms"); newer app versions of --versions are adopted progressively \
+            (version k of n is released on day k×days/n). The same --seed and options give byte-identical \
+            payloads, and every upload carries an Idempotency-Key derived from (seed, options, device, day, \
+            kind): re-running a simulation only produces duplicates.
+
+            Scenarios (--scenario) act on --scenario-version (default: the newest version):
+              baseline: \(Scenario.baseline.explanation)
+              expiration-hang: \(Scenario.expirationHang.explanation)
+              restoration-regression: \(Scenario.restorationRegression.explanation)
+              watchdog-spike: \(Scenario.watchdogSpike.explanation)
+              crash-spike: \(Scenario.crashSpike.explanation)
+
+            At the end it prints what was sent (accepted, duplicates, errors by status, throughput, \
+            latency percentiles) and the generated truth per version, to compare with Lifeline's figures. \
+            Exit code 1 if any payload finally failed.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Base URL of the Lifeline server.")
+    var url = "http://127.0.0.1:8080"
+
+    @Option(help: "Ingest key of the app (required unless --out).")
+    var key: String?
+
+    @Option(help: "Bundle identifier of the simulated app; its last component names the app binary in call stacks.")
+    var app: String
+
+    @Option(help: "Write the .json.gz payloads under this directory instead of posting them (no server needed).")
+    var out: String?
+
+    @Option(help: "Number of devices in the fleet.")
+    var devices = 100
+
+    @Option(help: "Number of simulated days (one metric payload per device and day).")
+    var days = 7
+
+    @Option(help: "First simulated day, YYYY-MM-DD (UTC); default: --days days before today.")
+    var start: String?
+
+    @Option(help: "App versions, oldest first, comma-separated; newer ones are adopted progressively.")
+    var versions = "4.1.0,4.2.0"
+
+    @Option(
+        help: "What goes wrong: baseline, expiration-hang, restoration-regression, watchdog-spike, crash-spike.")
+    var scenario = "baseline"
+
+    @Option(help: "The version the scenario acts on (default: the newest of --versions).")
+    var scenarioVersion: String?
+
+    @Option(help: "Seed of every random choice; the same seed gives byte-identical payloads.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Device-days in flight at once (each posts its payloads in turn).")
+    var concurrency = 8
+
+    @Option(help: "Steady load in payloads per second (paced); default: as fast as the server takes them.")
+    var rate: Double?
+
+    @Option(help: "Attempts per payload, the first included; connection errors, 429 and 5xx are retried with backoff.")
+    var attempts = 6
+
+    @Option(help: "Seconds one request may take, connecting included, before it counts as a connection error.")
+    var timeout = 10
+
+    func validate() throws {
+        guard Scenario(rawValue: scenario) != nil else {
+            throw ValidationError(
+                "unknown --scenario \(scenario); use one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
+        }
+        if out == nil && (key ?? "").isEmpty {
+            throw ValidationError("give --key (an ingest key of --app) or --out DIR")
+        }
+        if let start, SimulationConfig.day(from: start) == nil {
+            throw ValidationError("--start must be a date YYYY-MM-DD, not \(start)")
+        }
+        guard (1...1024).contains(concurrency) else { throw ValidationError("--concurrency must be 1…1024") }
+        guard (1...600).contains(timeout) else { throw ValidationError("--timeout must be 1…600 seconds") }
+        guard (1...100).contains(attempts) else { throw ValidationError("--attempts must be 1…100") }
+        if let rate, !(rate > 0 && rate <= 1_000_000) { throw ValidationError("--rate must be > 0") }
+        if out == nil, URL(string: url)?.scheme?.hasPrefix("http") != true {
+            throw ValidationError("--url must be an http(s) URL, not \(url)")
+        }
+        let problems = makeConfig().problems()
+        if !problems.isEmpty { throw ValidationError(problems.joined(separator: "; ")) }
+    }
+
+    func makeConfig() -> SimulationConfig {
+        var config = SimulationConfig(
+            bundleIdentifier: app, days: days, startDay: start.flatMap { SimulationConfig.day(from: $0) })
+        config.devices = devices
+        config.versions = versions.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        config.scenario = Scenario(rawValue: scenario) ?? .baseline
+        config.scenarioVersion = scenarioVersion
+        config.seed = seed
+        return config
+    }
+
+    func run() async throws {
+        let config = makeConfig()
+        let simulation = try Simulation(config)
+        let progress = Progress(total: simulation.deviceDayCount, label: "simulate")
+        var failuresShown = 0
+        let onDeviceDay: (DeviceDayReport) -> Void = { report in
+            for (_, result) in report.deliveries {
+                if let failure = result.failure, failuresShown < 5 {
+                    failuresShown += 1
+                    progress.interrupt("failed: \(failure)")
+                }
+            }
+            progress.advance()
+        }
+        printError(
+            "simulate: \(config.devices) devices × \(config.days) days from \(SimulationConfig.dateString(day: config.startDay)), "
+                + "versions \(config.versions.joined(separator: ",")), scenario \(config.scenario.rawValue)"
+                + (config.scenario == .baseline ? "" : " on \(config.affectedVersion)") + ", seed \(config.seed)")
+        let summary: RunSummary
+        if let out {
+            let sink = DirectorySink(directory: URL(fileURLWithPath: out))
+            summary = await SimulationRunner.run(
+                simulation, into: sink, concurrency: concurrency, rate: rate, onDeviceDay: onDeviceDay)
+        } else {
+            let client = HTTPSink.makeClient(concurrency: concurrency)
+            do {
+                try await HTTPSink.checkReachable(client: client, baseURL: url)
+            } catch {
+                try await client.shutdown()
+                throw CommandError("\(url) does not answer GET /healthz (\(error)); is `lifeline serve` running?")
+            }
+            let sink = HTTPSink(
+                client: client, baseURL: url, key: key ?? "", maxAttempts: attempts, timeout: .seconds(timeout))
+            summary = await SimulationRunner.run(
+                simulation, into: sink, concurrency: concurrency, rate: rate, onDeviceDay: onDeviceDay)
+            try await client.shutdown()
+        }
+        progress.finish()
+        print(Self.report(summary, config: config, wroteTo: out))
+        if summary.totalErrors > 0 { throw ExitCode(1) }
+    }
+
+    /// The end-of-run summary (standard output).
+    static func report(_ s: RunSummary, config: SimulationConfig, wroteTo out: String?) -> String {
+        func f(_ x: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", x) }
+        let metric = s.sent[.metric] ?? 0
+        let diagnostic = s.sent[.diagnostic] ?? 0
+        var lines: [String] = []
+        if let out {
+            lines.append("written: \(s.totalSent) payloads (\(metric) metric, \(diagnostic) diagnostic) under \(out)")
+        } else {
+            lines.append("sent: \(s.totalSent) payloads (\(metric) metric, \(diagnostic) diagnostic)")
+            lines.append(
+                "accepted: \(s.accepted), duplicates: \(s.duplicates) (idempotent replays: \(s.replayed)), retries: \(s.retries)"
+            )
+        }
+        let errors = s.errors.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+        lines.append("errors: \(s.totalErrors)" + (errors.isEmpty ? "" : " (\(errors))"))
+        for failure in s.sampleFailures { lines.append("  e.g. \(failure)") }
+        lines.append("throughput: \(f(s.throughput)) payloads/s over \(f(s.elapsed.milliseconds / 1000, 2)) s")
+        lines.append(
+            "latency ms: p50 \(f(s.latencyPercentile(50), 2)), p90 \(f(s.latencyPercentile(90), 2)), "
+                + "p99 \(f(s.latencyPercentile(99), 2))")
+        lines.append("generated, by version (what Lifeline should find):")
+        lines.append(s.truth.table(order: config.versions))
+        if config.scenario != .baseline {
+            lines.append(
+                "scenario \(config.scenario.rawValue) on \(config.affectedVersion): \(config.scenario.explanation)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// Everything that decides the simulated payloads. Two runs with equal configs produce
+/// byte-identical payloads.
+package struct SimulationConfig: Sendable, Equatable {
+    /// The app's bundle identifier; its last component names the app binary in call stacks.
+    package var bundleIdentifier: String
+    /// Number of devices in the fleet.
+    package var devices = 100
+    /// Number of simulated days; each device sends one metric payload per day.
+    package var days = 7
+    /// First simulated day, in days since 1970-01-01 (UTC).
+    package var startDay: Int
+    /// App versions, oldest first; newer ones are adopted progressively over the days.
+    package var versions = ["4.1.0", "4.2.0"]
+    /// What goes wrong.
+    package var scenario = Scenario.baseline
+    /// The version the scenario acts on; `nil` means the newest.
+    package var scenarioVersion: String?
+    /// Seed of every random choice.
+    package var seed: UInt64 = 1
+
+    /// A configuration with defaults; `startDay` defaults to `days` before today (UTC).
+    package init(bundleIdentifier: String, days: Int = 7, startDay: Int? = nil) {
+        self.bundleIdentifier = bundleIdentifier
+        self.days = days
+        self.startDay = startDay ?? (Int(Date().timeIntervalSince1970) / 86_400 - days)
+    }
+
+    /// The version the scenario acts on.
+    package var affectedVersion: String {
+        scenarioVersion ?? versions.last ?? ""
+    }
+
+    /// The app binary's name: the last component of the bundle id (`com.example.notes` → `notes`).
+    package var binaryName: String {
+        bundleIdentifier.split(separator: ".").last.map(String.init) ?? bundleIdentifier
+    }
+
+    /// Problems with the configuration, as sentences; empty when it is valid.
+    package func problems() -> [String] {
+        var problems: [String] = []
+        if bundleIdentifier.isEmpty { problems.append("the bundle identifier is empty") }
+        if devices < 1 || devices > 10_000_000 { problems.append("devices must be 1…10,000,000") }
+        if days < 1 || days > 3650 { problems.append("days must be 1…3650") }
+        if versions.isEmpty { problems.append("give at least one app version") }
+        if Set(versions).count != versions.count { problems.append("app versions must be distinct") }
+        if let scenarioVersion, !versions.contains(scenarioVersion) {
+            problems.append("the scenario version \(scenarioVersion) is not one of \(versions.joined(separator: ","))")
+        }
+        return problems
+    }
+
+    /// A short digest of everything that shapes payload content, mixed into idempotency keys so
+    /// that a run with another scenario or population is never answered from a previous run's replay.
+    package var contentDigest: UInt64 {
+        stableHash(
+            bundleIdentifier, String(devices), String(days), String(startDay), versions.joined(separator: ","),
+            scenario.rawValue, affectedVersion)
+    }
+
+    /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
+    package static func dateString(day: Int) -> String {
+        let (year, month, dayOfMonth) = civil(fromDays: day)
+        let y = String(year)
+        let m = month < 10 ? "0\(month)" : "\(month)"
+        let d = dayOfMonth < 10 ? "0\(dayOfMonth)" : "\(dayOfMonth)"
+        return "\(y)-\(m)-\(d)"
+    }
+
+    /// Parses `YYYY-MM-DD` into days since 1970-01-01; `nil` if it is not a valid date.
+    package static func day(from text: String) -> Int? {
+        let parts = text.split(separator: "-")
+        guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+            (1...12).contains(m), (1...31).contains(d), parts[0].count == 4
+        else { return nil }
+        let days = daysFromCivil(year: y, month: m, day: d)
+        guard civil(fromDays: days) == (y, m, d) else { return nil }
+        return days
+    }
+
+    /// Howard Hinnant's `days_from_civil`.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    /// Howard Hinnant's `civil_from_days`.
+    static func civil(fromDays days: Int) -> (Int, Int, Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+    }
+}

@@ -1,0 +1,21 @@
+/// Where the alert rule evaluator keeps alert state, history and rule evaluations, so a restart
+/// neither re-fires nor forgets. SQL stays behind this protocol (``Database`` implements it).
+package protocol AlertStore: Sendable {
+    /// Every stored alert (pending, firing, resolved).
+    func alertStates() throws(StoreError) -> [AlertStateRecord]
+    /// Records one evaluation of a rule atomically: the rule's outcome, changed alert states,
+    /// alerts gone inactive (`deletions`: rule and fingerprint) and the state changes.
+    func recordEvaluation(
+        _ evaluation: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
+        transitions: [AlertTransition]
+    ) throws(StoreError)
+    /// The last evaluation of every rule.
+    func ruleEvaluations() throws(StoreError) -> [RuleEvaluationRecord]
+    /// State changes at or after `since`, newest first, at most `limit`.
+    func alertHistory(since: Int64, limit: Int) throws(StoreError) -> [AlertTransition]
+    /// Forgets the state and last evaluation of every rule not in `rules` (after a reload);
+    /// history is kept.
+    func forgetAlertRules(except rules: Set<String>) throws(StoreError)
+    /// Deletes resolved alerts resolved before `resolvedBefore` and history older than `historyBefore`.
+    func pruneAlerts(resolvedBefore: Int64, historyBefore: Int64) throws(StoreError)
+}

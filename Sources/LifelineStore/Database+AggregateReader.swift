@@ -1,0 +1,251 @@
+import LifelineAnalysis
+import LifelineModel
+
+/// The analysis queries, answered from the rollup tables on the read-only connection pool.
+extension Database: AggregateReader {
+    /// Every app with its payload counts and first and last day.
+    package func apps() throws -> [AppInfo] {
+        try readers.withConnection { (connection) throws(StoreError) -> [AppInfo] in
+            let apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY bundle_id") {
+                ($0.int64(0), $0.text(1))
+            }
+            var infos: [AppInfo] = []
+            for (id, bundleID) in apps {
+                let metric = try connection.first(
+                    "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric'",
+                    [.integer(id)]
+                ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
+                let diagnostic = try connection.first(
+                    "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic'",
+                    [.integer(id)]
+                ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
+                let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }
+                let lasts = [metric?.2, diagnostic?.2].compactMap { $0 }
+                infos.append(
+                    AppInfo(
+                        bundleID: bundleID, metricPayloads: metric?.0 ?? 0, diagnosticPayloads: diagnostic?.0 ?? 0,
+                        firstDay: firsts.min(), lastDay: lasts.max()))
+            }
+            return infos
+        }
+    }
+
+    /// Whether `bundleID` has a row in `apps`.
+    package func hasApp(_ bundleID: String) throws -> Bool {
+        try readers.withConnection { (connection) throws(StoreError) -> Bool in
+            try connection.first("SELECT 1 FROM apps WHERE bundle_id = ?", [.text(bundleID)]) { $0.int64(0) } != nil
+        }
+    }
+
+    /// Metric payloads and app time per group, from `rollup_usage*`.
+    package func usage(_ scope: Scope) throws -> [UsageRow] {
+        try aggregate(scope) { (query, connection) throws(StoreError) -> [UsageRow] in
+            let sql = query.sql(
+                table: "usage", keys: [], sums: ["sum(payloads)", "total(foreground_ms)", "total(background_ms)"])
+            let first = query.firstValueColumn
+            return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> UsageRow? in
+                guard !row.isNull(first) else { return nil }  // no GROUP BY: one row even when empty
+                return UsageRow(
+                    key: try query.key(row, names: names, on: connection), payloads: row.int64(first),
+                    foregroundMilliseconds: row.optionalDouble(first + 1) ?? 0,
+                    backgroundMilliseconds: row.optionalDouble(first + 2) ?? 0)
+            }.compactMap { $0 }
+        }
+    }
+
+    /// Exit counts per group, state and reason, from `rollup_exits*`.
+    package func exits(_ scope: Scope) throws -> [ExitRow] {
+        try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
+            let sql = query.sql(table: "exits", keys: ["state", "reason"], sums: ["sum(count)"])
+            let first = query.firstValueColumn
+            return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> ExitRow in
+                ExitRow(
+                    key: try query.key(row, names: names, on: connection),
+                    state: row.int64(first) == 0 ? .foreground : .background,
+                    reason: try names.name(.exitReason, row.int64(first + 1), on: connection),
+                    count: row.int64(first + 2))
+            }
+        }
+    }
+
+    /// Signpost totals per group, category and name, from `rollup_signposts*`.
+    package func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
+        try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
+            var extra = ""
+            var bindings = query.bindings
+            if !categories.isEmpty {
+                let ids = try RollupQuery.ids(categories, .signpostCategory, on: connection).filter { $0 != 0 }
+                guard !ids.isEmpty else { return [] }
+                bindings.append(.text("[" + ids.map(String.init).joined(separator: ",") + "]"))
+                extra = " AND category IN (SELECT value FROM json_each(?\(bindings.count)))"
+            }
+            let sql = query.sql(table: "signposts", keys: ["category", "name"], sums: ["sum(count)"], extra: extra)
+            let first = query.firstValueColumn
+            return try connection.query(sql, bindings) { (row) throws(StoreError) -> SignpostRow in
+                SignpostRow(
+                    key: try query.key(row, names: names, on: connection),
+                    category: try names.name(.signpostCategory, row.int64(first), on: connection),
+                    name: try names.name(.signpostName, row.int64(first + 1), on: connection),
+                    count: row.int64(first + 2))
+            }
+        }
+    }
+
+    /// Merged buckets per group, from `rollup_buckets_by_version`, or from the normalized
+    /// histograms when the scope filters or groups by OS or device.
+    package func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
+        try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
+            guard query.level.hasBuckets else { return try payloadBuckets(query, source: source, on: connection) }
+            guard
+                let sourceID = try connection.first(
+                    Dimension.metricName.selectSQL, [.text(source.storageKey)], { $0.int64(0) })
+            else { return [] }
+            var bindings = query.bindings
+            bindings.append(.integer(sourceID))
+            let sql = query.sql(
+                table: "buckets", keys: ["bucket_start", "bucket_end"], sums: ["sum(count)"],
+                extra: " AND source = ?\(bindings.count)")
+            let first = query.firstValueColumn
+            return try connection.query(sql, bindings) { (row) throws(StoreError) -> BucketRow in
+                BucketRow(
+                    key: try query.key(row, names: names, on: connection), start: row.optionalDouble(first) ?? 0,
+                    end: row.optionalDouble(first + 1) ?? 0, count: row.int64(first + 2))
+            }
+        }
+    }
+
+    /// Diagnostic counts per group, kind and crash group, from `rollup_diagnostics*`.
+    package func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
+        try aggregate(scope) { (query, connection) throws(StoreError) -> [DiagnosticRow] in
+            let sql = query.sql(table: "diagnostics", keys: ["kind", "crash_group"], sums: ["sum(count)"])
+            let first = query.firstValueColumn
+            return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> DiagnosticRow? in
+                guard let kind = DiagnosticKind(rawValue: row.text(first)) else { return nil }
+                return DiagnosticRow(
+                    key: try query.key(row, names: names, on: connection), kind: kind, crashGroup: row.int64(first + 1),
+                    count: row.int64(first + 2))
+            }.compactMap { $0 }
+        }
+    }
+
+    /// The crash groups `ids` of `app`, each with its most recent diagnostic as the sample.
+    package func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
+        guard !ids.isEmpty else { return [] }
+        return try readers.withConnection { (connection) throws(StoreError) -> [CrashGroupInfo] in
+            let groups = try connection.query(
+                """
+                SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
+                FROM crash_groups g JOIN apps a ON a.id = g.app
+                WHERE a.bundle_id = ?1 AND g.id IN (SELECT value FROM json_each(?2))
+                ORDER BY g.id
+                """, [.text(app), .text("[" + Set(ids).map(String.init).joined(separator: ",") + "]")]
+            ) { row in
+                CrashGroupInfo(
+                    id: row.int64(0), fingerprint: row.text(1), groupKind: row.text(2), title: row.text(3),
+                    firstSeen: row.int64(4), lastSeen: row.int64(5), exceptionType: nil, signal: nil,
+                    terminationReason: nil, sampleFrames: [])
+            }
+            var infos: [CrashGroupInfo] = []
+            for var info in groups {
+                // The most recent diagnostic of the group is its sample.
+                let sample = try connection.first(
+                    """
+                    SELECT id, exception_type, signal, termination_reason FROM diagnostics
+                    WHERE crash_group = ? ORDER BY occurred_at DESC, id DESC LIMIT 1
+                    """, [.integer(info.id)]
+                ) { ($0.int64(0), $0.optionalInt64(1), $0.optionalInt64(2), $0.optionalText(3)) }
+                if let sample {
+                    info.exceptionType = sample.1
+                    info.signal = sample.2
+                    info.terminationReason = sample.3
+                    info.sampleFrames = try connection.query(
+                        """
+                        SELECT binary_name, binary_uuid, address, offset FROM diagnostic_frames
+                        WHERE diagnostic = ? ORDER BY position
+                        """, [.integer(sample.0)]
+                    ) { row in
+                        SampleFrame(
+                            binaryName: row.optionalText(0), binaryUUID: row.optionalText(1),
+                            address: UInt64(bitPattern: row.int64(2)), offset: UInt64(bitPattern: row.int64(3)))
+                    }
+                }
+                infos.append(info)
+            }
+            return infos
+        }
+    }
+
+    /// Buckets of a scope filtered or grouped by OS or device, merged from the normalized
+    /// histograms of its metric payloads (buckets are rolled up per version only).
+    private func payloadBuckets(
+        _ query: RollupQuery, source: HistogramSource, on connection: Connection
+    ) throws(StoreError) -> [BucketRow] {
+        let (groups, condition, baseBindings) = query.payloadSQL()
+        var bindings = baseBindings
+        let join: String
+        let blob: String
+        switch source {
+        case .metric(let name):
+            guard let id = try connection.first(Dimension.metricName.selectSQL, [.text(name)], { $0.int64(0) }) else {
+                return []
+            }
+            bindings.append(.integer(id))
+            join = "JOIN histograms x ON x.payload = p.id AND x.metric = ?\(bindings.count)"
+            blob = "x.buckets"
+        case .signpost(let categoryName, let signpostName):
+            guard
+                let category = try connection.first(
+                    Dimension.signpostCategory.selectSQL, [.text(categoryName)], { $0.int64(0) }),
+                let name = try connection.first(
+                    Dimension.signpostName.selectSQL, [.text(signpostName)], { $0.int64(0) })
+            else { return [] }
+            bindings += [.integer(category), .integer(name)]
+            join = """
+                JOIN signposts x ON x.payload = p.id AND x.category = ?\(bindings.count - 1) \
+                AND x.name = ?\(bindings.count) AND x.durations IS NOT NULL
+                """
+            blob = "x.durations"
+        }
+        let sql = "SELECT \((groups + [blob]).joined(separator: ", ")) FROM payloads p \(join) WHERE \(condition)"
+        struct Bound: Hashable {
+            var group: [Int64]
+            var start: Double
+            var end: Double
+        }
+        var sums: [Bound: Int64] = [:]
+        let statement = try Statement(database: connection.handle, sql: sql, persistent: false)
+        try statement.bind(bindings)
+        let blobColumn = Int32(groups.count)
+        while try statement.step() {
+            let group = (0..<blobColumn).map { statement.int64($0) }
+            for bucket in try HistogramCodec.decode(statement.blob(blobColumn)) where bucket.count > 0 {
+                guard let start = bucket.start ?? bucket.end, let end = bucket.end ?? bucket.start,
+                    start.isFinite, end.isFinite
+                else { continue }
+                sums[Bound(group: group, start: start, end: end), default: 0] &+= bucket.count
+            }
+        }
+        var rows: [(group: [Int64], row: BucketRow)] = []
+        for (bound, count) in sums {
+            let key = try query.key(ids: bound.group, names: names, on: connection)
+            rows.append((bound.group, BucketRow(key: key, start: bound.start, end: bound.end, count: count)))
+        }
+        return rows.sorted { a, b in
+            a.group != b.group
+                ? a.group.lexicographicallyPrecedes(b.group) : (a.row.start, a.row.end) < (b.row.start, b.row.end)
+        }.map(\.row)
+    }
+
+    /// Runs `body` with the scope translated for the rollups, on a read connection, in one read
+    /// transaction (one snapshot); no rows when the scope matches nothing.
+    private func aggregate<R: RangeReplaceableCollection & Sendable>(
+        _ scope: Scope, _ body: (RollupQuery, Connection) throws(StoreError) -> R
+    ) throws(StoreError) -> R {
+        try readers.withConnection { (connection) throws(StoreError) -> R in
+            try connection.execute("BEGIN")
+            defer { connection.rollbackQuietly() }
+            guard let query = try RollupQuery.make(scope, on: connection) else { return R() }
+            return try body(query, connection)
+        }
+    }
+}

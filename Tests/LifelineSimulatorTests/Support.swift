@@ -1,0 +1,65 @@
+import Foundation
+import LifelineModel
+import LifelineServer
+import LifelineSimulator
+import LifelineStore
+import Logging
+
+/// A fresh database in its own temporary directory.
+struct TestDatabase {
+    let directory: URL
+    let path: String
+    let database: Database
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sim-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        path = directory.appendingPathComponent("lifeline.sqlite").path
+        database = try Database(path: path)
+        try database.migrate()
+    }
+
+    /// A server configuration on this database, on a free port, without logs.
+    func serverConfig() -> ServerConfig {
+        var config = ServerConfig()
+        config.databasePath = path
+        config.port = 0
+        config.logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        return config
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A simulation configuration starting on a fixed day, so tests never depend on today's date.
+func testConfig(
+    devices: Int, days: Int, scenario: Scenario = .baseline, versions: [String] = ["4.1.0", "4.2.0"], seed: UInt64 = 7
+) -> SimulationConfig {
+    var config = SimulationConfig(
+        bundleIdentifier: "com.example.notes", days: days, startDay: SimulationConfig.day(from: "2026-10-01"))
+    config.devices = devices
+    config.versions = versions
+    config.scenario = scenario
+    config.seed = seed
+    return config
+}
+
+/// Every payload of a simulation, in send order.
+func allPayloads(_ simulation: Simulation) -> [GeneratedPayload] {
+    (0..<simulation.deviceDayCount).flatMap { simulation.deviceDay(at: $0).payloads }
+}
+
+/// Decodes one generated payload with the server's decoder, for the endpoint it is posted to.
+func decode(_ payload: GeneratedPayload) throws -> DecodedDocument {
+    let family: DocumentFamily = payload.kind == .metric ? .metric : .diagnostic
+    let documents = try MetricKitDecoder.decode(payload.json, family: family)
+    guard documents.count == 1 else { throw TestFailure("\(documents.count) documents in one payload") }
+    return documents[0]
+}

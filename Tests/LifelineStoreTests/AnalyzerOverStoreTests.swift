@@ -1,0 +1,54 @@
+import LifelineAnalysis
+import LifelineModel
+import LifelineStore
+import Testing
+
+@Suite("Analyzer over the store")
+struct AnalyzerOverStoreTests {
+    /// One payload with known handler, restoration and duration signposts.
+    private static func payload() -> MetricPayload {
+        var metric = RollupFixtures.metric(version: "5.0.0", day: 21)
+        metric.signposts = [
+            SignpostMetric(category: "BackgroundTasks", name: "SyncEntered", totalCount: 10),
+            SignpostMetric(category: "BackgroundTasks", name: "SyncExited", totalCount: 7),
+            SignpostMetric(category: "BackgroundTasks", name: "UploadEntered", totalCount: 12),
+            SignpostMetric(category: "BackgroundTasks", name: "UploadExited", totalCount: 12),
+            SignpostMetric(
+                category: "StateRestoration", name: "RestoreAttempt", totalCount: 3_000,
+                durations: Fixtures.histogram([(0, 50, 20), (51, 200, 9), (201, 1_000, 2)])),
+            SignpostMetric(category: "StateRestoration", name: "RestoreFailed", totalCount: 7),
+        ]
+        return metric
+    }
+
+    @Test("handlers, restoration error rate and percentiles come out exact from stored rollups")
+    func figuresFromStore() async throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        try await IngestWriter.withWriter(database: database) { writer in
+            _ = try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Self.payload()), hashSeed: "an")]))
+        }
+        let analyzer = Analyzer(reader: database)
+        let scope = Scope(app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"))
+
+        let handlers = try analyzer.handlers(scope)
+        let sync = try #require(handlers.first { $0.handler == "Sync" })
+        #expect(sync.entered == 10 && sync.exited == 7 && sync.imbalance == 3 && sync.flagged)
+        let upload = try #require(handlers.first { $0.handler == "Upload" })
+        #expect(upload.entered == 12 && upload.exited == 12 && upload.imbalance == 0 && !upload.flagged)
+
+        let restoration = try #require(try analyzer.restoration(scope).first)
+        #expect(restoration.attempts == 3_000 && restoration.failures == 7)
+        #expect(restoration.errorRate == 7.0 / 3_000.0)
+        #expect(restoration.durationSamples == 31)
+        // Rank 15.5 of 31 falls in the first bucket: 0 + 50 × 15.5 / 20.
+        #expect(restoration.p50Milliseconds == 38.75)
+
+        let percentiles = try analyzer.percentiles(
+            scope, source: .signpost(category: "StateRestoration", name: "RestoreAttempt"))
+        #expect(percentiles.count == 1)
+        #expect(percentiles.first?.p50 == 38.75)
+        #expect(percentiles.first?.samples == 31)
+    }
+}

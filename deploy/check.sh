@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Validates the deploy files with the validators available without a container engine:
+# systemd-analyze verify for the unit, a YAML parse of every manifest, and `docker-compose config`
+# when docker-compose is installed. usage: deploy/check.sh [path/to/lifeline]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+binary="${1:-.build/debug/lifeline}"
+[ -x "$binary" ] || { echo "build lifeline first (or pass its path)" >&2; exit 1; }
+binary="$(cd "$(dirname "$binary")" && pwd)/$(basename "$binary")"
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+sed "s|/usr/local/bin/lifeline|$binary|g" deploy/systemd/lifeline.service > "$tmp/lifeline.service"
+systemd-analyze verify "$tmp/lifeline.service"
+echo "systemd unit: ok"
+
+python3 - <<'PY'
+import yaml
+for path in ["deploy/kubernetes/lifeline.yaml", "deploy/compose/docker-compose.yml", "deploy/compose/prometheus.yml"]:
+    docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
+    for d in docs:
+        assert isinstance(d, dict), f"{path}: a document is not a mapping"
+    if "kubernetes" in path:
+        kinds = sorted(d["kind"] for d in docs)
+        assert kinds == ["ConfigMap", "Service", "StatefulSet"], kinds
+        sts = next(d for d in docs if d["kind"] == "StatefulSet")
+        assert sts["spec"]["replicas"] == 1, "one writer"
+        c = sts["spec"]["template"]["spec"]["containers"][0]
+        assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+        assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    print(f"{path}: ok ({len(docs)} documents)")
+PY
+
+if command -v docker-compose >/dev/null 2>&1; then
+    docker-compose -f deploy/compose/docker-compose.yml config -q && echo "compose: ok (docker-compose config)"
+fi
