@@ -218,13 +218,18 @@ package actor AlertEvaluator: Service {
         let day = Int(now >= 0 ? now / 86_400 : (now - 86_399) / 86_400)
         var candidates: [String: Candidate] = [:]
         var evaluated = 0
+        var thin = 0
         var maximum: Double?
         var failure: String?
         do {
             let apps = try rule.app.map { [$0] } ?? analyzer.reader.apps().map(\.bundleID)
             for app in apps {
                 for value in try analyzer.evaluate(rule.measure, rule.scope(app: app, day: day)) {
-                    guard let number = value.value, number.isFinite, value.samples >= rule.minSamples else { continue }
+                    guard let number = value.value, number.isFinite else { continue }
+                    guard value.samples >= rule.minSamples else {
+                        thin += 1
+                        continue
+                    }
                     evaluated += 1
                     maximum = max(maximum ?? number, number)
                     guard rule.op.holds(number, rule.threshold) else { continue }
@@ -241,7 +246,9 @@ package actor AlertEvaluator: Service {
         }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        var summary = "\(evaluated) group\(evaluated == 1 ? "" : "s"), \(candidates.count) over threshold"
+        var summary = "\(evaluated) group\(evaluated == 1 ? "" : "s")"
+        if thin > 0 { summary += ", \(thin) skipped under min_samples" }
+        summary += ", \(candidates.count) over threshold"
         if let maximum { summary += ", max \(AnnotationTemplate.plainNumber(maximum))" }
         var record = RuleEvaluationRecord(
             rule: rule.name, lastEval: now, durationMilliseconds: milliseconds,

@@ -27,6 +27,13 @@ struct ConfigFile: Decodable {
     var database: DatabaseSection?
     var limits: IngestLimits?
     var analysis: Analysis?
+    var alerts: Alerts?
+
+    /// `alerts.rules_file`: the alert rule file.
+    struct Alerts: Decodable {
+        var rulesFile: String?
+        enum CodingKeys: String, CodingKey { case rulesFile = "rules_file" }
+    }
 
     /// Signpost conventions and the handler flag threshold.
     struct Analysis: Decodable {

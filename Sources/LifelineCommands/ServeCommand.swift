@@ -23,8 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port (default 8080).")
     var port: Int?
 
-    @Option(help: "YAML configuration file (server, database and limits sections).")
+    @Option(help: "YAML configuration file (server, database, limits, analysis and alerts sections).")
     var config: String?
+
+    @Option(help: "Alert rule file (YAML, see config/rules.example.yaml); reloaded on SIGHUP and POST /-/reload.")
+    var rules: String?
 
     @Option(
         help: "SQLite synchronous mode: full (default; an ack survives power loss) or normal (survives process crash).")
@@ -50,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let limits = file?.limits { server.limits = limits }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
+        server.rulesPath = rules ?? file?.alerts?.rulesFile
         if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
             server.database.synchronous = mode.store
         }

@@ -1,4 +1,5 @@
 import Hummingbird
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineModel
 import LifelineStore
@@ -18,18 +19,28 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
         logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
     }
     let writer = try IngestWriter(database: database, logger: logger)
-    let router = buildRouter(config, database: database, writer: writer)
+    let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
+    let evaluator = AlertEvaluator(
+        analyzer: Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
+        store: database, rules: rules, rulesPath: config.rulesPath,
+        options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
+        logger: logger)
+    let router = buildRouter(config, database: database, writer: writer, evaluator: evaluator)
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "lifeline"),
         logger: logger
     )
     app.addServices(writer)
+    // After the writer, so it stops before it on shutdown.
+    app.addServices(evaluator)
     return app
 }
 
 /// The routes, separated from the application so tests can also drive them in-process.
-func buildRouter(_ config: ServerConfig, database: Database, writer: IngestWriter) -> Router<LifelineRequestContext> {
+func buildRouter(
+    _ config: ServerConfig, database: Database, writer: IngestWriter, evaluator: AlertEvaluator? = nil
+) -> Router<LifelineRequestContext> {
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: ErrorMiddleware())
     HealthController(database: database, writer: writer).addRoutes(to: router)
@@ -40,5 +51,10 @@ func buildRouter(_ config: ServerConfig, database: Database, writer: IngestWrite
     ).addRoutes(to: v1)
     let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analyzer: analyzer).addRoutes(to: v1)
+    if let evaluator {
+        let alerts = AlertsController(evaluator: evaluator)
+        alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)
+        alerts.addAdminRoutes(to: router.group("-").add(middleware: AuthMiddleware(keys: keys)))  // POST /-/reload
+    }
     return router
 }

@@ -17,6 +17,10 @@ package struct ServerConfig: Sendable {
     package var conventions = SignpostConventions()
     /// When an expiration handler is flagged.
     package var handlerFlag = HandlerFlagRule()
+    /// The alert rule file (`serve --rules FILE` / `alerts.rules_file`); `nil`: no rules (endpoints answer empty).
+    package var rulesPath: String?
+    /// Reload the rule file on SIGHUP.
+    package var reloadRulesOnHangup = true
     package var logger = Logger(label: "lifeline")
 
     package init() {}
