@@ -60,9 +60,14 @@ struct BenchQueryCommand: AsyncParsableCommand {
                     ).count
                 }
             ),
-            ("exits, one version filtered", { try analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }),
+            (
+                "exits, one version filtered",
+                { try analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
+            ),
         ]
-        print("query (over \(try database.payloadCount(app: app, kind: .metric)) payloads)      median ms   p95 ms   rows")
+        print(
+            "query (over \(try database.payloadCount(app: app, kind: .metric)) payloads)      median ms   p95 ms   rows"
+        )
         for (name, query) in queries {
             var samples: [Double] = []
             var rows = 0
@@ -70,7 +75,8 @@ struct BenchQueryCommand: AsyncParsableCommand {
                 let started = ContinuousClock.now
                 rows = try query()
                 let elapsed = started.duration(to: .now)
-                samples.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+                samples.append(
+                    Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
             }
             samples.sort()
             let median = samples[samples.count / 2]

@@ -5,7 +5,9 @@ public struct LifelineCommand: AsyncParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "lifeline",
         abstract: "Self-hosted MetricKit diagnostics: ingest, store, aggregate, alert.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, KeysCommand.self, IngestCommand.self, BenchCommand.self, BackupCommand.self,
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, KeysCommand.self, IngestCommand.self, BenchCommand.self,
+            BackupCommand.self,
             SimulateCommand.self,
             RulesCommand.self,
         ]
