@@ -32,6 +32,7 @@ package enum EmbeddedOpenAPI {
           - name: ingest
           - name: query
           - name: health
+          - name: alerts
         paths:
           /healthz:
             get:
@@ -317,6 +318,71 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+          /v1/alerts:
+            get:
+              tags: [alerts]
+              summary: Pending, firing and recently resolved alerts, and the state changes of the last 24 h (read key).
+              responses:
+                "200":
+                  description: Alerts.
+                  content:
+                    application/json:
+                      schema: { $ref: "#/components/schemas/AlertsResponse" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+          /v1/rules:
+            get:
+              tags: [alerts]
+              summary: The loaded alert rules with their last evaluation, values, error and delivery counters (read key).
+              responses:
+                "200":
+                  description: Rules.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [loaded_at, evaluation_interval_seconds, rules, receivers]
+                        properties:
+                          file: { type: [string, "null"] }
+                          loaded_at: { type: string, format: date-time }
+                          evaluation_interval_seconds: { type: integer }
+                          rules: { type: array, items: { type: object, required: [name, query, op, threshold] } }
+                          receivers: { type: array, items: { type: object, required: [name, kind] } }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+          /-/reload:
+            post:
+              tags: [alerts]
+              summary: Reload the alert rule file (admin key). An invalid file is refused and the old rules keep running.
+              responses:
+                "200":
+                  description: Reloaded.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [status, rules, receivers]
+                        properties:
+                          status: { type: string }
+                          rules: { type: integer }
+                          receivers: { type: integer }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "422":
+                  description: The file has problems, each with its line; nothing was applied.
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        required: [error]
+                        properties:
+                          error:
+                            type: object
+                            required: [code, message, problems]
+                            properties:
+                              code: { type: string }
+                              message: { type: string }
+                              problems: { type: array, items: { type: string } }
         components:
           securitySchemes:
             bearer:
@@ -607,6 +673,40 @@ package enum EmbeddedOpenAPI {
                     groups:
                       type: array
                       items: { $ref: "#/components/schemas/CrashGroup" }
+            AlertsResponse:
+              type: object
+              required: [alerts, recent_changes]
+              properties:
+                alerts:
+                  type: array
+                  items:
+                    type: object
+                    required: [rule, fingerprint, state, labels, annotations, active_since, value, samples, last_evaluation]
+                    properties:
+                      rule: { type: string }
+                      fingerprint: { type: string }
+                      state: { type: string, enum: [pending, firing, resolved] }
+                      labels: { type: object, additionalProperties: { type: string } }
+                      annotations: { type: object, additionalProperties: { type: string } }
+                      active_since: { type: string, format: date-time }
+                      fired_at: { type: [string, "null"], format: date-time }
+                      resolved_at: { type: [string, "null"], format: date-time }
+                      value: { type: [number, "null"] }
+                      samples: { type: integer }
+                      last_evaluation: { type: string, format: date-time }
+                recent_changes:
+                  type: array
+                  items:
+                    type: object
+                    required: [rule, fingerprint, labels, from, to, at]
+                    properties:
+                      rule: { type: string }
+                      fingerprint: { type: string }
+                      labels: { type: object, additionalProperties: { type: string } }
+                      from: { type: string }
+                      to: { type: string }
+                      at: { type: string, format: date-time }
+                      value: { type: [number, "null"] }
 
         """#
 }

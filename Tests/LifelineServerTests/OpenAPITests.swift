@@ -57,6 +57,8 @@ struct OpenAPITests {
             try await check(.get, "/healthz", spec: "/healthz", token: nil, status: 200)
             try await check(.get, "/readyz", spec: "/readyz", token: nil, status: 200)
             try await check(.get, "/v1/apps", spec: "/v1/apps", token: read, status: 200)
+            try await check(.get, "/v1/alerts", spec: "/v1/alerts", token: read, status: 200)
+            try await check(.get, "/v1/rules", spec: "/v1/rules", token: read, status: 200)
             let window = "from=2020-01-01&to=2026-12-31"
             for endpoint in [
                 "summary", "exits", "signposts", "expiration-handlers", "restoration", "launch", "hangs", "crashes",

@@ -48,7 +48,6 @@ struct ScenarioAlertTests {
 
         let firing = try await Self.firingAlerts(database: database.database, at: evaluationTime)
         let onVersion = Set(firing.filter { $0.version == config.affectedVersion }.map(\.rule))
-        print("DBG \(scenario.rawValue) firing \(firing)")
         let expected = try #require(Self.expectedFiring[scenario])
         #expect(
             expected.isSubset(of: onVersion),
@@ -102,7 +101,6 @@ struct ScenarioAlertTests {
         for at in Set(rules.rules.map { time - $0.forSeconds } + [time]).sorted() {
             for record in await evaluator.evaluate(at: at) {
                 #expect(record.error == nil, "\(record.rule): \(record.error ?? "")")
-                if at == time { print("DBG \(record.rule): \(record.valueSummary ?? "")") }
             }
         }
         return await evaluator.snapshot().alerts.filter { $0.status == .firing }
