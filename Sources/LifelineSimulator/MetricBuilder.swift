@@ -124,9 +124,9 @@ struct MetricBuilder {
             }
             w.object("applicationLaunchMetrics") { w in
                 let launches = activity.foregroundLaunches
-                histogram(&w, "histogrammedTimeToFirstDrawKey", samples: launches, median: 420, width: 10, &rng)
+                histogram(&w, "histogrammedTimeToFirstDrawKey", samples: launches, median: 280, width: 10, &rng)
                 histogram(
-                    &w, "histogrammedOptimizedTimeToFirstDrawKey", samples: launches / 2, median: 310, width: 10, &rng)
+                    &w, "histogrammedOptimizedTimeToFirstDrawKey", samples: launches / 2, median: 210, width: 10, &rng)
                 histogram(
                     &w, "histogrammedResumeTime", samples: rng.poisson(Double(launches) * 2), median: 140, width: 10,
                     &rng)
@@ -282,7 +282,7 @@ struct MetricBuilder {
                 w.int("totalSignpostCount", Int64(activity.restoreAttempts))
                 w.object("signpostIntervalData") { w in
                     histogram(
-                        &w, "histogrammedSignpostDurations", samples: activity.restoreAttempts, median: 180, width: 20,
+                        &w, "histogrammedSignpostDurations", samples: activity.restoreAttempts, median: 70, width: 10,
                         &rng)
                     w.string(
                         "signpostCumulativeCPUTime",

@@ -53,8 +53,8 @@ struct ScenarioAlertTests {
             expected.isSubset(of: onVersion),
             "\(scenario.rawValue): missing \(expected.subtracting(onVersion).sorted()); firing \(firing)")
         if scenario == .baseline {
-            let unexpected = Set(firing.map(\.rule)).intersection(Self.scenarioAlerts)
-            #expect(unexpected.isEmpty, "baseline fires \(unexpected.sorted()); firing \(firing)")
+            // A healthy fleet fires nothing at all, latency rules included.
+            #expect(firing.isEmpty, "baseline fires \(firing)")
         }
     }
 
