@@ -44,9 +44,9 @@ enum Lifeline {
             try process.run()
         }
 
-        /// Waits until `/healthz` answers (or fails after 20 s).
+        /// Waits until `/healthz` answers (or fails after 60 s: a loaded CI machine starts slowly).
         func waitUntilReady() async throws {
-            let deadline = ContinuousClock.now + .seconds(20)
+            let deadline = ContinuousClock.now + .seconds(60)
             while ContinuousClock.now < deadline {
                 guard process.isRunning else { throw TestFailure("server exited early: \(process.terminationStatus)") }
                 let ok = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
