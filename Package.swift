@@ -81,6 +81,7 @@ let package = Package(
         .target(
             name: "LifelineSimulator",
             dependencies: [
+                "LifelineModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -122,35 +122,21 @@ enum VersionOrder {
     }
 }
 
-/// Day arithmetic on `YYYY-MM-DD` strings (UTC, proleptic Gregorian).
+/// Day arithmetic on `YYYY-MM-DD` strings (UTC, proleptic Gregorian; see ``CivilDate``).
 package enum Day {
     /// Days since 1970-01-01; `nil` when not a valid date.
     package static func ordinal(_ day: String) -> Int? {
         let parts = day.split(separator: "-")
         guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
             let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            (1...12).contains(m), (1...daysIn(month: m, year: y)).contains(d)
+            CivilDate.isValid(year: y, month: m, day: d)
         else { return nil }
-        // Howard Hinnant's days_from_civil.
-        let yy = m <= 2 ? y - 1 : y
-        let era = (yy >= 0 ? yy : yy - 399) / 400
-        let yoe = yy - era * 400
-        let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
+        return CivilDate.days(year: y, month: m, day: d)
     }
 
     /// The `YYYY-MM-DD` of a day ordinal.
     package static func string(_ ordinal: Int) -> String {
-        let z = ordinal + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        let y = yoe + era * 400 + (m <= 2 ? 1 : 0)
+        let (y, m, d) = CivilDate.date(fromDays: ordinal)
         func pad(_ n: Int, _ width: Int) -> String {
             let s = String(n)
             return String(repeating: "0", count: max(0, width - s.count)) + s
@@ -161,13 +147,5 @@ package enum Day {
     /// The UTC day of an epoch second.
     package static func of(epochSeconds: Int64) -> String {
         string(Int((epochSeconds >= 0 ? epochSeconds : epochSeconds - 86_399) / 86_400))
-    }
-
-    static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }

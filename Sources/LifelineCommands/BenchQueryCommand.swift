@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import LifelineAnalysis
 import LifelineServer
+import LifelineSimulator
 import LifelineStore
 import Logging
 import NIOCore
@@ -135,7 +136,7 @@ enum SyntheticPayload {
     static let devices = ["iPhone14,5", "iPhone14,7", "iPhone15,2", "iPhone15,3", "iPhone16,1"]
 
     static func json(index: Int, app: String, days: Int) -> String {
-        var rng = SplitMix(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        var rng = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let dayOrdinal = Day.ordinal("2026-10-31")! - (index % days)
         let day = Day.string(dayOrdinal)
         let version = versions[Int(rng.next() % UInt64(versions.count))]
@@ -167,18 +168,5 @@ enum SyntheticPayload {
             "1":{"bucketCount":\(r(5)),"bucketStart":"100 ms","bucketEnd":"500 ms"}}}}},
             {"signpostCategory":"StateRestoration","signpostName":"RestoreFailed","totalSignpostCount":\(r(100) == 0 ? 1 : 0)}]}
             """
-    }
-
-    /// SplitMix64: a tiny deterministic generator.
-    struct SplitMix {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
     }
 }

@@ -1,3 +1,4 @@
+import LifelineModel
 import Foundation
 
 /// Everything that decides the simulated payloads. Two runs with equal configs produce
@@ -61,7 +62,7 @@ package struct SimulationConfig: Sendable, Equatable {
 
     /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
     package static func dateString(day: Int) -> String {
-        let (year, month, dayOfMonth) = civil(fromDays: day)
+        let (year, month, dayOfMonth) = CivilDate.date(fromDays: day)
         let y = String(year)
         let m = month < 10 ? "0\(month)" : "\(month)"
         let d = dayOfMonth < 10 ? "0\(dayOfMonth)" : "\(dayOfMonth)"
@@ -72,34 +73,8 @@ package struct SimulationConfig: Sendable, Equatable {
     package static func day(from text: String) -> Int? {
         let parts = text.split(separator: "-")
         guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            (1...12).contains(m), (1...31).contains(d), parts[0].count == 4
+            parts[0].count == 4, CivilDate.isValid(year: y, month: m, day: d)
         else { return nil }
-        let days = daysFromCivil(year: y, month: m, day: d)
-        guard civil(fromDays: days) == (y, m, d) else { return nil }
-        return days
-    }
-
-    /// Howard Hinnant's `days_from_civil`.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    /// Howard Hinnant's `civil_from_days`.
-    static func civil(fromDays days: Int) -> (Int, Int, Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
+        return CivilDate.days(year: y, month: m, day: d)
     }
 }
