@@ -204,18 +204,45 @@ package struct Analyzer: Sendable {
         case .restorationErrorRate:
             return try restoration(scope).map { .init(key: $0.key, value: $0.errorRate, samples: $0.attempts) }
         case .ratio(let numerator, let denominator):
-            let top = Dictionary(try evaluate(numerator, scope).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
-            return try evaluate(denominator, scope).map { bottom in
-                let n = top[bottom.key]?.value ?? 0
-                let d = bottom.value ?? 0
-                return .init(key: bottom.key, value: d > 0 ? n / d : nil, samples: bottom.samples)
-            }
+            return ratio(try evaluate(numerator, scope), over: try evaluate(denominator, scope))
         case .scaled(let inner, let factor):
             return try evaluate(inner, scope).map { value in
                 var copy = value
                 copy.value = value.value.map { $0 * factor }
                 return copy
             }
+        }
+    }
+
+    /// `numerator / denominator` per group. Rows are matched on their group and extra labels; a
+    /// labelled numerator row (e.g. one per handler) falls back to its group's unlabelled
+    /// denominator, so `ratio(handler_imbalance, device_days)` keeps one value per handler.
+    /// Samples are the denominator's; a ratio over nothing is `nil`.
+    private func ratio(_ numerator: [MeasureValue], over denominator: [MeasureValue]) -> [MeasureValue] {
+        struct Labelled: Hashable {
+            var key: GroupKey
+            var labels: [String: String]
+        }
+        func index(_ values: [MeasureValue]) -> [Labelled: MeasureValue] {
+            Dictionary(values.map { (Labelled(key: $0.key, labels: $0.labels), $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        func divide(_ n: Double?, _ d: MeasureValue?) -> Double? {
+            guard let d = d?.value, d > 0 else { return nil }
+            return (n ?? 0) / d
+        }
+        if numerator.contains(where: { !$0.labels.isEmpty }) {
+            let bottom = index(denominator)
+            return numerator.map { top in
+                let d =
+                    bottom[Labelled(key: top.key, labels: top.labels)] ?? bottom[Labelled(key: top.key, labels: [:])]
+                return .init(key: top.key, labels: top.labels, value: divide(top.value, d), samples: d?.samples ?? 0)
+            }
+        }
+        let top = index(numerator)
+        return denominator.map { bottom in
+            let n = top[Labelled(key: bottom.key, labels: bottom.labels)] ?? top[Labelled(key: bottom.key, labels: [:])]
+            return .init(
+                key: bottom.key, labels: bottom.labels, value: divide(n?.value, bottom), samples: bottom.samples)
         }
     }
 

@@ -51,4 +51,33 @@ struct AnalyzerOverStoreTests {
         #expect(percentiles.first?.p50 == 38.75)
         #expect(percentiles.first?.samples == 31)
     }
+
+    @Test("a ratio keeps one value per handler, and a plain ratio one per group")
+    func ratiosKeepHandlerLabels() async throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        try await IngestWriter.withWriter(database: database) { writer in
+            _ = try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Self.payload()), hashSeed: "ratio")]))
+        }
+        let analyzer = Analyzer(reader: database)
+        let scope = Scope(app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"))
+
+        // Imbalance per device-day: one device-day here, so the imbalance itself, per handler.
+        let perDeviceDay = try analyzer.evaluate(.ratio(.handlerImbalance, .deviceDays), scope)
+        #expect(perDeviceDay.count == 2)
+        #expect(perDeviceDay.first { $0.labels["handler"] == "Sync" }?.value == 3)
+        #expect(perDeviceDay.first { $0.labels["handler"] == "Upload" }?.value == 0)
+        #expect(perDeviceDay.allSatisfy { $0.samples == 1 })
+
+        // Failures over attempts, by name: one unlabelled row.
+        let rate = try analyzer.evaluate(
+            .ratio(
+                .signposts(category: "StateRestoration", name: "RestoreFailed"),
+                .signposts(category: "StateRestoration", name: "RestoreAttempt")), scope)
+        #expect(rate.count == 1)
+        #expect(rate.first?.value == 7.0 / 3_000.0)
+        #expect(rate.first?.samples == 3_000)
+        #expect(rate.first?.labels.isEmpty == true)
+    }
 }
