@@ -22,8 +22,10 @@ struct AlertsController: Sendable {
                     recentChanges: history.map(ChangeBody.init)))
         }
         v1.get("rules") { _, context in
-            _ = try context.requireKey(.read)
-            let snapshot = await evaluator.snapshot()
+            let key = try context.requireKey(.read)
+            var snapshot = await evaluator.snapshot()
+            // An app-scoped read key counts only its app's pending and firing alerts.
+            if let app = key.app { snapshot.alerts = snapshot.alerts.filter { $0.labels["app"] == app } }
             return try Self.json(RulesBody(snapshot))
         }
     }

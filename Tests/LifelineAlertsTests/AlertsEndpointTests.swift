@@ -15,13 +15,15 @@ struct AlertsEndpointTests {
     struct RoleMiddleware: RouterMiddleware {
         typealias Context = LifelineRequestContext
         static let header = HTTPField.Name("X-Test-Role")!
+        /// Optional app scope of the test key.
+        static let appHeader = HTTPField.Name("X-Test-App")!
 
         func handle(
             _ request: Request, context: Context, next: (Request, Context) async throws -> Response
         ) async throws -> Response {
             var context = context
             if let role = request.headers[Self.header].flatMap(Role.init(rawValue:)) {
-                context.apiKey = APIKey(id: "test", role: role, app: nil, createdAt: 0)
+                context.apiKey = APIKey(id: "test", role: role, app: request.headers[Self.appHeader], createdAt: 0)
             }
             return try await next(request, context)
         }
@@ -69,6 +71,16 @@ struct AlertsEndpointTests {
                 #expect(rule?["firing"] as? Int == 1)
                 #expect(rule?["last_evaluation"] as? String == "2026-11-01T12:00:00Z")
                 #expect((rule?["value_summary"] as? String)?.contains("1 over threshold") == true)
+            }
+            // A read key scoped to another app sees none of this app's alerts, in either list.
+            let otherApp: HTTPFields = [RoleMiddleware.header: "read", RoleMiddleware.appHeader: "com.other.app"]
+            try await client.execute(uri: "/v1/alerts", method: .get, headers: otherApp) { response in
+                let body = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                #expect((body?["alerts"] as? [Any])?.isEmpty == true)
+            }
+            try await client.execute(uri: "/v1/rules", method: .get, headers: otherApp) { response in
+                let body = try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any]
+                #expect((body?["rules"] as? [[String: Any]])?.first?["firing"] as? Int == 0)
             }
             try await client.execute(uri: "/-/reload", method: .post, headers: [RoleMiddleware.header: "read"]) {
                 response in
