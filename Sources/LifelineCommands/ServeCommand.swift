@@ -7,7 +7,7 @@ import LifelineStore
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the HTTP service (ingest and health endpoints) on the database.",
+        abstract: "Run the HTTP service (ingest, query, alerts, health) on the database.",
         discussion: """
             Migrates the database on start. On SIGTERM or SIGINT the server stops accepting \
             connections, answers the requests in flight (their payloads are committed first), then exits.
