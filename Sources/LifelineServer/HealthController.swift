@@ -19,7 +19,7 @@ struct HealthController: Sendable {
         }
         router.get("readyz") { _, context in
             do {
-                _ = try database.integrityQuickCheck()
+                _ = try database.ping()
             } catch {
                 context.logger.warning("readiness: database check failed", metadata: ["error": "\(error)"])
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"database\"}")
