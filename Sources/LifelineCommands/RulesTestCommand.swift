@@ -88,17 +88,9 @@ struct RulesTestCommand: AsyncParsableCommand {
             }
         }
 
-        var testRules = rules
-        testRules.receivers = []
-        testRules.route = nil
-        let evaluator = AlertEvaluator(
-            analyzer: Analyzer(reader: database), store: database, rules: testRules, clock: FixedClock(time: now))
-        let times = Set(rules.rules.map { now - $0.forSeconds } + [now]).sorted()
-        var records: [String: RuleEvaluationRecord] = [:]
-        for time in times {
-            for record in await evaluator.evaluate(at: time) { records[record.rule] = record }
-        }
-        let snapshot = await evaluator.snapshot()
+        let trial = await RuleTrial.run(rules, database: database, at: now)
+        let snapshot = trial.snapshot
+        let records = trial.records
 
         print(
             "\(rules.rules.count) rules evaluated at \(NotificationPayload.rfc3339(now)) on \(stored) stored document(s) "
@@ -179,11 +171,4 @@ struct RulesTestCommand: AsyncParsableCommand {
         }
         return nil
     }
-}
-
-/// A clock that stays at one time (`rules test` passes every time explicitly).
-private struct FixedClock: AlertClock {
-    let time: Int64
-    func now() -> Int64 { time }
-    func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 }

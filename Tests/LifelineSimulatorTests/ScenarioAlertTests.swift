@@ -93,25 +93,12 @@ struct ScenarioAlertTests {
     /// The firing alerts after evaluating the example rules at `time − for` of every rule and at
     /// `time`, so a rule whose condition holds on the evaluation day has held for its `for`.
     static func firingAlerts(database: Database, at time: Int64) async throws -> [(rule: String, version: String?)] {
-        var rules = try RuleFileLoader.load(path: exampleRulesPath)
-        rules.receivers = []
-        rules.route = nil
-        let evaluator = AlertEvaluator(
-            analyzer: Analyzer(reader: database), store: database, rules: rules, clock: FixedAlertClock(time: time))
-        for at in Set(rules.rules.map { time - $0.forSeconds } + [time]).sorted() {
-            for record in await evaluator.evaluate(at: at) {
-                #expect(record.error == nil, "\(record.rule): \(record.error ?? "")")
-            }
+        let trial = await RuleTrial.run(try RuleFileLoader.load(path: exampleRulesPath), database: database, at: time)
+        for record in trial.records.values {
+            #expect(record.error == nil, "\(record.rule): \(record.error ?? "")")
         }
-        return await evaluator.snapshot().alerts.filter { $0.status == .firing }
+        return trial.snapshot.alerts.filter { $0.status == .firing }
             .map { ($0.rule, $0.labels["version"]) }
             .sorted { ($0.rule, $0.version ?? "") < ($1.rule, $1.version ?? "") }
     }
-}
-
-/// A clock that stays at one time; every evaluation passes its time explicitly.
-private struct FixedAlertClock: AlertClock {
-    let time: Int64
-    func now() -> Int64 { time }
-    func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 }
