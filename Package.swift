@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         .systemLibrary(
@@ -63,12 +65,24 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LifelineReport",
+            dependencies: [
+                "LifelineModel",
+                "LifelineAnalysis",
+                "LifelineStore",
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "LifelineServer",
             dependencies: [
                 "LifelineModel",
                 "LifelineStore",
                 "LifelineAnalysis",
                 "LifelineAlerts",
+                "LifelineReport",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
@@ -98,6 +112,7 @@ let package = Package(
                 "LifelineAlerts",
                 "LifelineAnalysis",
                 "LifelineSimulator",
+                "LifelineReport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),
