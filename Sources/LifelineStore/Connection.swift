@@ -31,6 +31,10 @@ final class Connection {
             }
             try execute("PRAGMA synchronous = \(options.synchronous.rawValue)")
             try execute("PRAGMA foreign_keys = ON")
+            let functions = RollupBlob.registerFunctions(on: db)
+            guard functions == SQLITE_OK else {
+                throw StoreError.sqlite(functions, handle: db, context: "register rollup merge functions")
+            }
             // Savepoint sub-journals and sort spills stay in memory: on disk, every request's
             // SAVEPOINT created and wrote a temp file, which capped ingest near 1,300 payloads/s.
             try execute("PRAGMA temp_store = MEMORY")

@@ -53,46 +53,50 @@ extension Database: AggregateReader {
         }
     }
 
-    /// Exit counts per group, state and reason, from `rollup_exits*`.
+    /// Exit counts per group, state and reason, from the packed `rollup_exits*` cells.
     package func exits(_ scope: Scope) throws -> [ExitRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
-            let sql = query.sql(table: "exits", keys: ["state", "reason"], sums: ["sum(count)"])
-            let first = query.firstValueColumn
-            return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> ExitRow in
-                ExitRow(
-                    key: try query.key(row, names: names, on: connection),
-                    state: row.int64(first) == 0 ? .foreground : .background,
-                    reason: try names.name(.exitReason, row.int64(first + 1), on: connection),
-                    count: row.int64(first + 2))
+            var rows: [ExitRow] = []
+            let sql = query.cellsSQL(table: "exits", column: "counts")
+            for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
+                let key = try query.key(ids: group, names: names, on: connection)
+                for entry in entries {
+                    rows.append(
+                        ExitRow(
+                            key: key, state: entry.a == 0 ? .foreground : .background,
+                            reason: try names.name(.exitReason, entry.b, on: connection), count: entry.count))
+                }
             }
+            return rows
         }
     }
 
-    /// Signpost totals per group, category and name, from `rollup_signposts*`.
+    /// Signpost totals per group, category and name, from the packed `rollup_signposts*` cells.
     package func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
-            var extra = ""
-            var bindings = query.bindings
+            var wanted: Set<Int64>?
             if !categories.isEmpty {
                 let ids = try RollupQuery.ids(categories, .signpostCategory, on: connection).filter { $0 != 0 }
                 guard !ids.isEmpty else { return [] }
-                bindings.append(.text("[" + ids.map(String.init).joined(separator: ",") + "]"))
-                extra = " AND category IN (SELECT value FROM json_each(?\(bindings.count)))"
+                wanted = Set(ids)
             }
-            let sql = query.sql(table: "signposts", keys: ["category", "name"], sums: ["sum(count)"], extra: extra)
-            let first = query.firstValueColumn
-            return try connection.query(sql, bindings) { (row) throws(StoreError) -> SignpostRow in
-                SignpostRow(
-                    key: try query.key(row, names: names, on: connection),
-                    category: try names.name(.signpostCategory, row.int64(first), on: connection),
-                    name: try names.name(.signpostName, row.int64(first + 1), on: connection),
-                    count: row.int64(first + 2))
+            var rows: [SignpostRow] = []
+            let sql = query.cellsSQL(table: "signposts", column: "counts")
+            for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
+                let key = try query.key(ids: group, names: names, on: connection)
+                for entry in entries where wanted?.contains(entry.a) ?? true {
+                    rows.append(
+                        SignpostRow(
+                            key: key, category: try names.name(.signpostCategory, entry.a, on: connection),
+                            name: try names.name(.signpostName, entry.b, on: connection), count: entry.count))
+                }
             }
+            return rows
         }
     }
 
-    /// Merged buckets per group, from `rollup_buckets_by_version`, or from the normalized
-    /// histograms when the scope filters or groups by OS or device.
+    /// Merged buckets per group, from the packed `rollup_buckets_by_version` cells, or from the
+    /// normalized histograms when the scope filters or groups by OS or device.
     package func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
             guard query.level.hasBuckets else { return try payloadBuckets(query, source: source, on: connection) }
@@ -102,15 +106,15 @@ extension Database: AggregateReader {
             else { return [] }
             var bindings = query.bindings
             bindings.append(.integer(sourceID))
-            let sql = query.sql(
-                table: "buckets", keys: ["bucket_start", "bucket_end"], sums: ["sum(count)"],
-                extra: " AND source = ?\(bindings.count)")
-            let first = query.firstValueColumn
-            return try connection.query(sql, bindings) { (row) throws(StoreError) -> BucketRow in
-                BucketRow(
-                    key: try query.key(row, names: names, on: connection), start: row.optionalDouble(first) ?? 0,
-                    end: row.optionalDouble(first + 1) ?? 0, count: row.int64(first + 2))
+            let sql = query.cellsSQL(table: "buckets", column: "buckets", extra: " AND source = ?\(bindings.count)")
+            var rows: [BucketRow] = []
+            for (group, entries) in try packedSums(sql, bindings, query, BucketEntry.self, on: connection) {
+                let key = try query.key(ids: group, names: names, on: connection)
+                for entry in entries {
+                    rows.append(BucketRow(key: key, start: entry.start, end: entry.end, count: entry.count))
+                }
             }
+            return rows
         }
     }
 
@@ -234,6 +238,24 @@ extension Database: AggregateReader {
             a.group != b.group
                 ? a.group.lexicographicallyPrecedes(b.group) : (a.row.start, a.row.end) < (b.row.start, b.row.end)
         }.map(\.row)
+    }
+
+    /// Reads the packed cells selected by `sql` (group ids first, then the blob) and sums them per
+    /// group: groups in ascending id order, each group's entries in key order.
+    private func packedSums<Entry: PackedEntry>(
+        _ sql: String, _ bindings: [SQLValue], _ query: RollupQuery, _: Entry.Type, on connection: Connection
+    ) throws(StoreError) -> [(group: [Int64], entries: [Entry])] {
+        let statement = try connection.cached(sql)
+        defer { statement.reset() }
+        try statement.bind(bindings)
+        let blobColumn = query.firstValueColumn
+        var sums: [[Int64]: [Entry]] = [:]
+        while try statement.step() {
+            let group = (0..<blobColumn).map { statement.int64($0) }
+            let entries: [Entry] = statement.withBlob(blobColumn) { RollupBlob.decode($0) }
+            sums[group] = RollupBlob.merge(sums[group] ?? [], entries)
+        }
+        return sums.map { (group: $0.key, entries: $0.value) }.sorted { $0.group.lexicographicallyPrecedes($1.group) }
     }
 
     /// Runs `body` with the scope translated for the rollups, on a read connection, in one read

@@ -8,8 +8,10 @@ extension Database {
     package func migrate(_ migrations: [Migration] = EmbeddedMigrations.all) throws(StoreError) -> [AppliedMigration] {
         let migrator = Migrator(migrations: migrations, now: { WallClock.nowSeconds() }) {
             (migration, connection) throws(StoreError) in
-            // Rollups of a database filled before they existed are backfilled with the migration.
-            guard migration.version == 2, migration.name == "rollups" else { return }
+            // Rollups are (re)built from the normalized rows by the last migration that changes
+            // their tables (0004 packs them), so a database filled before they existed, or holding
+            // 0002's unpacked rows, gets them in the layout this binary reads.
+            guard migration.version == 4, migration.name == "packed_rollups" else { return }
             let hasPayloads = try connection.first("SELECT 1 FROM payloads LIMIT 1", []) { $0.int64(0) } != nil
             if hasPayloads { try RollupRebuilder.rebuild(on: connection) }
         }

@@ -1,6 +1,8 @@
-/// Sums a ``RollupDeltas`` log per rollup key and adds it to the rollup tables of both levels
-/// with one upsert per key (`ON CONFLICT … DO UPDATE SET count = count + excluded.count`), on
-/// cached prepared statements. Runs inside the caller's transaction.
+/// Sums a ``RollupDeltas`` log per rollup cell and adds it to the rollup tables of both levels
+/// with one upsert per cell and kind, on cached prepared statements: exit counts, signpost totals
+/// and buckets as packed blobs merged into the stored ones by `ll_merge_counts` /
+/// `ll_merge_buckets` (``RollupBlob``); usage and diagnostics with
+/// `ON CONFLICT … DO UPDATE SET count = count + excluded.count`. Runs inside the caller's transaction.
 enum RollupFlusher {
     private struct Usage {
         var payloads: Int64 = 0
@@ -8,17 +10,9 @@ enum RollupFlusher {
         var background: Double = 0
     }
 
-    private struct PairKey: Hashable {
-        var cell: RollupDeltas.Cell
-        var a: Int64
-        var b: Int64
-    }
-
-    private struct BucketKey: Hashable {
+    private struct SourceCell: Hashable {
         var cell: RollupDeltas.Cell
         var source: Int64
-        var start: Double
-        var end: Double
     }
 
     private struct DiagnosticKey: Hashable {
@@ -33,17 +27,18 @@ enum RollupFlusher {
         for level in RollupLevel.allCases {
             let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
             try flushUsage(deltas.usage, level: level, project: project, on: connection)
-            var exits: [PairKey: Int64] = [:]
+            var exits: [RollupDeltas.Cell: [CountEntry]] = [:]
             for exit in deltas.exits {
-                exits[PairKey(cell: project(exit.cell), a: exit.state, b: exit.reason), default: 0] &+= exit.count
+                exits[project(exit.cell), default: []].append(
+                    CountEntry(a: exit.state, b: exit.reason, count: exit.count))
             }
-            try upsertPairs(exits, sql: level.upsertExits, level: level, on: connection)
-            var signposts: [PairKey: Int64] = [:]
+            try upsertCounts(exits, sql: level.upsertExits, level: level, on: connection)
+            var signposts: [RollupDeltas.Cell: [CountEntry]] = [:]
             for signpost in deltas.signposts {
-                signposts[PairKey(cell: project(signpost.cell), a: signpost.category, b: signpost.name), default: 0] &+=
-                    signpost.count
+                signposts[project(signpost.cell), default: []].append(
+                    CountEntry(a: signpost.category, b: signpost.name, count: signpost.count))
             }
-            try upsertPairs(signposts, sql: level.upsertSignposts, level: level, on: connection)
+            try upsertCounts(signposts, sql: level.upsertSignposts, level: level, on: connection)
             if level.hasBuckets { try flushBuckets(deltas.buckets, level: level, project: project, on: connection) }
             try flushDiagnostics(deltas.diagnostics, level: level, project: project, on: connection)
         }
@@ -70,16 +65,15 @@ enum RollupFlusher {
         }
     }
 
-    private static func upsertPairs(
-        _ sums: [PairKey: Int64], sql: String, level: RollupLevel, on connection: Connection
+    /// One upsert per cell: its entries summed per key, packed, merged into the stored blob.
+    private static func upsertCounts(
+        _ cells: [RollupDeltas.Cell: [CountEntry]], sql: String, level: RollupLevel, on connection: Connection
     ) throws(StoreError) {
-        guard !sums.isEmpty else { return }
+        guard !cells.isEmpty else { return }
         let statement = try connection.cached(sql)
-        for (key, count) in sums {
-            let next = try bind(key.cell, level: level, to: statement)
-            try statement.bind(int: key.a, at: next)
-            try statement.bind(int: key.b, at: next + 1)
-            try statement.bind(int: count, at: next + 2)
+        for (cell, entries) in cells {
+            let next = try bind(cell, level: level, to: statement)
+            try statement.bind(.blob(RollupBlob.encode(RollupBlob.normalize(entries))), at: next)
             try statement.runToCompletion()
         }
     }
@@ -89,19 +83,17 @@ enum RollupFlusher {
         on connection: Connection
     ) throws(StoreError) {
         guard !rows.isEmpty else { return }
-        var sums: [BucketKey: Int64] = [:]
-        sums.reserveCapacity(rows.count)
+        var cells: [SourceCell: [BucketEntry]] = [:]
         for row in rows {
-            sums[BucketKey(cell: project(row.cell), source: row.source, start: row.start, end: row.end), default: 0] &+=
-                row.count
+            cells[SourceCell(cell: project(row.cell), source: row.source), default: []].append(
+                BucketEntry(start: row.start, end: row.end, count: row.count))
         }
         let statement = try connection.cached(level.upsertBuckets)
-        for (key, count) in sums {
+        for (key, entries) in cells {
             let next = try bind(key.cell, level: level, to: statement)
             try statement.bind(int: key.source, at: next)
-            try statement.bind(double: key.start, at: next + 1)
-            try statement.bind(double: key.end, at: next + 2)
-            try statement.bind(int: count, at: next + 3)
+            let packed = RollupBlob.coarsen(RollupBlob.normalize(entries))
+            try statement.bind(.blob(RollupBlob.encode(packed)), at: next + 1)
             try statement.runToCompletion()
         }
     }

@@ -50,17 +50,26 @@ enum RollupLevel: CaseIterable, Sendable {
                 + " background_ms = background_ms + excluded.background_ms")
     }
 
-    var upsertExits: String {
-        upsert("exits", values: ["state", "reason", "count"], sum: "count = count + excluded.count")
+    /// Upserts a cell's packed blob (`counts` or `buckets`), merged into the stored one on conflict.
+    private func packedUpsert(_ base: String, extraKey: [String] = [], column: String, merge: String) -> String {
+        let key = ["app", "day"] + dimensionColumns + extraKey
+        let columns = key + [column]
+        let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
+        return """
+            INSERT INTO \(table(base)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(column) = \(merge)(\(column), excluded.\(column))
+            """
     }
 
-    var upsertSignposts: String {
-        upsert("signposts", values: ["category", "name", "count"], sum: "count = count + excluded.count")
-    }
+    /// Parameters: the cell's key columns, then the packed ``CountEntry`` blob (state, reason, count).
+    var upsertExits: String { packedUpsert("exits", column: "counts", merge: "ll_merge_counts") }
 
+    /// Parameters: the cell's key columns, then the packed ``CountEntry`` blob (category, name, count).
+    var upsertSignposts: String { packedUpsert("signposts", column: "counts", merge: "ll_merge_counts") }
+
+    /// Parameters: the cell's key columns, the source, then the packed ``BucketEntry`` blob.
     var upsertBuckets: String {
-        upsert(
-            "buckets", values: ["source", "bucket_start", "bucket_end", "count"], sum: "count = count + excluded.count")
+        packedUpsert("buckets", extraKey: ["source"], column: "buckets", merge: "ll_merge_buckets")
     }
 
     var upsertDiagnostics: String {

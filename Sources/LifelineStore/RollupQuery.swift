@@ -75,6 +75,13 @@ struct RollupQuery {
         return sql
     }
 
+    /// `SELECT <groups>, <column> FROM <table> WHERE …` for a packed table: one row per cell, summed
+    /// by the caller after decoding (see ``RollupBlob``), plus `extra` conditions.
+    func cellsSQL(table base: String, column: String, extra: String = "") -> String {
+        let select = (groups.map(\.column) + [column]).joined(separator: ", ")
+        return "SELECT \(select) FROM \(level.table(base)) WHERE \(condition)\(extra)"
+    }
+
     /// The same question on the metric payloads (`payloads p`): the grouping expressions and the
     /// WHERE clause with its bindings (the day range is a range of the `(app, kind, day)` index).
     func payloadSQL() -> (groups: [String], condition: String, bindings: [SQLValue]) {

@@ -1,13 +1,15 @@
 /// Recomputes every rollup table from the normalized rows, inside the caller's transaction.
 ///
-/// Counts and sums are aggregated in SQL; histogram blobs are decoded with ``HistogramCodec``
-/// and added through the same ``RollupFlusher`` the writer uses, a chunk of payloads at a time.
-/// The version level is derived from the fine level (buckets exist at the version level only).
+/// Usage and diagnostics are aggregated in SQL, and their version level derived from the fine
+/// one. Exit counts and signpost totals (summed per cell in SQL) and the histogram buckets
+/// (decoded with ``HistogramCodec``) go through the same ``RollupDeltas`` and ``RollupFlusher``
+/// as the writer's, a chunk of rows at a time, so the packed cells of both levels are built by
+/// the same merge the writer uses.
 enum RollupRebuilder {
     /// `payloads.day` (`YYYY-MM-DD`) as days since 1970-01-01.
     private static let payloadDay = "CAST(julianday(p.day) - 2440587.5 AS INTEGER)"
     private static let dims = "coalesce(p.app_version, 0), coalesce(p.os_version, 0), coalesce(p.device_type, 0)"
-    /// Payload rows whose buckets are added per flush (bounds memory on large databases).
+    /// Rows added to the deltas per flush (bounds memory on large databases).
     private static let chunk = 5_000
 
     static func rebuild(on connection: Connection) throws(StoreError) {
@@ -29,20 +31,6 @@ enum RollupRebuilder {
             """, [.text(RollupStage.foregroundTime), .text(RollupStage.backgroundTime)])
         try connection.run(
             """
-            INSERT INTO rollup_exits (app, day, app_version, os_version, device_type, state, reason, count)
-            SELECT p.app, \(payloadDay), \(dims), e.state, e.reason, sum(e.count)
-            FROM exit_counts e JOIN payloads p ON p.id = e.payload
-            GROUP BY 1, 2, 3, 4, 5, 6, 7
-            """)
-        try connection.run(
-            """
-            INSERT INTO rollup_signposts (app, day, app_version, os_version, device_type, category, name, count)
-            SELECT p.app, \(payloadDay), \(dims), s.category, s.name, sum(s.total_count)
-            FROM signposts s JOIN payloads p ON p.id = s.payload
-            GROUP BY 1, 2, 3, 4, 5, 6, 7
-            """)
-        try connection.run(
-            """
             INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
             SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400,
                 coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
@@ -50,8 +38,51 @@ enum RollupRebuilder {
             FROM diagnostics d JOIN payloads p ON p.id = d.payload
             GROUP BY 1, 2, 3, 4, 5, 6, 7
             """)
+        try rebuildCounts(on: connection)
         try rebuildBuckets(on: connection)
         try deriveVersionLevel(on: connection)
+    }
+
+    /// Exit counts and signpost totals per cell (clamped at 0 as the writer does), into the packed cells.
+    private static func rebuildCounts(on connection: Connection) throws(StoreError) {
+        var deltas = RollupDeltas()
+        var rows = 0
+        let exits = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), e.state, e.reason, sum(e.count)
+                FROM exit_counts e JOIN payloads p ON p.id = e.payload
+                GROUP BY 1, 2, 3, 4, 5, 6, 7
+                """,
+            persistent: false)
+        while try exits.step() {
+            deltas.append(
+                RollupDeltas.Exit(cell: cell(exits), state: exits.int64(5), reason: exits.int64(6), count: exits.int64(7)))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        let signposts = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), s.category, s.name, sum(max(s.total_count, 0))
+                FROM signposts s JOIN payloads p ON p.id = s.payload
+                GROUP BY 1, 2, 3, 4, 5, 6, 7
+                """,
+            persistent: false)
+        while try signposts.step() {
+            deltas.append(
+                RollupDeltas.Signpost(
+                    cell: cell(signposts), category: signposts.int64(5), name: signposts.int64(6),
+                    count: signposts.int64(7)))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        try flush(&deltas, on: connection)
+    }
+
+    private static func flush(_ deltas: inout RollupDeltas, on connection: Connection) throws(StoreError) {
+        try RollupFlusher.flush(deltas, on: connection)
+        deltas.clear()
     }
 
     private static func rebuildBuckets(on connection: Connection) throws(StoreError) {
@@ -69,10 +100,7 @@ enum RollupRebuilder {
                     cell: cell, source: histograms.int64(5), start: bucket.start, end: bucket.end, count: bucket.count)
             }
             rows += 1
-            if rows % chunk == 0 {
-                try RollupFlusher.flush(deltas, on: connection)
-                deltas.clear()
-            }
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
         }
         // Signpost duration histograms, keyed `signpost:<category>/<name>` in metric_names.
         let interner = Interner()
@@ -102,12 +130,9 @@ enum RollupRebuilder {
                     cell: cell, source: source, start: bucket.start, end: bucket.end, count: bucket.count)
             }
             rows += 1
-            if rows % chunk == 0 {
-                try RollupFlusher.flush(deltas, on: connection)
-                deltas.clear()
-            }
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
         }
-        try RollupFlusher.flush(deltas, on: connection)
+        try flush(&deltas, on: connection)
     }
 
     private static func cell(_ row: Statement) -> RollupDeltas.Cell {
@@ -115,17 +140,13 @@ enum RollupRebuilder {
             app: row.int64(0), day: row.int64(1), version: row.int64(2), os: row.int64(3), device: row.int64(4))
     }
 
-    /// The flusher wrote the buckets; the other version-level tables sum the fine ones.
+    /// The flusher wrote the packed cells of both levels; usage and diagnostics sum the fine ones.
     private static func deriveVersionLevel(on connection: Connection) throws(StoreError) {
         try connection.execute(
             """
             INSERT INTO rollup_usage_by_version (app, day, app_version, payloads, foreground_ms, background_ms)
             SELECT app, day, app_version, sum(payloads), total(foreground_ms), total(background_ms)
             FROM rollup_usage GROUP BY 1, 2, 3;
-            INSERT INTO rollup_exits_by_version (app, day, app_version, state, reason, count)
-            SELECT app, day, app_version, state, reason, sum(count) FROM rollup_exits GROUP BY 1, 2, 3, 4, 5;
-            INSERT INTO rollup_signposts_by_version (app, day, app_version, category, name, count)
-            SELECT app, day, app_version, category, name, sum(count) FROM rollup_signposts GROUP BY 1, 2, 3, 4, 5;
             INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
             SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics GROUP BY 1, 2, 3, 4, 5;
             """)

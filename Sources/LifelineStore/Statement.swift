@@ -125,6 +125,16 @@ final class Statement {
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))
     }
 
+    /// Runs `body` on column `index`'s bytes in place, without copying them (NULL reads as empty);
+    /// the buffer is valid only during the call.
+    func withBlob<T>(_ index: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let count = Int(sqlite3_column_bytes(handle, index))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, index) else {
+            return body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// Column `index` as a ``SQLValue``.
     func value(_ index: Int32) -> SQLValue {
         switch sqlite3_column_type(handle, index) {

@@ -1,0 +1,201 @@
+import CSQLite
+
+/// One entry of a packed rollup blob: a key of two words and a count, stored as three
+/// little-endian 8-byte words (see `migrations/0004_packed_rollups.sql`).
+protocol PackedEntry: Equatable {
+    init(words: (UInt64, UInt64, UInt64))
+    var words: (UInt64, UInt64, UInt64) { get }
+    var count: Int64 { get set }
+    /// Orders entries by key; entries with equal keys are merged.
+    static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool
+    static func sameKey(_ lhs: Self, _ rhs: Self) -> Bool
+}
+
+/// An exit counter (state, reason) or a signpost total (category, name) of a rollup cell.
+struct CountEntry: PackedEntry, Hashable {
+    var a: Int64
+    var b: Int64
+    var count: Int64
+
+    init(a: Int64, b: Int64, count: Int64) {
+        self.a = a
+        self.b = b
+        self.count = count
+    }
+
+    init(words: (UInt64, UInt64, UInt64)) {
+        self.init(a: Int64(bitPattern: words.0), b: Int64(bitPattern: words.1), count: Int64(bitPattern: words.2))
+    }
+
+    var words: (UInt64, UInt64, UInt64) { (UInt64(bitPattern: a), UInt64(bitPattern: b), UInt64(bitPattern: count)) }
+
+    static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool { (lhs.a, lhs.b) < (rhs.a, rhs.b) }
+    static func sameKey(_ lhs: Self, _ rhs: Self) -> Bool { lhs.a == rhs.a && lhs.b == rhs.b }
+}
+
+/// A histogram bucket of a rollup cell: bounds in the histogram's canonical unit and its samples.
+struct BucketEntry: PackedEntry, Hashable {
+    var start: Double
+    var end: Double
+    var count: Int64
+
+    init(start: Double, end: Double, count: Int64) {
+        self.start = start
+        self.end = end
+        self.count = count
+    }
+
+    init(words: (UInt64, UInt64, UInt64)) {
+        self.init(start: Double(bitPattern: words.0), end: Double(bitPattern: words.1), count: Int64(bitPattern: words.2))
+    }
+
+    var words: (UInt64, UInt64, UInt64) { (start.bitPattern, end.bitPattern, UInt64(bitPattern: count)) }
+
+    static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool { (lhs.start, lhs.end) < (rhs.start, rhs.end) }
+    static func sameKey(_ lhs: Self, _ rhs: Self) -> Bool { lhs.start == rhs.start && lhs.end == rhs.end }
+}
+
+/// Encoding, decoding and merging of packed rollup blobs, and the SQL functions that merge them
+/// inside an upsert (`ll_merge_counts`, `ll_merge_buckets`).
+enum RollupBlob {
+    static let entryBytes = 24
+    /// The most buckets one (version cell, source) keeps; see ``coarsen(_:)``.
+    static let maxBuckets = 512
+
+    /// Sorts `entries` by key and sums the counts of equal keys.
+    static func normalize<Entry: PackedEntry>(_ entries: [Entry]) -> [Entry] {
+        var sorted = entries.sorted(by: Entry.keyPrecedes)
+        var write = 0
+        for read in sorted.indices {
+            if write > 0, Entry.sameKey(sorted[write - 1], sorted[read]) {
+                sorted[write - 1].count &+= sorted[read].count
+            } else {
+                sorted[write] = sorted[read]
+                write += 1
+            }
+        }
+        sorted.removeSubrange(write...)
+        return sorted
+    }
+
+    /// Merges two normalized entry lists into one (a linear merge; equal keys are summed).
+    static func merge<Entry: PackedEntry>(_ x: [Entry], _ y: [Entry]) -> [Entry] {
+        var merged: [Entry] = []
+        merged.reserveCapacity(x.count + y.count)
+        var i = 0
+        var j = 0
+        while i < x.count, j < y.count {
+            if Entry.sameKey(x[i], y[j]) {
+                var entry = x[i]
+                entry.count &+= y[j].count
+                merged.append(entry)
+                i += 1
+                j += 1
+            } else if Entry.keyPrecedes(x[i], y[j]) {
+                merged.append(x[i])
+                i += 1
+            } else {
+                merged.append(y[j])
+                j += 1
+            }
+        }
+        merged.append(contentsOf: x[i...])
+        merged.append(contentsOf: y[j...])
+        return merged
+    }
+
+    /// Halves a bucket list longer than ``maxBuckets`` until it fits, by merging neighbours
+    /// (start of the first, the larger end, summed count): sample counts stay exact, bounds widen.
+    /// Only payloads that do not share bucket layouts get here (MetricKit's layouts are fixed).
+    static func coarsen(_ buckets: [BucketEntry]) -> [BucketEntry] {
+        var buckets = buckets
+        while buckets.count > maxBuckets {
+            var halved: [BucketEntry] = []
+            halved.reserveCapacity(buckets.count / 2 + 1)
+            var index = 0
+            while index < buckets.count {
+                var entry = buckets[index]
+                if index + 1 < buckets.count {
+                    let next = buckets[index + 1]
+                    entry.end = max(entry.end, next.end)
+                    entry.count &+= next.count
+                }
+                halved.append(entry)
+                index += 2
+            }
+            buckets = normalize(halved)
+        }
+        return buckets
+    }
+
+    static func encode<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: entries.count * entryBytes)
+        bytes.withUnsafeMutableBytes { raw in
+            for (index, entry) in entries.enumerated() {
+                let words = entry.words
+                let offset = index * entryBytes
+                raw.storeBytes(of: words.0.littleEndian, toByteOffset: offset, as: UInt64.self)
+                raw.storeBytes(of: words.1.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
+                raw.storeBytes(of: words.2.littleEndian, toByteOffset: offset + 16, as: UInt64.self)
+            }
+        }
+        return bytes
+    }
+
+    /// The entries of a blob; trailing bytes that do not make a whole entry are ignored.
+    static func decode<Entry: PackedEntry>(_ raw: UnsafeRawBufferPointer, as _: Entry.Type = Entry.self) -> [Entry] {
+        let count = raw.count / entryBytes
+        var entries: [Entry] = []
+        entries.reserveCapacity(count)
+        for index in 0..<count {
+            let offset = index * entryBytes
+            entries.append(
+                Entry(
+                    words: (
+                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)),
+                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+                    )))
+        }
+        return entries
+    }
+
+    static func decode<Entry: PackedEntry>(_ bytes: [UInt8], as _: Entry.Type = Entry.self) -> [Entry] {
+        bytes.withUnsafeBytes { decode($0) }
+    }
+
+    /// Registers `ll_merge_counts(a, b)` and `ll_merge_buckets(a, b)` on a connection: both take
+    /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``).
+    static func registerFunctions(on handle: OpaquePointer) -> Int32 {
+        let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
+        let counts = sqlite3_create_function_v2(
+            handle, "ll_merge_counts", 2, flags, nil, { context, _, arguments in
+                RollupBlob.mergeFunction(context, arguments, CountEntry.self) { $0 }
+            }, nil, nil, nil)
+        guard counts == SQLITE_OK else { return counts }
+        return sqlite3_create_function_v2(
+            handle, "ll_merge_buckets", 2, flags, nil, { context, _, arguments in
+                RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
+            }, nil, nil, nil)
+    }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    private static func mergeFunction<Entry: PackedEntry>(
+        _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?, _: Entry.Type,
+        finish: ([Entry]) -> [Entry]
+    ) {
+        guard let arguments else { return sqlite3_result_null(context) }
+        func entries(_ value: OpaquePointer?) -> [Entry] {
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let pointer = sqlite3_value_blob(value) else { return [] }
+            return decode(UnsafeRawBufferPointer(start: pointer, count: count))
+        }
+        let merged = finish(merge(entries(arguments[0]), entries(arguments[1])))
+        guard !merged.isEmpty else { return sqlite3_result_zeroblob(context, 0) }
+        let bytes = encode(merged)
+        bytes.withUnsafeBytes { raw in
+            sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
+        }
+    }
+}
