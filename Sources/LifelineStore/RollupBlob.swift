@@ -46,7 +46,8 @@ struct BucketEntry: PackedEntry, Hashable {
     }
 
     init(words: (UInt64, UInt64, UInt64)) {
-        self.init(start: Double(bitPattern: words.0), end: Double(bitPattern: words.1), count: Int64(bitPattern: words.2))
+        self.init(
+            start: Double(bitPattern: words.0), end: Double(bitPattern: words.1), count: Int64(bitPattern: words.2))
     }
 
     var words: (UInt64, UInt64, UInt64) { (start.bitPattern, end.bitPattern, UInt64(bitPattern: count)) }
@@ -169,12 +170,14 @@ enum RollupBlob {
     static func registerFunctions(on handle: OpaquePointer) -> Int32 {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         let counts = sqlite3_create_function_v2(
-            handle, "ll_merge_counts", 2, flags, nil, { context, _, arguments in
+            handle, "ll_merge_counts", 2, flags, nil,
+            { context, _, arguments in
                 RollupBlob.mergeFunction(context, arguments, CountEntry.self) { $0 }
             }, nil, nil, nil)
         guard counts == SQLITE_OK else { return counts }
         return sqlite3_create_function_v2(
-            handle, "ll_merge_buckets", 2, flags, nil, { context, _, arguments in
+            handle, "ll_merge_buckets", 2, flags, nil,
+            { context, _, arguments in
                 RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
     }

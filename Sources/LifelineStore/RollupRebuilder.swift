@@ -57,7 +57,8 @@ enum RollupRebuilder {
             persistent: false)
         while try exits.step() {
             deltas.append(
-                RollupDeltas.Exit(cell: cell(exits), state: exits.int64(5), reason: exits.int64(6), count: exits.int64(7)))
+                RollupDeltas.Exit(
+                    cell: cell(exits), state: exits.int64(5), reason: exits.int64(6), count: exits.int64(7)))
             rows += 1
             if rows % chunk == 0 { try flush(&deltas, on: connection) }
         }

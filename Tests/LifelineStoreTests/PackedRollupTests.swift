@@ -28,7 +28,8 @@ struct PackedRollupTests {
         try await IngestWriter.withWriter(database: database) { writer in
             for seed in ["p1", "p2", "p3"] {
                 _ = try await writer.submit(
-                    IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: seed)]))
+                    IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: seed)])
+                )
             }
         }
         for table in ["rollup_exits", "rollup_signposts", "rollup_exits_by_version", "rollup_signposts_by_version"] {
@@ -71,7 +72,8 @@ struct PackedRollupTests {
         #expect(entries.map { $0[5] }.contains(.real(3_005)))
         // The reader sums the same cell into the same total.
         let rows = try database.buckets(
-            Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")), source: .metric(Self.launch))
+            Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")), source: .metric(Self.launch)
+        )
         #expect(rows.map(\.count).reduce(0, +) == expected)
         #expect(try database.integrityCheck() == "ok")
     }
