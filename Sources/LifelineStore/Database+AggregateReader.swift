@@ -37,11 +37,11 @@ extension Database: AggregateReader {
         }
     }
 
-    /// Metric payloads and app time per group, from `rollup_usage*`.
+    /// Metric payloads and app time per group, from `rollup_metrics*`.
     package func usage(_ scope: Scope) throws -> [UsageRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [UsageRow] in
             let sql = query.sql(
-                table: "usage", keys: [], sums: ["sum(payloads)", "total(foreground_ms)", "total(background_ms)"])
+                table: "metrics", keys: [], sums: ["sum(payloads)", "total(foreground_ms)", "total(background_ms)"])
             let first = query.firstValueColumn
             return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> UsageRow? in
                 guard !row.isNull(first) else { return nil }  // no GROUP BY: one row even when empty
@@ -53,11 +53,11 @@ extension Database: AggregateReader {
         }
     }
 
-    /// Exit counts per group, state and reason, from the packed `rollup_exits*` cells.
+    /// Exit counts per group, state and reason, from the packed `exits` of `rollup_metrics*`.
     package func exits(_ scope: Scope) throws -> [ExitRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
             var rows: [ExitRow] = []
-            let sql = query.cellsSQL(table: "exits", column: "counts")
+            let sql = query.cellsSQL(table: "metrics", column: "exits")
             for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
                 let key = try query.key(ids: group, names: names, on: connection)
                 for entry in entries {
@@ -71,7 +71,7 @@ extension Database: AggregateReader {
         }
     }
 
-    /// Signpost totals per group, category and name, from the packed `rollup_signposts*` cells.
+    /// Signpost totals per group, category and name, from the packed `signposts` of `rollup_metrics*`.
     package func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
             var wanted: Set<Int64>?
@@ -81,7 +81,7 @@ extension Database: AggregateReader {
                 wanted = Set(ids)
             }
             var rows: [SignpostRow] = []
-            let sql = query.cellsSQL(table: "signposts", column: "counts")
+            let sql = query.cellsSQL(table: "metrics", column: "signposts")
             for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
                 let key = try query.key(ids: group, names: names, on: connection)
                 for entry in entries where wanted?.contains(entry.a) ?? true {

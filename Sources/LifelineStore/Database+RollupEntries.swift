@@ -1,16 +1,19 @@
 extension Database {
-    /// The rows of a rollup table with its packed blob (last column) unpacked: one row per entry,
-    /// the key columns followed by the entry's three fields — (a, b, count) as integers for
-    /// `counts`, (start, end) as reals and count for `buckets`. For inspection and tests.
-    package func rollupEntries(_ table: String) throws(StoreError) -> [[SQLValue]] {
-        let rows = try query("SELECT * FROM \(table)")
+    /// The packed blob `column` of a rollup table unpacked: one row per entry, the table's key
+    /// columns followed by the entry's three fields — (a, b, count) as integers for `exits` and
+    /// `signposts`, (start, end) as reals and count for `buckets`. For inspection and tests.
+    package func rollupEntries(_ table: String, _ column: String) throws(StoreError) -> [[SQLValue]] {
+        let keys = try query(
+            "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [.text(table)]
+        ).compactMap { $0.first?.text }
+        guard !keys.isEmpty, ["exits", "signposts", "buckets"].contains(column) else {
+            throw StoreError(.invalid, "\(table).\(column) is not a packed rollup column")
+        }
         var entries: [[SQLValue]] = []
-        for row in rows {
-            guard case .blob(let bytes) = row.last else {
-                throw StoreError(.invalid, "\(table) is not a packed rollup table")
-            }
+        for row in try query("SELECT \(keys.joined(separator: ", ")), \(column) FROM \(table)") {
+            guard case .blob(let bytes) = row.last else { continue }
             let key = Array(row.dropLast())
-            if table.hasPrefix("rollup_buckets") {
+            if column == "buckets" {
                 for entry in RollupBlob.decode(bytes, as: BucketEntry.self) {
                     entries.append(key + [.real(entry.start), .real(entry.end), .integer(entry.count)])
                 }

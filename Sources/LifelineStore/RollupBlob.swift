@@ -61,7 +61,7 @@ struct BucketEntry: PackedEntry, Hashable {
 enum RollupBlob {
     static let entryBytes = 24
     /// The most buckets one (version cell, source) keeps; see ``coarsen(_:)``.
-    static let maxBuckets = 512
+    static let maxBuckets = 128
 
     /// Sorts `entries` by key and sums the counts of equal keys.
     static func normalize<Entry: PackedEntry>(_ entries: [Entry]) -> [Entry] {

@@ -17,9 +17,10 @@ struct RollupDeltas {
         var byVersion: Cell { Cell(app: app, day: day, version: version, os: 0, device: 0) }
     }
 
-    /// One metric payload and its app time.
+    /// Metric payloads (one per payload from the writer, a cell's count when rebuilding) and their app time.
     struct Usage {
         var cell: Cell
+        var payloads: Int64 = 1
         var foregroundMilliseconds: Double
         var backgroundMilliseconds: Double
     }

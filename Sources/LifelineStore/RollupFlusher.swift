@@ -1,13 +1,18 @@
-/// Sums a ``RollupDeltas`` log per rollup cell and adds it to the rollup tables of both levels
-/// with one upsert per cell and kind, on cached prepared statements: exit counts, signpost totals
-/// and buckets as packed blobs merged into the stored ones by `ll_merge_counts` /
-/// `ll_merge_buckets` (``RollupBlob``); usage and diagnostics with
-/// `ON CONFLICT … DO UPDATE SET count = count + excluded.count`. Runs inside the caller's transaction.
+/// Sums a ``RollupDeltas`` log per rollup cell and adds it to the rollup tables of both levels,
+/// on cached prepared statements, inside the caller's transaction:
+///
+/// - one upsert per metric cell: payloads and app time added, exit counts and signpost totals
+///   packed (``RollupBlob``) and merged into the stored blobs by `ll_merge_counts`;
+/// - one upsert per version cell and histogram source, merged by `ll_merge_buckets`;
+/// - one upsert per (cell, kind, crash group) of diagnostics, `count = count + excluded.count`.
 enum RollupFlusher {
-    private struct Usage {
+    /// A metric cell's increments.
+    private struct MetricCell {
         var payloads: Int64 = 0
         var foreground: Double = 0
         var background: Double = 0
+        var exits: [CountEntry] = []
+        var signposts: [CountEntry] = []
     }
 
     private struct SourceCell: Hashable {
@@ -26,54 +31,40 @@ enum RollupFlusher {
         guard !deltas.isEmpty else { return }
         for level in RollupLevel.allCases {
             let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
-            try flushUsage(deltas.usage, level: level, project: project, on: connection)
-            var exits: [RollupDeltas.Cell: [CountEntry]] = [:]
-            for exit in deltas.exits {
-                exits[project(exit.cell), default: []].append(
-                    CountEntry(a: exit.state, b: exit.reason, count: exit.count))
-            }
-            try upsertCounts(exits, sql: level.upsertExits, level: level, on: connection)
-            var signposts: [RollupDeltas.Cell: [CountEntry]] = [:]
-            for signpost in deltas.signposts {
-                signposts[project(signpost.cell), default: []].append(
-                    CountEntry(a: signpost.category, b: signpost.name, count: signpost.count))
-            }
-            try upsertCounts(signposts, sql: level.upsertSignposts, level: level, on: connection)
+            try flushMetrics(deltas, level: level, project: project, on: connection)
             if level.hasBuckets { try flushBuckets(deltas.buckets, level: level, project: project, on: connection) }
             try flushDiagnostics(deltas.diagnostics, level: level, project: project, on: connection)
         }
     }
 
-    private static func flushUsage(
-        _ rows: [RollupDeltas.Usage], level: RollupLevel, project: (RollupDeltas.Cell) -> RollupDeltas.Cell,
+    private static func flushMetrics(
+        _ deltas: RollupDeltas, level: RollupLevel, project: (RollupDeltas.Cell) -> RollupDeltas.Cell,
         on connection: Connection
     ) throws(StoreError) {
-        guard !rows.isEmpty else { return }
-        var sums: [RollupDeltas.Cell: Usage] = [:]
-        for row in rows {
-            sums[project(row.cell), default: Usage()].payloads += 1
-            sums[project(row.cell), default: Usage()].foreground += row.foregroundMilliseconds
-            sums[project(row.cell), default: Usage()].background += row.backgroundMilliseconds
+        var cells: [RollupDeltas.Cell: MetricCell] = [:]
+        for usage in deltas.usage {
+            let cell = project(usage.cell)
+            cells[cell, default: MetricCell()].payloads += usage.payloads
+            cells[cell, default: MetricCell()].foreground += usage.foregroundMilliseconds
+            cells[cell, default: MetricCell()].background += usage.backgroundMilliseconds
         }
-        let statement = try connection.cached(level.upsertUsage)
-        for (cell, usage) in sums {
-            let next = try bind(cell, level: level, to: statement)
-            try statement.bind(int: usage.payloads, at: next)
-            try statement.bind(double: usage.foreground, at: next + 1)
-            try statement.bind(double: usage.background, at: next + 2)
-            try statement.runToCompletion()
+        for exit in deltas.exits {
+            cells[project(exit.cell), default: MetricCell()].exits.append(
+                CountEntry(a: exit.state, b: exit.reason, count: exit.count))
         }
-    }
-
-    /// One upsert per cell: its entries summed per key, packed, merged into the stored blob.
-    private static func upsertCounts(
-        _ cells: [RollupDeltas.Cell: [CountEntry]], sql: String, level: RollupLevel, on connection: Connection
-    ) throws(StoreError) {
+        for signpost in deltas.signposts {
+            cells[project(signpost.cell), default: MetricCell()].signposts.append(
+                CountEntry(a: signpost.category, b: signpost.name, count: signpost.count))
+        }
         guard !cells.isEmpty else { return }
-        let statement = try connection.cached(sql)
-        for (cell, entries) in cells {
+        let statement = try connection.cached(level.upsertMetrics)
+        for (cell, sums) in cells {
             let next = try bind(cell, level: level, to: statement)
-            try statement.bind(.blob(RollupBlob.encode(RollupBlob.normalize(entries))), at: next)
+            try statement.bind(int: sums.payloads, at: next)
+            try statement.bind(double: sums.foreground, at: next + 1)
+            try statement.bind(double: sums.background, at: next + 2)
+            try statement.bind(.blob(RollupBlob.encode(RollupBlob.normalize(sums.exits))), at: next + 3)
+            try statement.bind(.blob(RollupBlob.encode(RollupBlob.normalize(sums.signposts))), at: next + 4)
             try statement.runToCompletion()
         }
     }

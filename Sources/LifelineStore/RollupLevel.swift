@@ -5,7 +5,7 @@ enum RollupLevel: CaseIterable, Sendable {
     /// Keyed (app, day, app_version): answers scopes without an OS or device filter or grouping.
     case byVersion
 
-    /// The name of this level's table for `base` (`usage`, `exits`, `signposts`, `buckets`, `diagnostics`).
+    /// The name of this level's table for `base` (`metrics`, `buckets`, `diagnostics`).
     func table(_ base: String) -> String {
         self == .fine ? "rollup_\(base)" : "rollup_\(base)_by_version"
     }
@@ -20,10 +20,7 @@ enum RollupLevel: CaseIterable, Sendable {
 
     /// All tables of this level.
     var tables: [String] {
-        (hasBuckets
-            ? ["usage", "exits", "signposts", "buckets", "diagnostics"]
-            : ["usage", "exits", "signposts", "diagnostics"])
-            .map(table)
+        (hasBuckets ? ["metrics", "buckets", "diagnostics"] : ["metrics", "diagnostics"]).map(table)
     }
 
     /// The coarsest level that can answer a scope with these filters and grouping.
@@ -35,41 +32,39 @@ enum RollupLevel: CaseIterable, Sendable {
         let key = ["app", "day"] + dimensionColumns
         let columns = key + values
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
-        let conflict = key + values.dropLast(base == "usage" ? 3 : 1)
+        let conflict = key + values.dropLast()
         return """
             INSERT INTO \(table(base)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))
             ON CONFLICT (\(conflict.joined(separator: ", "))) DO UPDATE SET \(sum)
             """
     }
 
-    var upsertUsage: String {
-        upsert(
-            "usage", values: ["payloads", "foreground_ms", "background_ms"],
-            sum:
-                "payloads = payloads + excluded.payloads, foreground_ms = foreground_ms + excluded.foreground_ms,"
-                + " background_ms = background_ms + excluded.background_ms")
-    }
-
-    /// Upserts a cell's packed blob (`counts` or `buckets`), merged into the stored one on conflict.
-    private func packedUpsert(_ base: String, extraKey: [String] = [], column: String, merge: String) -> String {
-        let key = ["app", "day"] + dimensionColumns + extraKey
-        let columns = key + [column]
+    /// Parameters: the cell's key columns, payloads, foreground_ms, background_ms, then the packed
+    /// ``CountEntry`` blobs of exits (state, reason, count) and signposts (category, name, count),
+    /// added to / merged into the stored cell on conflict.
+    var upsertMetrics: String {
+        let key = ["app", "day"] + dimensionColumns
+        let columns = key + ["payloads", "foreground_ms", "background_ms", "exits", "signposts"]
         let placeholders = Array(repeating: "?", count: columns.count).joined(separator: ", ")
         return """
-            INSERT INTO \(table(base)) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))
-            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET \(column) = \(merge)(\(column), excluded.\(column))
+            INSERT INTO \(table("metrics")) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET payloads = payloads + excluded.payloads,
+                foreground_ms = foreground_ms + excluded.foreground_ms,
+                background_ms = background_ms + excluded.background_ms,
+                exits = ll_merge_counts(exits, excluded.exits),
+                signposts = ll_merge_counts(signposts, excluded.signposts)
             """
     }
 
-    /// Parameters: the cell's key columns, then the packed ``CountEntry`` blob (state, reason, count).
-    var upsertExits: String { packedUpsert("exits", column: "counts", merge: "ll_merge_counts") }
-
-    /// Parameters: the cell's key columns, then the packed ``CountEntry`` blob (category, name, count).
-    var upsertSignposts: String { packedUpsert("signposts", column: "counts", merge: "ll_merge_counts") }
-
-    /// Parameters: the cell's key columns, the source, then the packed ``BucketEntry`` blob.
+    /// Parameters: the cell's key columns, the source, then the packed ``BucketEntry`` blob,
+    /// merged into the stored one on conflict.
     var upsertBuckets: String {
-        packedUpsert("buckets", extraKey: ["source"], column: "buckets", merge: "ll_merge_buckets")
+        let key = ["app", "day"] + dimensionColumns + ["source"]
+        let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
+        return """
+            INSERT INTO \(table("buckets")) (\(key.joined(separator: ", ")), buckets) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET buckets = ll_merge_buckets(buckets, excluded.buckets)
+            """
     }
 
     var upsertDiagnostics: String {

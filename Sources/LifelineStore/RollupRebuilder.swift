@@ -1,10 +1,10 @@
 /// Recomputes every rollup table from the normalized rows, inside the caller's transaction.
 ///
-/// Usage and diagnostics are aggregated in SQL, and their version level derived from the fine
-/// one. Exit counts and signpost totals (summed per cell in SQL) and the histogram buckets
-/// (decoded with ``HistogramCodec``) go through the same ``RollupDeltas`` and ``RollupFlusher``
-/// as the writer's, a chunk of rows at a time, so the packed cells of both levels are built by
-/// the same merge the writer uses.
+/// Diagnostics are aggregated in SQL, and their version level derived from the fine one. Usage,
+/// exit counts and signpost totals (summed per cell in SQL) and the histogram buckets (decoded
+/// with ``HistogramCodec``) go through the same ``RollupDeltas`` and ``RollupFlusher`` as the
+/// writer's, a chunk of rows at a time, so the packed cells of both levels are built by the same
+/// merge the writer uses.
 enum RollupRebuilder {
     /// `payloads.day` (`YYYY-MM-DD`) as days since 1970-01-01.
     private static let payloadDay = "CAST(julianday(p.day) - 2440587.5 AS INTEGER)"
@@ -18,19 +18,6 @@ enum RollupRebuilder {
         }
         try connection.run(
             """
-            INSERT INTO rollup_usage (app, day, app_version, os_version, device_type, payloads, foreground_ms,
-                background_ms)
-            SELECT p.app, \(payloadDay), \(dims), count(*), total(fg.value), total(bg.value)
-            FROM payloads p
-            LEFT JOIN scalar_metrics fg ON fg.payload = p.id
-                AND fg.metric = (SELECT id FROM metric_names WHERE value = ?1)
-            LEFT JOIN scalar_metrics bg ON bg.payload = p.id
-                AND bg.metric = (SELECT id FROM metric_names WHERE value = ?2)
-            WHERE p.kind = 'metric'
-            GROUP BY 1, 2, 3, 4, 5
-            """, [.text(RollupStage.foregroundTime), .text(RollupStage.backgroundTime)])
-        try connection.run(
-            """
             INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
             SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400,
                 coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
@@ -38,15 +25,37 @@ enum RollupRebuilder {
             FROM diagnostics d JOIN payloads p ON p.id = d.payload
             GROUP BY 1, 2, 3, 4, 5, 6, 7
             """)
-        try rebuildCounts(on: connection)
+        try rebuildMetrics(on: connection)
         try rebuildBuckets(on: connection)
         try deriveVersionLevel(on: connection)
     }
 
-    /// Exit counts and signpost totals per cell (clamped at 0 as the writer does), into the packed cells.
-    private static func rebuildCounts(on connection: Connection) throws(StoreError) {
+    /// Usage, exit counts and signpost totals (clamped at 0 as the writer does) per cell, into the metric cells.
+    private static func rebuildMetrics(on connection: Connection) throws(StoreError) {
         var deltas = RollupDeltas()
         var rows = 0
+        let usage = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), count(*), total(fg.value), total(bg.value)
+                FROM payloads p
+                LEFT JOIN scalar_metrics fg ON fg.payload = p.id
+                    AND fg.metric = (SELECT id FROM metric_names WHERE value = ?1)
+                LEFT JOIN scalar_metrics bg ON bg.payload = p.id
+                    AND bg.metric = (SELECT id FROM metric_names WHERE value = ?2)
+                WHERE p.kind = 'metric'
+                GROUP BY 1, 2, 3, 4, 5
+                """,
+            persistent: false)
+        try usage.bind([.text(RollupStage.foregroundTime), .text(RollupStage.backgroundTime)])
+        while try usage.step() {
+            deltas.append(
+                RollupDeltas.Usage(
+                    cell: cell(usage), payloads: usage.int64(5), foregroundMilliseconds: usage.optionalDouble(6) ?? 0,
+                    backgroundMilliseconds: usage.optionalDouble(7) ?? 0))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
         let exits = try Statement(
             database: connection.handle,
             sql: """
@@ -141,13 +150,10 @@ enum RollupRebuilder {
             app: row.int64(0), day: row.int64(1), version: row.int64(2), os: row.int64(3), device: row.int64(4))
     }
 
-    /// The flusher wrote the packed cells of both levels; usage and diagnostics sum the fine ones.
+    /// The flusher wrote the metric and bucket cells of both levels; diagnostics sum the fine ones.
     private static func deriveVersionLevel(on connection: Connection) throws(StoreError) {
         try connection.execute(
             """
-            INSERT INTO rollup_usage_by_version (app, day, app_version, payloads, foreground_ms, background_ms)
-            SELECT app, day, app_version, sum(payloads), total(foreground_ms), total(background_ms)
-            FROM rollup_usage GROUP BY 1, 2, 3;
             INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
             SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics GROUP BY 1, 2, 3, 4, 5;
             """)

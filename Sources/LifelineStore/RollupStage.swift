@@ -9,7 +9,7 @@ import LifelineModel
 /// kept; the first histogram per metric name and the first duration histogram per signpost;
 /// buckets with a positive count and a finite bound; diagnostics as stored.
 final class RollupStage: ItemWriteStage {
-    /// Scalar metric names of the app time summed into `rollup_usage`.
+    /// Scalar metric names of the app time summed into `rollup_metrics`.
     static let foregroundTime = "applicationTimeMetrics.cumulativeForegroundTime"
     static let backgroundTime = "applicationTimeMetrics.cumulativeBackgroundTime"
 

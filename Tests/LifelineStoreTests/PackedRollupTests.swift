@@ -20,7 +20,7 @@ struct PackedRollupTests {
         return metric
     }
 
-    @Test("one row per cell and kind, merged across batches by the SQL merge functions")
+    @Test("one row per metric cell and per bucket source, merged across batches by the SQL merge functions")
     func oneRowPerCellMergedAcrossBatches() async throws {
         let temp = TemporaryDatabase()
         let database = try temp.open()
@@ -32,7 +32,7 @@ struct PackedRollupTests {
                 )
             }
         }
-        for table in ["rollup_exits", "rollup_signposts", "rollup_exits_by_version", "rollup_signposts_by_version"] {
+        for table in ["rollup_metrics", "rollup_metrics_by_version"] {
             #expect(try database.query("SELECT count(*) FROM \(table)") == [[.integer(1)]], "\(table)")
         }
         // Two sources (launch histogram, restoration durations), one version cell each.
@@ -47,13 +47,14 @@ struct PackedRollupTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
-    @Test("a cell's buckets stay within 512 entries with exact sample counts when layouts differ")
+    @Test("a cell's buckets stay within 128 entries with exact sample counts when layouts differ")
     func bucketsCoarsenedWithExactCounts() async throws {
         let temp = TemporaryDatabase()
         let database = try temp.open()
-        // 300 + 300 distinct bounds in two batches: the stored merge must coarsen (600 > 512).
-        let first = Self.wideHistogramMetric(offset: 0, count: 300)
-        let second = Self.wideHistogramMetric(offset: 5, count: 300)
+        // 100 + 100 distinct bounds in two batches: each fits, so the merge in the upsert
+        // (ll_merge_buckets) is what must coarsen (200 > 128).
+        let first = Self.wideHistogramMetric(offset: 0, count: 100)
+        let second = Self.wideHistogramMetric(offset: 5, count: 100)
         try await IngestWriter.withWriter(database: database) { writer in
             _ = try await writer.submit(
                 IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(first), hashSeed: "w1")]))
@@ -62,14 +63,14 @@ struct PackedRollupTests {
         }
         let launchID = try #require(
             database.query("SELECT id FROM metric_names WHERE value = ?", [.text(Self.launch)]).first?.first)
-        let entries = try database.rollupEntries("rollup_buckets_by_version").filter { $0[1] == launchID }
-        #expect(entries.count <= 512)
-        #expect(entries.count >= 256)
-        let expected = Int64(2 * (300 * 301 / 2))
+        let entries = try database.rollupEntries("rollup_buckets_by_version", "buckets").filter { $0[3] == launchID }
+        #expect(entries.count <= 128)
+        #expect(entries.count >= 64)
+        let expected = Int64(2 * (100 * 101 / 2))
         #expect(entries.compactMap { $0.last?.integer }.reduce(0, +) == expected)
         // Bounds widen but still cover exactly the samples' range.
         #expect(entries.first?[4] == .real(0))
-        #expect(entries.map { $0[5] }.contains(.real(3_005)))
+        #expect(entries.map { $0[5] }.contains(.real(1_005)))
         // The reader sums the same cell into the same total.
         let rows = try database.buckets(
             Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")), source: .metric(Self.launch)

@@ -6,9 +6,8 @@ import Testing
 /// Shared data for the rollup and reader tests.
 enum RollupFixtures {
     static let rollupTables = [
-        "rollup_usage", "rollup_exits", "rollup_signposts", "rollup_diagnostics",
-        "rollup_usage_by_version", "rollup_exits_by_version", "rollup_signposts_by_version",
-        "rollup_buckets_by_version", "rollup_diagnostics_by_version",
+        "rollup_metrics", "rollup_diagnostics", "rollup_metrics_by_version", "rollup_buckets_by_version",
+        "rollup_diagnostics_by_version",
     ]
 
     /// A metric payload with app time, on `device` and `os`.
@@ -107,15 +106,15 @@ struct RollupTests {
         for level in ["", "_by_version"] {
             #expect(
                 try database.query(
-                    "SELECT sum(payloads), total(foreground_ms), total(background_ms) FROM rollup_usage\(level)")
+                    "SELECT sum(payloads), total(foreground_ms), total(background_ms) FROM rollup_metrics\(level)")
                     == [[.integer(3), .real(210_000), .real(107_000)]])
             // Packed cells: (keys…, a, b, count); the fine level has 5 key columns, the version level 3.
             let keys = level.isEmpty ? 5 : 3
             #expect(
-                try RollupFixtures.sums(database.rollupEntries("rollup_exits\(level)"), by: [keys, keys + 1])
+                try RollupFixtures.sums(database.rollupEntries("rollup_metrics\(level)", "exits"), by: [keys, keys + 1])
                     == database.query("SELECT state, reason, sum(count) FROM exit_counts GROUP BY 1, 2 ORDER BY 1, 2"))
             #expect(
-                try RollupFixtures.sums(database.rollupEntries("rollup_signposts\(level)"), by: [keys, keys + 1])
+                try RollupFixtures.sums(database.rollupEntries("rollup_metrics\(level)", "signposts"), by: [keys, keys + 1])
                     == database.query(
                         "SELECT category, name, sum(total_count) FROM signposts GROUP BY 1, 2 ORDER BY 1, 2"))
             #expect(
@@ -130,7 +129,7 @@ struct RollupTests {
             database.query("SELECT id FROM exit_reasons WHERE value = 'MemoryPressure'").first?.first)
         let versions = try database.query("SELECT value, id FROM app_versions ORDER BY value")
         let name = Dictionary(uniqueKeysWithValues: versions.map { ($0[1], $0[0]) })
-        let perVersion = try database.rollupEntries("rollup_exits_by_version")
+        let perVersion = try database.rollupEntries("rollup_metrics_by_version", "exits")
             .filter { $0[4] == memoryPressure }
             .map { [name[$0[2]] ?? .null, $0[3], $0[5]] }
             .sorted { "\($0)" < "\($1)" }
@@ -141,11 +140,11 @@ struct RollupTests {
                 [.text("4.2.0"), .integer(1), .integer(13)],
             ])
         // Buckets: the launch histogram (50 + 60 + 1 per payload) and the signpost durations (30 + 10).
-        // Version-level bucket entries: (app, source, day, version, start, end, count).
+        // Version-level bucket entries: (app, day, version, source, start, end, count).
         let sources = try database.query("SELECT id, value FROM metric_names")
         let source = Dictionary(uniqueKeysWithValues: sources.map { ($0[0], $0[1]) })
         let buckets = RollupFixtures.sums(
-            try database.rollupEntries("rollup_buckets_by_version").map { [source[$0[1]] ?? .null] + $0[4...] },
+            try database.rollupEntries("rollup_buckets_by_version", "buckets").map { [source[$0[3]] ?? .null] + $0[4...] },
             by: [0, 1, 2])
         #expect(
             buckets == [
@@ -225,6 +224,6 @@ struct RollupTests {
         // An empty database is migrated without any backfill work.
         let empty = TemporaryDatabase()
         let fresh = try empty.open()
-        #expect(try fresh.query("SELECT count(*) FROM rollup_usage") == [[.integer(0)]])
+        #expect(try fresh.query("SELECT count(*) FROM rollup_metrics") == [[.integer(0)]])
     }
 }
