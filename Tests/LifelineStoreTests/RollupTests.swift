@@ -111,10 +111,12 @@ struct RollupTests {
             // Packed cells: (keys…, a, b, count); the fine level has 5 key columns, the version level 3.
             let keys = level.isEmpty ? 5 : 3
             #expect(
-                try RollupFixtures.sums(database.rollupEntries("rollup_metrics\(level)", "exits"), by: [keys, keys + 1])
+                try RollupFixtures.sums(
+                    database.rollupEntries("rollup_metrics\(level)", "exits"), by: [keys, keys + 1])
                     == database.query("SELECT state, reason, sum(count) FROM exit_counts GROUP BY 1, 2 ORDER BY 1, 2"))
             #expect(
-                try RollupFixtures.sums(database.rollupEntries("rollup_metrics\(level)", "signposts"), by: [keys, keys + 1])
+                try RollupFixtures.sums(
+                    database.rollupEntries("rollup_metrics\(level)", "signposts"), by: [keys, keys + 1])
                     == database.query(
                         "SELECT category, name, sum(total_count) FROM signposts GROUP BY 1, 2 ORDER BY 1, 2"))
             #expect(
@@ -144,7 +146,9 @@ struct RollupTests {
         let sources = try database.query("SELECT id, value FROM metric_names")
         let source = Dictionary(uniqueKeysWithValues: sources.map { ($0[0], $0[1]) })
         let buckets = RollupFixtures.sums(
-            try database.rollupEntries("rollup_buckets_by_version", "buckets").map { [source[$0[3]] ?? .null] + $0[4...] },
+            try database.rollupEntries("rollup_buckets_by_version", "buckets").map {
+                [source[$0[3]] ?? .null] + $0[4...]
+            },
             by: [0, 1, 2])
         #expect(
             buckets == [
