@@ -17,7 +17,10 @@ package enum EmbeddedOpenAPI {
             buckets of every payload in scope (identical bounds are added), sorts them by start, finds
             the bucket holding rank `q × samples`, and interpolates linearly inside it as if its samples
             were spread evenly: `start + (end − start) × (rank − below) / count`. A bucket whose start
-            equals its end yields that value exactly. Values are in milliseconds.
+            equals its end yields that value exactly. Values are in milliseconds. The rollups keep at most
+            128 buckets per histogram, app version and day: when payloads do not share a bucket layout
+            (MetricKit's layouts are fixed, so in practice they do), neighbouring buckets are merged into
+            one spanning both, so counts stay exact and the estimate's resolution is that of the wider bucket.
 
             **Device-days.** MetricKit carries no device id; one metric payload covers about one device
             for one day, so rates are per 1,000 metric payloads ("device-days").
