@@ -70,6 +70,7 @@ let package = Package(
                 "LifelineModel",
                 "LifelineAnalysis",
                 "LifelineStore",
+                "LifelineAlerts",
             ],
             swiftSettings: strict
         ),

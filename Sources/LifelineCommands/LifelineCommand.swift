@@ -8,6 +8,7 @@ public struct LifelineCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, KeysCommand.self, IngestCommand.self, BenchCommand.self,
             BackupCommand.self,
+            ReportCommand.self,
             SimulateCommand.self,
             RulesCommand.self,
         ]

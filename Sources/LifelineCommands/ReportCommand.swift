@@ -1,0 +1,174 @@
+import ArgumentParser
+import Foundation
+import LifelineAnalysis
+import LifelineReport
+import LifelineStore
+
+/// `lifeline report`: one app's figures from a database file, as HTML, Markdown or JSON.
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "Write an offline report of one app from a database file (no server needed).",
+        discussion: """
+            Every figure comes from the same query model as the HTTP API and the alert rules. \
+            Formats: html (one self-contained file: inline CSS and SVG charts, no network), md \
+            (Markdown tables), json (snake_case, the API's field names).
+
+            --compare BASE..TARGET adds a table of the report figures for both versions with their \
+            deltas (e.g. --compare 4.1.0..4.2.0).
+
+            --fail-on 'FIGURE OP NUMBER' (repeatable) is a release gate: OP is one of > >= < <= == !=, \
+            FIGURE a report figure (device_days, exit_rate, background_exit_rate, \
+            assertion_timeout_rate, max_handler_imbalance_ratio, restoration_error_rate, \
+            restoration_p95_ms, crash_rate, watchdog_terminations, launch_p95_ms, hang_p95_ms) or any \
+            alert-rule query (e.g. 'exit_rate{reason="AppWatchdog"}', 'percentile(hang_time, 0.99)'). \
+            It is judged on the TARGET version with --compare, else on the whole window and version \
+            filter; a figure with no data does not trip. The report is written either way.
+
+            Exit status: 0 written and no gate tripped; 3 written and a gate tripped (each is named \
+            on standard error); 1 the report could not be made (no such database, app or version); \
+            64 bad arguments.
+
+            Examples:
+              lifeline report --db lifeline.sqlite --app com.example.notes --out report.html
+              lifeline report --db prod.sqlite --app com.example.notes --format md --out - \\
+                  --compare 4.1.0..4.2.0 --fail-on 'restoration_error_rate>0.001'
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Bundle identifier of the app to report on.")
+    var app: String
+
+    @Option(help: "First day (YYYY-MM-DD, UTC, inclusive). Default: 29 days before --to.")
+    var from: String?
+
+    @Option(help: "Last day (YYYY-MM-DD, UTC, inclusive). Default: today.")
+    var to: String?
+
+    @Option(parsing: .upToNextOption, help: "Only these app versions (space or comma separated).")
+    var versions: [String] = []
+
+    @Option(help: "Output format: html, md or json.")
+    var format: ReportFormat = .html
+
+    @Option(help: "Where to write the report; - for standard output. Default: lifeline-report.<format>.")
+    var out: String?
+
+    @Option(help: "Compare two versions: BASE..TARGET.")
+    var compare: String?
+
+    @Option(name: .customLong("fail-on"), help: "Release gate 'FIGURE OP NUMBER' (repeatable); exit 3 when one holds.")
+    var failOn: [String] = []
+
+    @Option(help: "How many crash groups to list.")
+    var topCrashes: Int = 10
+
+    @Option(help: "YAML configuration file; its analysis section sets the signpost conventions.")
+    var config: String?
+
+    var versionList: [String] {
+        versions.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+    }
+
+    func validate() throws {
+        for (name, day) in [("--from", from), ("--to", to)] {
+            if let day, Day.ordinal(day) == nil { throw ValidationError("\(name) must be a date YYYY-MM-DD, got '\(day)'") }
+        }
+        if let from, let to, let a = Day.ordinal(from), let b = Day.ordinal(to), a > b {
+            throw ValidationError("--from \(from) is after --to \(to)")
+        }
+        if let compare, Report.VersionPair(compare) == nil {
+            throw ValidationError("--compare must be two different versions BASE..TARGET, got '\(compare)'")
+        }
+        if topCrashes < 0 { throw ValidationError("--top-crashes must be 0 or more") }
+        for gate in failOn {
+            do {
+                _ = try FailCondition(gate, figures: ReportFigure.standard(SignpostConventions()))
+            } catch {
+                throw ValidationError("--fail-on \(error.description)")
+            }
+        }
+    }
+
+    func run() throws {
+        let file = try config.map(ConfigFile.load)
+        let conventions = file?.analysis?.conventions ?? SignpostConventions()
+        let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
+        guard FileManager.default.fileExists(atPath: global.db) else {
+            throw CommandError("no database at \(global.db)")
+        }
+        let database = try Database(path: global.db)
+        let applied = try database.appliedMigrations().count
+        guard applied >= EmbeddedMigrations.all.count else {
+            throw CommandError(
+                "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first")
+        }
+        guard try database.hasApp(app) else {
+            let known = try database.apps().map(\.bundleID).joined(separator: ", ")
+            throw CommandError("no app \(app) in \(global.db) (apps: \(known.isEmpty ? "none" : known))")
+        }
+        let now = WallClock.nowSeconds()
+        let lastDay = to ?? Day.of(epochSeconds: now)
+        let firstDay = from ?? Day.string(Day.ordinal(lastDay)! - 29)
+        let analyzer = Analyzer(reader: database, conventions: conventions, handlerFlag: handlerFlag)
+        let builder = ReportBuilder(database: database, analyzer: analyzer)
+        let gates = try failOn.map { try FailCondition($0, figures: builder.figures) }
+        let request = Report.Request(
+            app: app, days: DayRange(from: firstDay, to: lastDay), versions: versionList,
+            compare: compare.flatMap(Report.VersionPair.init), topCrashes: topCrashes)
+        try checkVersions(request, analyzer: analyzer)
+
+        let started = ContinuousClock.now
+        let report = try builder.build(request, gates: gates, now: now) { section in
+            printError("report: \(section) (\(Self.seconds(since: started)))")
+        }
+        let text: String
+        switch format {
+        case .html: text = ReportHTML.document(report)
+        case .md: text = ReportMarkdown.render(report)
+        case .json: text = try ReportJSON.render(report)
+        }
+        let path = out ?? "lifeline-report.\(format.rawValue)"
+        if path == "-" {
+            FileHandle.standardOutput.write(Data(text.utf8))
+        } else {
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            } catch {
+                throw CommandError("cannot write \(path): \(error.localizedDescription)")
+            }
+            printError("report: wrote \(path) (\(text.utf8.count) bytes) in \(Self.seconds(since: started))")
+        }
+        for gate in report.gates where gate.tripped {
+            let value = gate.value.map { String($0) } ?? "no data"
+            printError("report: gate tripped: \(gate.condition.text) (value \(value))")
+        }
+        if report.failed { throw ExitCode(3) }
+    }
+
+    /// Versions named by --versions or --compare must have data in the window.
+    private func checkVersions(_ request: Report.Request, analyzer: Analyzer) throws {
+        let wanted = request.versions + (request.compare.map { [$0.base, $0.target] } ?? [])
+        guard !wanted.isEmpty else { return }
+        let scope = Scope(app: request.app, days: request.days, groupBy: [.version])
+        let present = Set(try analyzer.reader.usage(scope).compactMap(\.key.version))
+        let missing = wanted.filter { !present.contains($0) }
+        guard missing.isEmpty else {
+            throw CommandError(
+                "no metric payloads of version \(missing.joined(separator: ", ")) for \(request.app) between "
+                    + "\(request.days.from) and \(request.days.to) (versions there: "
+                    + "\(present.sorted(by: VersionOrder.precedes).joined(separator: ", ")))")
+        }
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> String {
+        let duration = start.duration(to: .now)
+        let milliseconds = Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+        return NumberText.fixed(milliseconds / 1000, digits: 2) + " s"
+    }
+}
+
+extension ReportFormat: ExpressibleByArgument {}

@@ -1,0 +1,189 @@
+import Foundation
+import LifelineAnalysis
+import LifelineModel
+import LifelineStore
+
+/// Everything one report shows, for one app and window, computed by ``Analyzer`` (the figures of
+/// the HTTP API) and read from the alert state. Rendered by ``ReportHTML``, ``ReportMarkdown``
+/// and ``ReportJSON``; the dashboard page renders the same sections live.
+package struct Report: Sendable {
+    /// What to report on.
+    package struct Request: Sendable, Equatable {
+        package var app: String
+        package var days: DayRange
+        /// Restrict to these app versions (all when empty).
+        package var versions: [String] = []
+        /// Compare two versions: `base..target`.
+        package var compare: VersionPair?
+        /// How many crash groups to list.
+        package var topCrashes = 10
+
+        package init(
+            app: String, days: DayRange, versions: [String] = [], compare: VersionPair? = nil, topCrashes: Int = 10
+        ) {
+            self.app = app
+            self.days = days
+            self.versions = versions
+            self.compare = compare
+            self.topCrashes = topCrashes
+        }
+
+        /// The scope of the request: the app, window and version filter.
+        package var scope: Scope { Scope(app: app, days: days, versions: versions) }
+    }
+
+    /// `base..target`, e.g. `4.1.0..4.2.0`.
+    package struct VersionPair: Sendable, Equatable {
+        package var base: String
+        package var target: String
+
+        package init(base: String, target: String) {
+            self.base = base
+            self.target = target
+        }
+
+        /// Parses `A..B`; `nil` when it is not two non-empty versions.
+        package init?(_ text: String) {
+            let parts = text.components(separatedBy: "..")
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, parts[0] != parts[1] else { return nil }
+            self.init(base: parts[0], target: parts[1])
+        }
+    }
+
+    /// A named figure's value over the whole scope.
+    package struct FigureValue: Sendable, Equatable {
+        package var figure: ReportFigure
+        package var value: Double?
+    }
+
+    /// A figure of two versions side by side.
+    package struct ComparisonRow: Sendable, Equatable {
+        package var figure: ReportFigure
+        package var base: Double?
+        package var target: Double?
+        /// `target − base`; `nil` when either is missing.
+        package var delta: Double? {
+            guard let base, let target else { return nil }
+            return target - base
+        }
+    }
+
+    /// A `--fail-on` condition and its outcome.
+    package struct GateResult: Sendable, Equatable {
+        package var condition: FailCondition
+        package var value: Double?
+        package var tripped: Bool
+    }
+
+    /// One launch histogram's percentiles per version.
+    package struct LaunchSeries: Sendable, Equatable {
+        package var name: String
+        package var rows: [PercentileFigure]
+    }
+
+    package var request: Request
+    /// When the report was made (epoch seconds, UTC).
+    package var generatedAt: Int64
+    /// App versions in scope, oldest first.
+    package var versions: [String]
+    package var summary: [FigureValue]
+    /// Exits per version, state and reason.
+    package var exits: [ExitFigure]
+    /// Handlers per version.
+    package var handlers: [HandlerFigure]
+    package var restorationByVersion: [RestorationFigure]
+    package var restorationByDay: [RestorationFigure]
+    /// Most frequent crash groups first.
+    package var crashes: [CrashFigure]
+    /// All crash groups in scope (the list is cut at `topCrashes`).
+    package var crashGroupCount: Int
+    package var launch: [LaunchSeries]
+    package var hangs: [PercentileFigure]
+    /// Alerts of the app that fired inside the window (resolved or not).
+    package var alerts: [AlertStateRecord]
+    package var comparison: [ComparisonRow]
+    package var gates: [GateResult]
+
+    /// Whether any `--fail-on` condition tripped.
+    package var failed: Bool { gates.contains { $0.tripped } }
+}
+
+/// Builds a ``Report`` from the query model.
+package struct ReportBuilder: Sendable {
+    package var analyzer: Analyzer
+    package var database: Database
+    package var figures: [ReportFigure]
+
+    package init(database: Database, analyzer: Analyzer) {
+        self.database = database
+        self.analyzer = analyzer
+        self.figures = ReportFigure.standard(analyzer.conventions)
+    }
+
+    /// Computes the report; `progress` is told each section as it starts.
+    package func build(
+        _ request: Report.Request, gates: [FailCondition] = [], now: Int64,
+        progress: (String) -> Void = { _ in }
+    ) throws -> Report {
+        let scope = request.scope
+        let byVersion = scope.grouped(by: [.version])
+        progress("summary")
+        let summary = try figures.map { Report.FigureValue(figure: $0, value: try $0.value(analyzer, scope)) }
+        progress("exits")
+        let exits = try analyzer.exits(byVersion)
+        progress("expiration handlers")
+        let handlers = try analyzer.handlers(byVersion)
+        progress("state restoration")
+        let restorationByVersion = try analyzer.restoration(byVersion)
+        let restorationByDay = try analyzer.restoration(scope.grouped(by: [.day]))
+        progress("crashes")
+        let crashes = try analyzer.crashes(scope)
+        progress("launch and hangs")
+        let launch = try Analyzer.launchHistograms.map {
+            Report.LaunchSeries(name: $0.name, rows: try analyzer.percentiles(byVersion, source: $0.source))
+        }
+        let hangs = try analyzer.percentiles(byVersion, source: Analyzer.hangHistogram)
+        progress("alerts")
+        let alerts = try firedAlerts(app: request.app, days: request.days)
+        var comparison: [Report.ComparisonRow] = []
+        if let pair = request.compare {
+            progress("comparison \(pair.base)..\(pair.target)")
+            comparison = try figures.map { figure in
+                Report.ComparisonRow(
+                    figure: figure, base: try figure.value(analyzer, version(pair.base, of: scope)),
+                    target: try figure.value(analyzer, version(pair.target, of: scope)))
+            }
+        }
+        // Gates judge the target version when comparing, else the whole scope.
+        let gateScope = request.compare.map { version($0.target, of: scope) } ?? scope
+        let gateResults = try gates.map { gate in
+            let value = try ReportFigure.value(of: gate.measure, analyzer, gateScope)
+            return Report.GateResult(condition: gate, value: value, tripped: gate.trips(value))
+        }
+        var versions = Set(exits.compactMap(\.key.version))
+        versions.formUnion(restorationByVersion.compactMap(\.key.version))
+        versions.formUnion(handlers.compactMap(\.key.version))
+        return Report(
+            request: request, generatedAt: now, versions: versions.sorted(by: VersionOrder.precedes),
+            summary: summary, exits: exits, handlers: handlers, restorationByVersion: restorationByVersion,
+            restorationByDay: restorationByDay, crashes: Array(crashes.prefix(request.topCrashes)),
+            crashGroupCount: crashes.count, launch: launch, hangs: hangs, alerts: alerts, comparison: comparison,
+            gates: gateResults)
+    }
+
+    private func version(_ version: String, of scope: Scope) -> Scope {
+        var copy = scope
+        copy.versions = [version]
+        return copy
+    }
+
+    /// Alerts labelled with the app that fired between the window's first and last second.
+    private func firedAlerts(app: String, days: DayRange) throws -> [AlertStateRecord] {
+        guard let from = Day.ordinal(days.from), let to = Day.ordinal(days.to) else { return [] }
+        let start = Int64(from) * 86_400
+        let end = Int64(to + 1) * 86_400
+        return try database.alertStates()
+            .filter { $0.labels["app"] == app && ($0.firedAt.map { $0 >= start && $0 < end } ?? false) }
+            .sorted { ($0.firedAt ?? 0, $0.rule) > ($1.firedAt ?? 0, $1.rule) }
+    }
+}
