@@ -147,6 +147,8 @@ let package = Package(
                 "LifelineStore",
                 "LifelineModel",
                 "LifelineCommands",
+                "LifelineReport",
+                "LifelineAnalysis",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),

@@ -75,7 +75,9 @@ struct ReportCommand: ParsableCommand {
 
     func validate() throws {
         for (name, day) in [("--from", from), ("--to", to)] {
-            if let day, Day.ordinal(day) == nil { throw ValidationError("\(name) must be a date YYYY-MM-DD, got '\(day)'") }
+            if let day, Day.ordinal(day) == nil {
+                throw ValidationError("\(name) must be a date YYYY-MM-DD, got '\(day)'")
+            }
         }
         if let from, let to, let a = Day.ordinal(from), let b = Day.ordinal(to), a > b {
             throw ValidationError("--from \(from) is after --to \(to)")
@@ -104,7 +106,8 @@ struct ReportCommand: ParsableCommand {
         let applied = try database.appliedMigrations().count
         guard applied >= EmbeddedMigrations.all.count else {
             throw CommandError(
-                "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first")
+                "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first"
+            )
         }
         guard try database.hasApp(app) else {
             let known = try database.apps().map(\.bundleID).joined(separator: ", ")

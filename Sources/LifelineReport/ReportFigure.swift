@@ -27,7 +27,8 @@ package struct ReportFigure: Sendable, Equatable {
             category: conventions.restorationCategory, name: conventions.restorationAttempt)
         let launch = Analyzer.launchHistograms.first { $0.name == "time_to_first_draw" }!.source
         return [
-            ReportFigure(name: "device_days", title: "Device-days (metric payloads)", measure: .deviceDays, format: .count),
+            ReportFigure(
+                name: "device_days", title: "Device-days (metric payloads)", measure: .deviceDays, format: .count),
             ReportFigure(
                 name: "exit_rate", title: "Exits per 1,000 device-days", measure: .exitRate(state: nil, reason: nil),
                 format: .perThousand),

@@ -83,7 +83,8 @@ package enum ReportHTML {
             html += "<tr><td>\(HTML.escape(row.figure.title))</td>"
             html += "<td class=\"n\">\(HTML.escape(row.figure.display(row.base)))</td>"
             html += "<td class=\"n\">\(HTML.escape(row.figure.display(row.target)))</td>"
-            html += "<td class=\"n \(css)\">\(delta == nil ? "—" : sign + HTML.escape(row.figure.display(delta)))</td></tr>"
+            html +=
+                "<td class=\"n \(css)\">\(delta == nil ? "—" : sign + HTML.escape(row.figure.display(delta)))</td></tr>"
         }
         return html + "</table>"
     }
@@ -136,7 +137,8 @@ package enum ReportHTML {
             html += "<td>\(HTML.escape(row.category))/\(HTML.escape(row.handler))</td>"
             html += "<td class=\"n\">\(row.entered)</td><td class=\"n\">\(row.exited)</td>"
             html += "<td class=\"n\">\(row.imbalance)</td>"
-            html += "<td class=\"n\">\(row.imbalanceRatio.map { NumberText.fixed($0 * 100, digits: 2) + " %" } ?? "—")</td>"
+            html +=
+                "<td class=\"n\">\(row.imbalanceRatio.map { NumberText.fixed($0 * 100, digits: 2) + " %" } ?? "—")</td>"
             html += "<td class=\"n\">\(row.assertionTimeoutExits)</td>"
             html += "<td>\(row.flagged ? "<span class=\"badge bad\">flagged</span>" : "")</td></tr>"
         }
@@ -151,7 +153,9 @@ package enum ReportHTML {
         let days = report.restorationByDay.compactMap(\.key.day)
         html += SVGChart.lines(
             title: "Restoration error rate per day", xLabels: days,
-            series: [.init(name: "error rate %", values: report.restorationByDay.map { $0.errorRate.map { $0 * 100 } })],
+            series: [
+                .init(name: "error rate %", values: report.restorationByDay.map { $0.errorRate.map { $0 * 100 } })
+            ],
             unit: "%")
         html += SVGChart.lines(
             title: "Restoration duration per day", xLabels: days,
@@ -165,7 +169,8 @@ package enum ReportHTML {
             html += "<tr><td>\(HTML.escape(row.key.version ?? "—"))</td><td class=\"n\">\(row.attempts)</td>"
             html += "<td class=\"n\">\(row.failures)</td>"
             html += "<td class=\"n\">\(row.errorRate.map { NumberText.fixed($0 * 100, digits: 3) + " %" } ?? "—")</td>"
-            html += "<td class=\"n\">\(ms(row.p50Milliseconds))</td><td class=\"n\">\(ms(row.p95Milliseconds))</td></tr>"
+            html +=
+                "<td class=\"n\">\(ms(row.p50Milliseconds))</td><td class=\"n\">\(ms(row.p95Milliseconds))</td></tr>"
         }
         return html + "</table>"
     }
@@ -173,7 +178,8 @@ package enum ReportHTML {
     static func crashes(_ report: Report) -> String {
         var html = "<h2>Top crash groups</h2>"
         guard !report.crashes.isEmpty else { return html + "<p class=\"empty\">No diagnostics in scope.</p>" }
-        html += "<p class=\"meta\">\(report.crashes.count) of \(report.crashGroupCount) groups, most frequent first.</p>"
+        html +=
+            "<p class=\"meta\">\(report.crashes.count) of \(report.crashGroupCount) groups, most frequent first.</p>"
         html += "<table><tr><th>group</th><th>kind</th><th>exception / signal</th><th class=\"n\">count</th>"
         html += "<th>by version</th><th>first / last seen</th></tr>"
         for crash in report.crashes {
@@ -184,14 +190,16 @@ package enum ReportHTML {
             html += "</details></td><td>\(crash.kind.rawValue)</td><td>\(HTML.escape(decoded.isEmpty ? "—" : decoded))"
             html += "</td><td class=\"n\">\(crash.count)</td><td>"
             html += HTML.escape(Stack.versions(crash.countByVersion))
-            html += "</td><td>\(Timestamps.iso(crash.group.firstSeen))<br>\(Timestamps.iso(crash.group.lastSeen))</td></tr>"
+            html +=
+                "</td><td>\(Timestamps.iso(crash.group.firstSeen))<br>\(Timestamps.iso(crash.group.lastSeen))</td></tr>"
         }
         return html + "</table>"
     }
 
     static func percentiles(_ report: Report) -> String {
         var html = "<h2>Launch and hang percentiles</h2>"
-        let series = report.launch.map { ($0.name.replacingOccurrences(of: "_", with: " "), $0.rows) }
+        let series =
+            report.launch.map { ($0.name.replacingOccurrences(of: "_", with: " "), $0.rows) }
             + [("hang duration", report.hangs)]
         let present = series.filter { !$0.1.isEmpty }
         guard !present.isEmpty else { return html + "<p class=\"empty\">No launch or hang histograms in scope.</p>" }
@@ -219,7 +227,8 @@ package enum ReportHTML {
             let badge = alert.status == .firing ? "bad" : "ok"
             html += "<tr><td>\(HTML.escape(alert.rule))</td><td>\(HTML.escape(labels))</td>"
             html += "<td><span class=\"badge \(badge)\">\(alert.status.rawValue)</span></td>"
-            html += "<td>\(alert.firedAt.map(Timestamps.iso) ?? "—")</td><td>\(alert.resolvedAt.map(Timestamps.iso) ?? "—")</td>"
+            html +=
+                "<td>\(alert.firedAt.map(Timestamps.iso) ?? "—")</td><td>\(alert.resolvedAt.map(Timestamps.iso) ?? "—")</td>"
             html += "<td class=\"n\">\(alert.lastValue.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
         }
         return html + "</table>"
@@ -250,7 +259,8 @@ struct ExitChart {
         }
         if !hidden.isEmpty {
             series.append(
-                SVGChart.Series(name: "other (\(hidden.count))", values: versions.map { rate($0) { hidden.contains($0) } }))
+                SVGChart.Series(
+                    name: "other (\(hidden.count))", values: versions.map { rate($0) { hidden.contains($0) } }))
         }
     }
 }

@@ -129,7 +129,8 @@ package enum ReportJSON {
 
         init(_ report: Report) {
             app = report.request.app
-            window = Window(from: report.request.days.from, to: report.request.days.to, days: report.request.days.dayCount)
+            window = Window(
+                from: report.request.days.from, to: report.request.days.to, days: report.request.days.dayCount)
             versions = report.versions
             generatedAt = Timestamps.iso(report.generatedAt)
             summary = report.summary.map { Figure(name: $0.figure.name, title: $0.figure.title, value: $0.value) }
@@ -169,7 +170,8 @@ package enum ReportJSON {
                     exceptionName: crash.exceptionName, signalName: crash.signalName, watchdog: crash.isWatchdog,
                     firstSeen: Timestamps.iso(crash.group.firstSeen), lastSeen: Timestamps.iso(crash.group.lastSeen),
                     sampleStack: crash.group.sampleFrames.map {
-                        Crash.Frame(binary: $0.binaryName, address: "0x" + String($0.address, radix: 16), offset: $0.offset)
+                        Crash.Frame(
+                            binary: $0.binaryName, address: "0x" + String($0.address, radix: 16), offset: $0.offset)
                     })
             }
             percentiles =
@@ -178,7 +180,8 @@ package enum ReportJSON {
                 } + report.hangs.map { Self.percentiles("hang_time", $0) }
             alerts = report.alerts.map {
                 Alert(
-                    rule: $0.rule, labels: $0.labels, status: $0.status.rawValue, firedAt: $0.firedAt.map(Timestamps.iso),
+                    rule: $0.rule, labels: $0.labels, status: $0.status.rawValue,
+                    firedAt: $0.firedAt.map(Timestamps.iso),
                     resolvedAt: $0.resolvedAt.map(Timestamps.iso), lastValue: $0.lastValue)
             }
         }

@@ -6,10 +6,13 @@ import LifelineModel
 package enum ReportMarkdown {
     package static func render(_ report: Report) -> String {
         var md = "# Lifeline report — \(report.request.app)\n\n"
-        md += "Window \(report.request.days.from) – \(report.request.days.to) (\(report.request.days.dayCount) days, UTC)"
+        md +=
+            "Window \(report.request.days.from) – \(report.request.days.to) (\(report.request.days.dayCount) days, UTC)"
         if !report.request.versions.isEmpty { md += ", versions \(report.request.versions.joined(separator: ", "))" }
         md += ". Generated \(Timestamps.iso(report.generatedAt)).\n\n## Summary\n\n"
-        md += table(["figure", "name", "value"], report.summary.map { [$0.figure.title, "`\($0.figure.name)`", $0.figure.display($0.value)] })
+        md += table(
+            ["figure", "name", "value"],
+            report.summary.map { [$0.figure.title, "`\($0.figure.name)`", $0.figure.display($0.value)] })
         if let pair = report.request.compare {
             md += "\n## Version \(pair.base) → \(pair.target)\n\n"
             md += table(
@@ -27,41 +30,54 @@ package enum ReportMarkdown {
             md += table(
                 ["condition", "value", "result"],
                 report.gates.map {
-                    ["`\($0.condition.text)`", $0.value.map { NumberText.fixed($0, digits: 6) } ?? "no data",
-                     $0.tripped ? "**FAIL**" : "pass"]
+                    [
+                        "`\($0.condition.text)`", $0.value.map { NumberText.fixed($0, digits: 6) } ?? "no data",
+                        $0.tripped ? "**FAIL**" : "pass",
+                    ]
                 })
         }
         md += "\n## Exits by version\n\n"
-        md += report.exits.isEmpty
+        md +=
+            report.exits.isEmpty
             ? "_No metric payloads in scope._\n"
             : table(
                 ["version", "state", "reason", "count", "per 1k device-days", "per hour"],
                 report.exits.map {
-                    [$0.key.version ?? "—", $0.state.rawValue, $0.reason, String($0.count),
-                     $0.perThousandDeviceDays.map { NumberText.fixed($0, digits: 2) } ?? "—",
-                     $0.perHour.map { NumberText.fixed($0, digits: 4) } ?? "—"]
+                    [
+                        $0.key.version ?? "—", $0.state.rawValue, $0.reason, String($0.count),
+                        $0.perThousandDeviceDays.map { NumberText.fixed($0, digits: 2) } ?? "—",
+                        $0.perHour.map { NumberText.fixed($0, digits: 4) } ?? "—",
+                    ]
                 })
         md += "\n## Background-task expiration handlers\n\n"
-        md += report.handlers.isEmpty
+        md +=
+            report.handlers.isEmpty
             ? "_No expiration-handler signposts in scope._\n"
             : table(
                 ["version", "handler", "entered", "exited", "imbalance", "ratio", "assertion timeouts", "flagged"],
                 report.handlers.map {
-                    [$0.key.version ?? "—", "\($0.category)/\($0.handler)", String($0.entered), String($0.exited),
-                     String($0.imbalance), $0.imbalanceRatio.map { NumberText.fixed($0 * 100, digits: 2) + " %" } ?? "—",
-                     String($0.assertionTimeoutExits), $0.flagged ? "**flagged**" : ""]
+                    [
+                        $0.key.version ?? "—", "\($0.category)/\($0.handler)", String($0.entered), String($0.exited),
+                        String($0.imbalance),
+                        $0.imbalanceRatio.map { NumberText.fixed($0 * 100, digits: 2) + " %" } ?? "—",
+                        String($0.assertionTimeoutExits), $0.flagged ? "**flagged**" : "",
+                    ]
                 })
         md += "\n## State restoration\n\n"
-        let restorationRows = report.restorationByVersion.map { ("version " + ($0.key.version ?? "—"), $0) }
+        let restorationRows =
+            report.restorationByVersion.map { ("version " + ($0.key.version ?? "—"), $0) }
             + report.restorationByDay.map { ("day " + ($0.key.day ?? "—"), $0) }
-        md += restorationRows.isEmpty
+        md +=
+            restorationRows.isEmpty
             ? "_No state-restoration signposts in scope._\n"
             : table(
                 ["group", "attempts", "failures", "error rate", "p50", "p95"],
                 restorationRows.map { label, row in
-                    [label, String(row.attempts), String(row.failures),
-                     row.errorRate.map { NumberText.fixed($0 * 100, digits: 3) + " %" } ?? "—",
-                     ReportHTML.ms(row.p50Milliseconds), ReportHTML.ms(row.p95Milliseconds)]
+                    [
+                        label, String(row.attempts), String(row.failures),
+                        row.errorRate.map { NumberText.fixed($0 * 100, digits: 3) + " %" } ?? "—",
+                        ReportHTML.ms(row.p50Milliseconds), ReportHTML.ms(row.p95Milliseconds),
+                    ]
                 })
         md += "\n## Top crash groups (\(report.crashes.count) of \(report.crashGroupCount))\n\n"
         if report.crashes.isEmpty { md += "_No diagnostics in scope._\n" }
@@ -70,28 +86,38 @@ package enum ReportMarkdown {
             md += "### #\(crash.group.id) \(crash.group.title)\(crash.isWatchdog ? " — watchdog 0x8BADF00D" : "")\n\n"
             md += "\(crash.kind.rawValue), \(crash.count) occurrences (\(Stack.versions(crash.countByVersion)))"
             md += decoded.isEmpty ? "" : ", \(decoded)"
-            md += "; first seen \(Timestamps.iso(crash.group.firstSeen)), last \(Timestamps.iso(crash.group.lastSeen))\n\n"
+            md +=
+                "; first seen \(Timestamps.iso(crash.group.firstSeen)), last \(Timestamps.iso(crash.group.lastSeen))\n\n"
             md += "```\n\(Stack.text(crash.group))\n```\n\n"
         }
         md += "\n## Launch and hang percentiles\n\n"
-        let percentileRows = report.launch.flatMap { series in series.rows.map { (series.name, $0) } }
+        let percentileRows =
+            report.launch.flatMap { series in series.rows.map { (series.name, $0) } }
             + report.hangs.map { ("hang_time", $0) }
-        md += percentileRows.isEmpty
+        md +=
+            percentileRows.isEmpty
             ? "_No launch or hang histograms in scope._\n"
             : table(
                 ["histogram", "version", "samples", "p50", "p90", "p95", "p99"],
                 percentileRows.map { name, row in
-                    [name, row.key.version ?? "—", String(row.samples), ReportHTML.ms(row.p50), ReportHTML.ms(row.p90),
-                     ReportHTML.ms(row.p95), ReportHTML.ms(row.p99)]
+                    [
+                        name, row.key.version ?? "—", String(row.samples), ReportHTML.ms(row.p50),
+                        ReportHTML.ms(row.p90),
+                        ReportHTML.ms(row.p95), ReportHTML.ms(row.p99),
+                    ]
                 })
         md += "\n## Alerts fired in the window\n\n"
-        md += report.alerts.isEmpty
+        md +=
+            report.alerts.isEmpty
             ? "_None._\n"
             : table(
                 ["rule", "status", "fired", "resolved", "last value"],
                 report.alerts.map {
-                    [$0.rule, $0.status.rawValue, $0.firedAt.map(Timestamps.iso) ?? "—",
-                     $0.resolvedAt.map(Timestamps.iso) ?? "—", $0.lastValue.map { NumberText.fixed($0, digits: 4) } ?? "—"]
+                    [
+                        $0.rule, $0.status.rawValue, $0.firedAt.map(Timestamps.iso) ?? "—",
+                        $0.resolvedAt.map(Timestamps.iso) ?? "—",
+                        $0.lastValue.map { NumberText.fixed($0, digits: 4) } ?? "—",
+                    ]
                 })
         return md
     }

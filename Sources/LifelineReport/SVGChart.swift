@@ -86,7 +86,8 @@ package enum SVGChart {
                 svg += "\(NumberText.fixed(value, digits: 3)) \(HTML.escape(unit))</title></circle>"
             }
             if !path.isEmpty {
-                svg += "<path d=\"\(path.dropFirst())\" fill=\"none\" stroke=\"\(color(seriesIndex))\" stroke-width=\"2\"/>"
+                svg +=
+                    "<path d=\"\(path.dropFirst())\" fill=\"none\" stroke=\"\(color(seriesIndex))\" stroke-width=\"2\"/>"
             }
         }
         // At most ~8 x labels, first and last always.

@@ -1,0 +1,211 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LifelineAnalysis
+import LifelineReport
+import LifelineServer
+import LifelineStore
+import NIOCore
+import Testing
+
+/// Reports made from a database filled through HTTP, checked against the query API's answers.
+@Suite("Offline report")
+struct ReportTests {
+    static let notes = "com.example.notes"
+    static let meter = "com.chimehq.Meter"
+    static let window = "from=2026-10-01&to=2026-11-30"
+
+    /// 4.1.0 with balanced expiration handlers, 4.2.0 entering 20 times and leaving 10 (flagged);
+    /// the notes fixtures (restoration signposts) and a real crash report for a second app.
+    static func fill(_ env: TestEnvironment, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
+        async throws
+    {
+        let notesKey = try env.token(.ingest, app: notes)
+        let meterKey = try env.token(.ingest, app: meter)
+        let read = try env.token(.read)
+        var documents: [(path: String, key: String, body: Data)] = [
+            ("/v1/metrics", notesKey, try Paths.fixture("metrics/lifeline-authored__ios17-full.json")),
+            ("/v1/metrics", notesKey, try Paths.fixture("metrics/lifeline-authored__sparse-zoneless.json")),
+            ("/v1/diagnostics", meterKey, try Paths.fixture("diagnostics/ChimeHQ_Meter__real_report.json")),
+        ]
+        for index in 0..<6 {
+            documents.append(
+                ("/v1/metrics", notesKey, metricPayload(index: index, bundle: notes, version: "4.1.0", day: 3 + index)))
+            documents.append(
+                (
+                    "/v1/metrics", notesKey,
+                    metricPayload(
+                        index: 100 + index, bundle: notes, version: "4.2.0", day: 10 + index, entered: 20, exited: 10)
+                ))
+        }
+        let app = try await buildApplication(env.config())
+        let all = documents
+        try await app.test(.live) { client in
+            for document in all {
+                let response = try await client.execute(
+                    uri: document.path, method: .post, headers: ingestHeaders(document.key, gzip: true),
+                    body: try gzip(document.body))
+                #expect(response.status == .accepted, "\(String(buffer: response.body))")
+            }
+            try await body(client, read)
+        }
+    }
+
+    static func rows(_ client: any TestClientProtocol, _ uri: String, _ token: String, key: String = "rows")
+        async throws -> [[String: Any]]
+    {
+        let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(token)"])
+        #expect(response.status == .ok, "\(uri): \(String(buffer: response.body))")
+        return try #require(try json(response.body)[key] as? [[String: Any]], "\(uri)")
+    }
+
+    static func report(
+        _ env: TestEnvironment, app: String, from: String = "2026-10-01", compare: Report.VersionPair? = nil
+    ) throws -> Report {
+        let builder = ReportBuilder(database: env.database, analyzer: Analyzer(reader: env.database))
+        return try builder.build(
+            Report.Request(app: app, days: DayRange(from: from, to: "2026-11-30"), compare: compare),
+            now: 1_790_000_000)
+    }
+
+    @Test("exits, handlers, restoration and crashes in the report equal the query API's figures")
+    func figuresMatchTheAPI() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await Self.fill(env) { client, read in
+            let report = try Self.report(env, app: Self.notes)
+            #expect(report.versions.contains("4.1.0") && report.versions.contains("4.2.0"))
+
+            let exits = try await Self.rows(
+                client, "/v1/apps/\(Self.notes)/exits?\(Self.window)&group_by=version", read)
+            #expect(!exits.isEmpty)
+            #expect(exits.count == report.exits.count)
+            for row in exits {
+                let match = report.exits.first {
+                    $0.key.version == row["version"] as? String && $0.state.rawValue == row["state"] as? String
+                        && $0.reason == row["reason"] as? String
+                }
+                #expect(match?.count == (row["count"] as? NSNumber)?.int64Value, "\(row)")
+                #expect(match?.perThousandDeviceDays == (row["per_1000_device_days"] as? NSNumber)?.doubleValue)
+            }
+
+            let handlers = try await Self.rows(
+                client, "/v1/apps/\(Self.notes)/expiration-handlers?\(Self.window)&group_by=version", read)
+            #expect(handlers.count == report.handlers.count)
+            for row in handlers {
+                let match = report.handlers.first {
+                    $0.key.version == row["version"] as? String && $0.handler == row["handler"] as? String
+                        && $0.category == row["category"] as? String
+                }
+                #expect(match?.flagged == row["flagged"] as? Bool, "\(row)")
+                #expect(match?.imbalance == (row["imbalance"] as? NSNumber)?.int64Value)
+            }
+            let sync = report.handlers.filter { $0.handler == "SyncExpirationHandler" }
+            #expect(sync.first { $0.key.version == "4.2.0" }?.flagged == true)
+            #expect(sync.first { $0.key.version == "4.1.0" }?.flagged == false)
+
+            let restoration = try await Self.rows(
+                client, "/v1/apps/\(Self.notes)/restoration?\(Self.window)&group_by=version", read)
+            #expect(!restoration.isEmpty)
+            for row in restoration {
+                let match = report.restorationByVersion.first { $0.key.version == row["version"] as? String }
+                let rate = try #require((row["error_rate"] as? NSNumber)?.doubleValue, "\(row)")
+                #expect(abs((match?.errorRate ?? -1) - rate) < 1e-12, "\(row)")
+                #expect(match?.attempts == (row["attempts"] as? NSNumber)?.int64Value)
+            }
+
+            // The crash report is from October 2020.
+            let crashes = try await Self.rows(
+                client, "/v1/apps/\(Self.meter)/crashes?from=2020-01-01&to=2026-11-30", read, key: "groups")
+            let meter = try Self.report(env, app: Self.meter, from: "2020-01-01")
+            #expect(!crashes.isEmpty)
+            #expect(meter.crashes.map(\.group.id) == crashes.compactMap { ($0["id"] as? NSNumber)?.int64Value })
+            #expect(meter.crashes.map(\.count) == crashes.compactMap { ($0["count"] as? NSNumber)?.int64Value })
+
+            // The HTML carries the flagged row, escapes data and loads nothing from the network.
+            let html = ReportHTML.document(report)
+            #expect(html.contains("<tr class=\"flagged\"><td>4.2.0</td>"))
+            #expect(!html.contains("http://") || !html.contains("src="))
+            #expect(!html.contains("<script"))
+            let markdown = ReportMarkdown.render(report)
+            #expect(markdown.contains("| 4.2.0 | ExpirationHandlers/SyncExpirationHandler | 120 | 60 | 60 | 50.00 % |"))
+        }
+    }
+
+    @Test("the command writes html, md and json; --compare gives deltas; --fail-on sets the exit status")
+    func commandLine() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await Self.fill(env) { _, _ in }
+        let base = [
+            "report", "--db", env.databasePath, "--app", Self.notes, "--from", "2026-10-01", "--to", "2026-11-30",
+        ]
+        for format in ["html", "md", "json"] {
+            let out = env.directory.appendingPathComponent("report.\(format)").path
+            let result = try Lifeline.run(base + ["--format", format, "--out", out])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("report: wrote \(out)"))
+            let size = try FileManager.default.attributesOfItem(atPath: out)[.size] as? Int ?? 0
+            #expect(size > 1_000, "\(format) report is \(size) bytes")
+        }
+
+        // Compare: the handler imbalance ratio goes from 0 (4.1.0) to 0.5 (4.2.0).
+        let jsonPath = env.directory.appendingPathComponent("gate.json").path
+        let tripped = try Lifeline.run(
+            base + [
+                "--format", "json", "--out", jsonPath, "--compare", "4.1.0..4.2.0",
+                "--fail-on", "max_handler_imbalance_ratio>0.2", "--fail-on", "restoration_error_rate>0.99",
+            ])
+        #expect(tripped.status == 3, "\(tripped.stderr)")
+        #expect(tripped.stderr.contains("gate tripped: max_handler_imbalance_ratio>0.2"))
+        #expect(!tripped.stderr.contains("gate tripped: restoration_error_rate"))
+        let body = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonPath))) as? [String: Any])
+        #expect(body["failed"] as? Bool == true)
+        let comparison = try #require(body["comparison"] as? [String: Any])
+        let figures = try #require(comparison["figures"] as? [[String: Any]])
+        let imbalance = try #require(figures.first { $0["name"] as? String == "max_handler_imbalance_ratio" })
+        #expect((imbalance["base"] as? NSNumber)?.doubleValue == 0)
+        #expect((imbalance["target"] as? NSNumber)?.doubleValue == 0.5)
+        #expect((imbalance["delta"] as? NSNumber)?.doubleValue == 0.5)
+
+        // Same gate judged on 4.1.0 (balanced): passes; an alert query works as a gate too.
+        let passed = try Lifeline.run(
+            base + [
+                "--format", "md", "--out", "-", "--versions", "4.1.0", "--fail-on", "max_handler_imbalance_ratio>0.2",
+                "--fail-on", "exit_rate{reason=\"AppWatchdog\"} > 5000",
+            ])
+        #expect(passed.status == 0, "\(passed.stderr)")
+        #expect(passed.stdout.contains("## Release gates"))
+
+        // Bad gate, unknown app, unknown version: clear errors.
+        let badGate = try Lifeline.run(base + ["--fail-on", "crashiness>1"])
+        #expect(badGate.status == 64)
+        #expect(badGate.stderr.contains("'crashiness' is neither a report figure"))
+        let unknownApp = try Lifeline.run(["report", "--db", env.databasePath, "--app", "com.example.none"])
+        #expect(unknownApp.status == 1)
+        #expect(unknownApp.stderr.contains("no app com.example.none"))
+        let unknownVersion = try Lifeline.run(base + ["--compare", "4.1.0..9.9.9", "--out", "-"])
+        #expect(unknownVersion.status == 1)
+        #expect(unknownVersion.stderr.contains("no metric payloads of version 9.9.9"))
+    }
+
+    @Test("the HTML report renders in headless Chromium without console errors")
+    func rendersInChromium() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        guard let chromium = Chromium.executable else {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "chromium is required in CI")
+            return
+        }
+        try await Self.fill(env) { _, _ in }
+        let html = env.directory.appendingPathComponent("report.html")
+        try Data(ReportHTML.document(try Self.report(env, app: Self.notes)).utf8).write(to: html)
+        let png = env.directory.appendingPathComponent("report.png")
+        let result = try Chromium.screenshot(chromium, url: html.absoluteString, to: png)
+        #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)")
+        let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
+        #expect(size > 20_000, "screenshot is \(size) bytes")
+    }
+}
