@@ -42,6 +42,7 @@ package actor AlertEvaluator: Service {
     /// Alert states by rule, then fingerprint; `nil` until read from the store.
     private var states: [String: [String: AlertStateRecord]]?
     private var evaluations: [String: RuleEvaluationRecord] = [:]
+    private var evaluationCounts: [String: EvaluationCount] = [:]
     private var lastPrune: Int64?
 
     /// - Parameters:
@@ -146,7 +147,7 @@ package actor AlertEvaluator: Service {
         }
         return AlertsSnapshot(
             rules: rules, rulesPath: rulesPath, loadedAt: loadedAt, evaluations: evaluations, alerts: alerts,
-            receivers: notifications.statistics)
+            receivers: notifications.statistics, evaluationCounts: evaluationCounts)
     }
 
     /// State changes of the last `seconds` before the clock's now, newest first, at most `limit`.
@@ -185,6 +186,8 @@ package actor AlertEvaluator: Service {
         var notices: [AlertNotice] = []
         for rule in rules.rules {
             let (record, ruleNotices) = evaluate(rule, at: now)
+            evaluationCounts[rule.name, default: EvaluationCount()].total += 1
+            if record.error != nil { evaluationCounts[rule.name, default: EvaluationCount()].failed += 1 }
             records.append(record)
             notices += ruleNotices
         }

@@ -14,4 +14,17 @@ package struct AlertsSnapshot: Sendable {
     package var alerts: [AlertStateRecord]
     /// Delivery counters, by receiver name.
     package var receivers: [String: ReceiverStatistics]
+    /// Evaluations since start, and how many of them failed, by rule name.
+    package var evaluationCounts: [String: EvaluationCount] = [:]
+}
+
+/// How often a rule was evaluated since the evaluator started, and how often that failed.
+package struct EvaluationCount: Sendable, Equatable {
+    package var total = 0
+    package var failed = 0
+
+    package init(total: Int = 0, failed: Int = 0) {
+        self.total = total
+        self.failed = failed
+    }
 }

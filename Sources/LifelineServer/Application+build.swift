@@ -18,14 +18,15 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     if !applied.isEmpty {
         logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
     }
-    let writer = try IngestWriter(database: database, logger: logger)
+    let metrics = ServiceMetrics()
+    let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
     let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
     let evaluator = AlertEvaluator(
         analyzer: Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
         store: database, rules: rules, rulesPath: config.rulesPath,
         options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
         logger: logger)
-    let router = buildRouter(config, database: database, writer: writer, evaluator: evaluator)
+    let router = buildRouter(config, database: database, writer: writer, evaluator: evaluator, metrics: metrics)
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "lifeline"),
@@ -39,18 +40,27 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
 
 /// The routes, separated from the application so tests can also drive them in-process.
 func buildRouter(
-    _ config: ServerConfig, database: Database, writer: IngestWriter, evaluator: AlertEvaluator? = nil
+    _ config: ServerConfig, database: Database, writer: IngestWriter, evaluator: AlertEvaluator? = nil,
+    metrics: ServiceMetrics = ServiceMetrics()
 ) -> Router<LifelineRequestContext> {
     let router = Router(context: LifelineRequestContext.self)
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
     HealthController(database: database, writer: writer).addRoutes(to: router)
     let keys = KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
-        pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer
+        pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer,
+        metrics: metrics
     ).addRoutes(to: v1)
     let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analyzer: analyzer).addRoutes(to: v1)
+    MetricsController(
+        service: metrics, writer: writer, evaluator: evaluator,
+        product: ProductMetrics(
+            analyzer: analyzer, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
+            lastDay: config.metricsLastDay)
+    ).addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
     if let evaluator {
         let alerts = AlertsController(evaluator: evaluator)
         alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)

@@ -75,6 +75,27 @@ package enum EmbeddedOpenAPI {
                   content:
                     application/yaml:
                       schema: { type: string }
+          /metrics:
+            get:
+              tags: [health]
+              summary: Prometheus metrics (read or admin key).
+              description: |
+                Prometheus text format 0.0.4. The service's own health (`lifeline_http_requests_total`,
+                `lifeline_ingest_duration_seconds`, `lifeline_ingest_payloads_total`,
+                `lifeline_writer_batch_requests`, `lifeline_writer_queue_depth`, rule evaluations,
+                notifications) and the product's figures per app and version over a trailing window of
+                UTC days (`lifeline_app_*`, `lifeline_alerts_firing`), computed by the same query model as
+                the `/v1/apps` endpoints. Per app, the most used versions (10 by default) keep their own
+                `version` label; the others are folded into `version="other"`. A key scoped to one app sees
+                only that app's figures.
+              responses:
+                "200":
+                  description: The metrics.
+                  content:
+                    text/plain:
+                      schema: { type: string }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
           /v1/metrics:
             post:
               tags: [ingest]

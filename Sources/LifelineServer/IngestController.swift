@@ -9,6 +9,7 @@ import NIOCore
 struct IngestController: Sendable {
     let pipeline: IngestPipeline
     let writer: IngestWriter
+    var metrics: ServiceMetrics?
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.post("metrics") { request, context in
@@ -20,6 +21,22 @@ struct IngestController: Sendable {
     }
 
     func ingest(_ request: Request, context: LifelineRequestContext, family: DocumentFamily) async throws -> Response {
+        let started = ContinuousClock.now
+        do {
+            let (response, outcome) = try await accept(request, context: context, family: family)
+            metrics?.ingest(
+                accepted: outcome.accepted, duplicates: outcome.duplicates, refused: 0,
+                duration: started.duration(to: .now))
+            return response
+        } catch {
+            metrics?.ingest(accepted: 0, duplicates: 0, refused: 1, duration: started.duration(to: .now))
+            throw error
+        }
+    }
+
+    private func accept(
+        _ request: Request, context: LifelineRequestContext, family: DocumentFamily
+    ) async throws -> (Response, IngestOutcome) {
         let key = try context.requireKey(.ingest)
         guard let app = key.app else {
             throw APIError.forbidden("this ingest key is not bound to an app")
@@ -43,7 +60,7 @@ struct IngestController: Sendable {
         }
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if outcome.replayed { headers[.init("Idempotent-Replayed")!] = "true" }
-        return Response(status: .accepted, headers: headers, body: .init(byteBuffer: Self.encode(outcome)))
+        return (Response(status: .accepted, headers: headers, body: .init(byteBuffer: Self.encode(outcome))), outcome)
     }
 
     private func idempotencyKey(_ request: Request) throws(APIError) -> String? {

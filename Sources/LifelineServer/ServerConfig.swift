@@ -17,6 +17,12 @@ package struct ServerConfig: Sendable {
     package var conventions = SignpostConventions()
     /// When an expiration handler is flagged.
     package var handlerFlag = HandlerFlagRule()
+    /// `/metrics`: the trailing window (UTC days, ending today) of the per-app figures.
+    package var metricsWindowDays = 7
+    /// `/metrics`: versions per app with their own label; the others are folded into `version="other"`.
+    package var metricsVersionsPerApp = 10
+    /// `/metrics`: the last day of the window (`YYYY-MM-DD`); `nil` for today (UTC). For tests and demos of old data.
+    package var metricsLastDay: String?
     /// The alert rule file (`serve --rules FILE` / `alerts.rules_file`); `nil`: no rules (endpoints answer empty).
     package var rulesPath: String?
     /// Reload the rule file on SIGHUP.

@@ -31,13 +31,15 @@ package final class IngestWriter: Service, Sendable {
     private let logger: Logger
 
     /// Opens a write connection to `database`'s file, checks the schema is current, and starts the thread.
+    /// `onBatch` is told the number of requests of every batch written (on the writer thread: keep it cheap).
     package init(
-        database: Database, options: Options = Options(), logger: Logger = Logger(label: "lifeline.store.writer")
+        database: Database, options: Options = Options(), logger: Logger = Logger(label: "lifeline.store.writer"),
+        onBatch: (@Sendable (Int) -> Void)? = nil
     ) throws(StoreError) {
         let connection = try database.openConnection()
         try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
         self.logger = logger
-        self.shared = WriterQueue(options: options)
+        self.shared = WriterQueue(options: options, onBatch: onBatch)
         let owned = OwnedWriter(writer: BatchWriter(connection: connection))
         let shared = self.shared
         let thread = Thread {

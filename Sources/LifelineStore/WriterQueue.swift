@@ -31,15 +31,24 @@ final class WriterQueue: Sendable {
     }
 
     let options: IngestWriter.Options
+    /// Told the number of requests of every batch written, on the writer thread (for metrics).
+    let onBatch: (@Sendable (Int) -> Void)?
     private let state = Mutex(State())
     /// Signalled once per enqueue and once per shutdown request; the thread waits on it when idle.
     private let wakeup = DispatchSemaphore(value: 0)
 
-    init(options: IngestWriter.Options) {
+    init(options: IngestWriter.Options, onBatch: (@Sendable (Int) -> Void)? = nil) {
         self.options = options
+        self.onBatch = onBatch
     }
 
-    var statistics: WriterStatistics { state.withLock { $0.statistics } }
+    var statistics: WriterStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.queued = state.queue.count
+            return statistics
+        }
+    }
 
     var isAccepting: Bool { state.withLock { $0.phase == .running } }
 
@@ -110,6 +119,7 @@ final class WriterQueue: Sendable {
                 for (pending, outcome) in zip(batch, result.results) {
                     pending.reply.resume(returning: outcome)
                 }
+                queue.onBatch?(batch.count)
             case .idle:
                 queue.wakeup.wait()
             case .finished:

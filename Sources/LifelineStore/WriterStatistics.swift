@@ -10,6 +10,8 @@ package struct WriterStatistics: Sendable, Equatable {
     package var items: Int = 0
     /// Largest number of requests written in one transaction.
     package var largestBatch: Int = 0
+    /// Requests waiting for the writer when the statistics were read.
+    package var queued: Int = 0
 
     package init() {}
 }

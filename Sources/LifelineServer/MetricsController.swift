@@ -1,0 +1,100 @@
+import Foundation
+import Hummingbird
+import LifelineAlerts
+import LifelineAnalysis
+import LifelineStore
+import Prometheus
+
+/// `GET /metrics`: Prometheus text format. Needs a read (or admin) key, sent by Prometheus as
+/// `authorization: {credentials: …}`; a key scoped to one app sees only that app's figures.
+struct MetricsController: Sendable {
+    let service: ServiceMetrics
+    let writer: IngestWriter
+    let evaluator: AlertEvaluator?
+    let product: ProductMetrics
+
+    func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
+        group.get("metrics") { _, context in
+            guard let key = context.apiKey else {
+                throw APIError.unauthorized("missing API key: send \"Authorization: Bearer <key>\"")
+            }
+            guard key.role == .read || key.role == .admin else {
+                throw APIError.forbidden(
+                    "/metrics needs a read or admin key; the key sent is a \(key.role.rawValue) key")
+            }
+            return try await scrape(onlyApp: key.app)
+        }
+    }
+
+    func scrape(onlyApp: String?) async throws -> Response {
+        let now = PrometheusCollectorRegistry()  // values read now: no stale series survive a scrape
+        let snapshot = await evaluator?.snapshot()
+        let product = self.product
+        let text = try await Task.detached {
+            // SQLite reads block: off the request's executor.
+            try product.emit(
+                into: now, today: Day.of(epochSeconds: Int64(Date().timeIntervalSince1970)), onlyApp: onlyApp)
+            return now.emitToString()
+        }.value
+        var body = service.registry.emitToString()
+        body += gauges(snapshot: snapshot, onlyApp: onlyApp)
+        body += text
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    /// Writer and alerting state read now.
+    private func gauges(snapshot: AlertsSnapshot?, onlyApp: String?) -> String {
+        let registry = PrometheusCollectorRegistry()
+        func counter(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Counter {
+            registry.makeCounter(
+                descriptor: .init(namespace: "lifeline", metricName: name, unitName: "total", helpText: help),
+                labels: labels)
+        }
+        func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Gauge {
+            registry.makeGauge(
+                descriptor: .init(namespace: "lifeline", metricName: name, unitName: "", helpText: help), labels: labels
+            )
+        }
+        let statistics = writer.statistics
+        gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
+        counter("writer_transactions", "Writer transactions committed").increment(by: Int64(statistics.transactions))
+        counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
+            by: Int64(statistics.failedBatches))
+        guard let snapshot else { return registry.emitToString() }
+        for rule in snapshot.rules.rules {
+            let count = snapshot.evaluationCounts[rule.name] ?? EvaluationCount()
+            counter("rule_evaluations", "Alert rule evaluations since start", [("rule", rule.name)])
+                .increment(by: Int64(count.total))
+            counter("rule_evaluation_failures", "Alert rule evaluations that failed since start", [("rule", rule.name)])
+                .increment(by: Int64(count.failed))
+        }
+        for (receiver, stats) in snapshot.receivers {
+            let labels = [("receiver", receiver)]
+            counter("notifications_sent", "Notifications delivered (2xx)", labels).increment(by: Int64(stats.sent))
+            counter("notifications_failed", "Notifications given up after their last attempt", labels)
+                .increment(by: Int64(stats.failed))
+            counter("notifications_dropped", "Notifications dropped unsent (queue full)", labels)
+                .increment(by: Int64(stats.dropped))
+            counter("notification_retries", "Notification attempts that failed and were retried", labels)
+                .increment(by: Int64(stats.retries))
+            gauge("notification_queue_depth", "Notifications waiting for delivery", labels).set(Double(stats.queued))
+        }
+        var firing: [[String]: Int] = [:]
+        for alert in snapshot.alerts where alert.status == .firing {
+            let app = alert.labels["app"] ?? ""
+            guard onlyApp == nil || app == onlyApp else { continue }
+            firing[[app, alert.rule], default: 0] += 1
+        }
+        for rule in snapshot.rules.rules {
+            if firing.keys.contains(where: { $0[1] == rule.name }) { continue }
+            firing[[onlyApp ?? "", rule.name]] = 0
+        }
+        for (key, count) in firing {
+            gauge("alerts_firing", "Alerts firing now, by app and rule", [("app", key[0]), ("rule", key[1])]).set(
+                Double(count))
+        }
+        return registry.emitToString()
+    }
+}
