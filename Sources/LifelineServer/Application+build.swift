@@ -55,6 +55,7 @@ func buildRouter(
     ).addRoutes(to: v1)
     let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analyzer: analyzer).addRoutes(to: v1)
+    DashboardController(database: database, analyzer: analyzer, keys: keys).addRoutes(to: router)
     MetricsController(
         service: metrics, writer: writer, evaluator: evaluator,
         product: ProductMetrics(

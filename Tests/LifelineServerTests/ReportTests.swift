@@ -207,5 +207,9 @@ struct ReportTests {
         #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)")
         let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
         #expect(size > 20_000, "screenshot is \(size) bytes")
+        if let keep = ProcessInfo.processInfo.environment["LIFELINE_KEEP_SCREENSHOTS"] {
+            try? FileManager.default.copyItem(
+                at: png, to: URL(fileURLWithPath: keep).appendingPathComponent("report.png"))
+        }
     }
 }

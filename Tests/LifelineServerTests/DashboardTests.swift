@@ -1,0 +1,115 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LifelineServer
+import LifelineStore
+import NIOCore
+import Testing
+
+@Suite("Built-in dashboard page")
+struct DashboardTests {
+    static let notes = ReportTests.notes
+
+    static func login(_ client: any TestClientProtocol, _ key: String) async throws -> TestResponse {
+        try await client.execute(
+            uri: "/login", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+            body: ByteBuffer(string: "key=\(key)"))
+    }
+
+    static func page(_ client: any TestClientProtocol, _ uri: String, cookie: String) async throws -> TestResponse {
+        try await client.execute(uri: uri, method: .get, headers: [.cookie: cookie])
+    }
+
+    @Test("login form, cookie sign-in with a read key only, pickers and the report's sections")
+    func signInAndBrowse() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let read = try env.token(.read)
+        let ingest = try env.token(.ingest, app: Self.notes)
+        let scoped = try env.token(.read, app: ReportTests.meter)
+        try await ReportTests.fill(env) { client, _ in
+            let anonymous = try await client.execute(uri: "/", method: .get)
+            #expect(anonymous.status == .ok)
+            #expect(String(buffer: anonymous.body).contains("action=\"/login\""))
+
+            #expect(try await Self.login(client, "ll_nope_nope").status == .unauthorized)
+            #expect(try await Self.login(client, ingest).status == .unauthorized)
+            let signedIn = try await Self.login(client, read)
+            #expect(signedIn.status == .found)
+            #expect(signedIn.headers[.location] == "/")
+            let setCookie = try #require(signedIn.headers[.setCookie])
+            #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"))
+            let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
+
+            let window = "from=2026-10-01&to=2026-11-30"
+            let all = try await Self.page(client, "/?app=\(Self.notes)&\(window)", cookie: cookie)
+            #expect(all.status == .ok)
+            #expect(all.headers[.contentType] == "text/html; charset=utf-8")
+            let html = String(buffer: all.body)
+            #expect(html.contains("<option selected>\(Self.notes)</option>"))
+            #expect(html.contains("<option>4.1.0</option>") && html.contains("<option>4.2.0</option>"))
+            #expect(html.contains("<h2>Exits by version</h2>"))
+            #expect(html.contains("<tr class=\"flagged\"><td>4.2.0</td>"))
+            #expect(!html.contains("<script"))
+
+            // One version picked: its balanced handler only.
+            let one = String(
+                buffer: try await Self.page(client, "/?app=\(Self.notes)&\(window)&version=4.1.0", cookie: cookie).body)
+            #expect(one.contains("<option selected>4.1.0</option>"))
+            #expect(!one.contains("<tr class=\"flagged\">"))
+
+            // The same page with the key as a bearer token.
+            let bearer = try await client.execute(
+                uri: "/?app=\(Self.notes)&\(window)", method: .get, headers: [.authorization: "Bearer \(read)"])
+            #expect(bearer.status == .ok)
+
+            let badWindow = try await Self.page(client, "/?from=2026-13-01", cookie: cookie)
+            #expect(badWindow.status == .badRequest)
+
+            // A key scoped to one app offers only that app.
+            let scopedCookie = try #require(
+                try await Self.login(client, scoped).headers[.setCookie]?.split(separator: ";").first.map(String.init))
+            let scopedPage = String(
+                buffer: try await Self.page(
+                    client, "/?app=\(Self.notes)&from=2020-01-01&to=2026-11-30", cookie: scopedCookie
+                ).body)
+            #expect(scopedPage.contains("<option selected>\(ReportTests.meter)</option>"))
+            #expect(!scopedPage.contains(Self.notes))
+
+            let out = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
+            #expect(
+                out.status == .seeOther || out.status == .found || out.status == .movedPermanently
+                    || out.status.code / 100 == 3)
+            #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
+        }
+    }
+
+    @Test("the dashboard page renders in headless Chromium without console errors")
+    func rendersInChromium() async throws {
+        guard let chromium = Chromium.executable else {
+            #expect(ProcessInfo.processInfo.environment["CI"] != "true", "chromium is required in CI")
+            return
+        }
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let read = try env.token(.read)
+        let file = env.directory.appendingPathComponent("dashboard.html")
+        try await ReportTests.fill(env) { client, _ in
+            let page = try await client.execute(
+                uri: "/?app=\(Self.notes)&from=2026-10-01&to=2026-11-30", method: .get,
+                headers: [.authorization: "Bearer \(read)"])
+            #expect(page.status == .ok)
+            try Data(buffer: page.body).write(to: file)
+        }
+        let png = env.directory.appendingPathComponent("dashboard.png")
+        let result = try Chromium.screenshot(chromium, url: file.absoluteString, to: png)
+        #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)")
+        let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
+        #expect(size > 20_000, "screenshot is \(size) bytes")
+        if let keep = ProcessInfo.processInfo.environment["LIFELINE_KEEP_SCREENSHOTS"] {
+            try? FileManager.default.copyItem(
+                at: png, to: URL(fileURLWithPath: keep).appendingPathComponent("dashboard.png"))
+        }
+    }
+}
