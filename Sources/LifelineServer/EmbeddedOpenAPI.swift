@@ -75,6 +75,67 @@ package enum EmbeddedOpenAPI {
                   content:
                     application/yaml:
                       schema: { type: string }
+          /:
+            get:
+              tags: [dashboard]
+              summary: The built-in dashboard page (HTML).
+              description: |
+                Server-rendered HTML, no script: one app's report sections (exits, expiration handlers,
+                restoration, crashes, percentiles, alerts) with app, window and version pickers. Needs a
+                read or admin key, as `Authorization: Bearer` or the `lifeline_key` cookie set by
+                `POST /login`; without one it answers the login form.
+              security: []
+              parameters:
+                - { name: app, in: query, schema: { type: string }, description: Bundle identifier (default the first app the key can read). }
+                - { name: from, in: query, schema: { type: string, format: date }, description: First UTC day (default 29 days before `to`). }
+                - { name: to, in: query, schema: { type: string, format: date }, description: Last UTC day (default today). }
+                - { name: version, in: query, schema: { type: string }, description: An app version to include (repeatable; none = all). }
+              responses:
+                "200":
+                  description: The dashboard, or the login form without a key.
+                  content:
+                    text/html:
+                      schema: { type: string }
+                "400":
+                  description: The window is not two dates, from ≤ to (the page says so).
+                  content:
+                    text/html:
+                      schema: { type: string }
+                "401":
+                  description: The key (header or cookie) is unknown, revoked or not a read key; the login form.
+                  content:
+                    text/html:
+                      schema: { type: string }
+          /login:
+            post:
+              tags: [dashboard]
+              summary: Sign in to the dashboard with a read key.
+              security: []
+              requestBody:
+                required: true
+                content:
+                  application/x-www-form-urlencoded:
+                    schema:
+                      type: object
+                      required: [key]
+                      properties:
+                        key: { type: string, description: A read or admin key. }
+              responses:
+                "302":
+                  description: Signed in; `Set-Cookie` holds the key (HttpOnly, SameSite=Strict, 7 days); redirects to `/`.
+                "401":
+                  description: Unknown, revoked or not a read key; the login form again.
+                  content:
+                    text/html:
+                      schema: { type: string }
+          /logout:
+            post:
+              tags: [dashboard]
+              summary: Forget the dashboard cookie.
+              security: []
+              responses:
+                "303":
+                  description: Cookie cleared; redirects to `/`.
           /metrics:
             get:
               tags: [health]
