@@ -28,6 +28,20 @@ struct ConfigFile: Decodable {
     var limits: IngestLimits?
     var analysis: Analysis?
     var alerts: Alerts?
+    var metrics: Metrics?
+
+    /// `metrics`: the window and version bound of the per-app figures on `/metrics`.
+    struct Metrics: Decodable {
+        var windowDays: Int?
+        var versionsPerApp: Int?
+        var lastDay: String?
+
+        enum CodingKeys: String, CodingKey {
+            case windowDays = "window_days"
+            case versionsPerApp = "versions_per_app"
+            case lastDay = "last_day"
+        }
+    }
 
     /// `alerts.rules_file`: the alert rule file.
     struct Alerts: Decodable {
@@ -56,6 +70,15 @@ struct ConfigFile: Decodable {
         }
         do {
             let file = try YAMLDecoder().decode(ConfigFile.self, from: text)
+            if let days = file.metrics?.windowDays, !(1...3_660).contains(days) {
+                throw CommandError("config file \(path): metrics.window_days must be 1…3660, got \(days)")
+            }
+            if let versions = file.metrics?.versionsPerApp, versions < 1 {
+                throw CommandError("config file \(path): metrics.versions_per_app must be at least 1, got \(versions)")
+            }
+            if let day = file.metrics?.lastDay, Day.ordinal(day) == nil {
+                throw CommandError("config file \(path): metrics.last_day must be a date YYYY-MM-DD, got '\(day)'")
+            }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
                 throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")
             }

@@ -53,6 +53,9 @@ struct ServeCommand: AsyncParsableCommand {
         if let limits = file?.limits { server.limits = limits }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
+        if let days = file?.metrics?.windowDays { server.metricsWindowDays = days }
+        if let versions = file?.metrics?.versionsPerApp { server.metricsVersionsPerApp = versions }
+        server.metricsLastDay = file?.metrics?.lastDay
         server.rulesPath = rules ?? file?.alerts?.rulesFile
         if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
             server.database.synchronous = mode.store

@@ -14,6 +14,11 @@ enum Chromium {
             .first { FileManager.default.isExecutableFile(atPath: $0.path) }
     }
 
+    /// Whether the render tests run: chromium is installed, or `CI=true` (where its absence is a failure).
+    static var isAvailableOrRequired: Bool {
+        executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
     /// Renders `url` (file:// or http://127.0.0.1) to `png`, 1200 px wide, and returns the console lines.
     static func screenshot(_ chromium: URL, url: String, to png: URL, height: Int = 3000) throws -> Result {
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString)")
