@@ -29,6 +29,18 @@ for path in ["deploy/kubernetes/lifeline.yaml", "deploy/compose/docker-compose.y
         assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
         assert c["livenessProbe"]["httpGet"]["path"] == "/healthz"
     print(f"{path}: ok ({len(docs)} documents)")
+
+import glob, json
+for path in sorted(glob.glob("dashboards/*.json")):
+    d = json.load(open(path))
+    assert d.get("uid") and d.get("title"), f"{path}: uid and title"
+    exprs = [t["expr"] for p in d["panels"] for t in p.get("targets", [])]
+    assert exprs and all("lifeline_" in e for e in exprs), f"{path}: every panel queries lifeline_* metrics"
+    print(f"{path}: ok ({len(d['panels'])} panels)")
+for path in sorted(glob.glob("dashboards/provisioning/*/*.yaml")):
+    doc = yaml.safe_load(open(path))
+    assert doc.get("apiVersion") == 1 and (doc.get("datasources") or doc.get("providers")), path
+    print(f"{path}: ok")
 PY
 
 if command -v docker-compose >/dev/null 2>&1; then
