@@ -22,12 +22,7 @@ package enum SVGChart {
     package static func stackedBars(
         title: String, categories: [String], series: [Series], unit: String, width: Int = 720, height: Int = 280
     ) -> String {
-        let left = 56.0
-        let bottom = 36.0
-        let top = 34.0
-        let legendWidth = 190.0
-        let plotWidth = Double(width) - left - legendWidth - 10
-        let plotHeight = Double(height) - top - bottom
+        let (left, top, plotWidth, plotHeight, legendX) = plotArea(width: width, height: height)
         let totals = categories.indices.map { index in series.reduce(0) { $0 + max(0, $1.values[index] ?? 0) } }
         let maximum = niceCeiling(totals.max() ?? 0)
         var svg = open(title: title, width: width, height: height)
@@ -48,7 +43,7 @@ package enum SVGChart {
             }
             svg += text(x + barWidth / 2, top + plotHeight + 16, category, anchor: "middle")
         }
-        svg += legend(series.map(\.name), x: Double(width) - legendWidth, y: top)
+        svg += legend(series.map(\.name), x: legendX, y: top)
         return svg + "</svg>"
     }
 
@@ -56,12 +51,7 @@ package enum SVGChart {
     package static func lines(
         title: String, xLabels: [String], series: [Series], unit: String, width: Int = 720, height: Int = 260
     ) -> String {
-        let left = 56.0
-        let bottom = 36.0
-        let top = 34.0
-        let legendWidth = 190.0
-        let plotWidth = Double(width) - left - legendWidth - 10
-        let plotHeight = Double(height) - top - bottom
+        let (left, top, plotWidth, plotHeight, legendX) = plotArea(width: width, height: height)
         let maximum = niceCeiling(series.flatMap { $0.values.compactMap { $0 } }.max() ?? 0)
         var svg = open(title: title, width: width, height: height)
         svg += axis(left: left, top: top, plotWidth: plotWidth, plotHeight: plotHeight, maximum: maximum, unit: unit)
@@ -98,8 +88,23 @@ package enum SVGChart {
             let (x, _) = point(index, 0)
             svg += text(x, top + plotHeight + 16, String(label.suffix(5)), anchor: "middle")
         }
-        svg += legend(series.map(\.name), x: Double(width) - legendWidth, y: top)
+        svg += legend(series.map(\.name), x: legendX, y: top)
         return svg + "</svg>"
+    }
+
+    /// The plot's left edge, top, width and height, and the legend's x, for a chart of this size
+    /// (title above, axis labels on the left and below, legend on the right).
+    private static func plotArea(
+        width: Int, height: Int
+    ) -> (left: Double, top: Double, width: Double, height: Double, legendX: Double) {
+        let left = 56.0
+        let top = 34.0
+        let bottom = 36.0
+        let legendWidth = 190.0
+        return (
+            left, top, Double(width) - left - legendWidth - 10, Double(height) - top - bottom,
+            Double(width) - legendWidth
+        )
     }
 
     private static func open(title: String, width: Int, height: Int) -> String {

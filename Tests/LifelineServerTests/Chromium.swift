@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Headless Chromium (Debian's `chromium` package) rendering a page to PNG, with the page's
 /// console output collected: the report and dashboard pages have no script, so any console
@@ -17,6 +18,23 @@ enum Chromium {
     /// Whether the render tests run: chromium is installed, or `CI=true` (where its absence is a failure).
     static var isAvailableOrRequired: Bool {
         executable != nil || ProcessInfo.processInfo.environment["CI"] == "true"
+    }
+
+    /// Renders the HTML file `page` to a PNG beside it and checks it: no console output, a real
+    /// image (not a blank page). With `LIFELINE_KEEP_SCREENSHOTS=DIR` the PNG is copied there.
+    static func expectRenders(_ page: URL, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let chromium = try #require(
+            executable, "chromium is required in CI (apt-get install chromium)", sourceLocation: sourceLocation)
+        let png = page.deletingPathExtension().appendingPathExtension("png")
+        let result = try screenshot(chromium, url: page.absoluteString, to: png)
+        #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)", sourceLocation: sourceLocation)
+        let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
+        #expect(size > 20_000, "screenshot is \(size) bytes", sourceLocation: sourceLocation)
+        if let keep = ProcessInfo.processInfo.environment["LIFELINE_KEEP_SCREENSHOTS"] {
+            let copy = URL(fileURLWithPath: keep).appendingPathComponent(png.lastPathComponent)
+            try? FileManager.default.removeItem(at: copy)
+            try? FileManager.default.copyItem(at: png, to: copy)
+        }
     }
 
     /// Renders `url` (file:// or http://127.0.0.1) to `png`, 1200 px wide, and returns the console lines.

@@ -87,7 +87,6 @@ struct DashboardTests {
         "the dashboard page renders in headless Chromium without console errors",
         .enabled(if: Chromium.isAvailableOrRequired, "chromium is not installed (CI installs it)"))
     func rendersInChromium() async throws {
-        let chromium = try #require(Chromium.executable, "chromium is required in CI (apt-get install chromium)")
         let env = try TestEnvironment()
         defer { env.remove() }
         let read = try env.token(.read)
@@ -99,14 +98,6 @@ struct DashboardTests {
             #expect(page.status == .ok)
             try Data(buffer: page.body).write(to: file)
         }
-        let png = env.directory.appendingPathComponent("dashboard.png")
-        let result = try Chromium.screenshot(chromium, url: file.absoluteString, to: png)
-        #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)")
-        let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
-        #expect(size > 20_000, "screenshot is \(size) bytes")
-        if let keep = ProcessInfo.processInfo.environment["LIFELINE_KEEP_SCREENSHOTS"] {
-            try? FileManager.default.copyItem(
-                at: png, to: URL(fileURLWithPath: keep).appendingPathComponent("dashboard.png"))
-        }
+        try Chromium.expectRenders(file)
     }
 }

@@ -197,18 +197,9 @@ struct ReportTests {
     func rendersInChromium() async throws {
         let env = try TestEnvironment()
         defer { env.remove() }
-        let chromium = try #require(Chromium.executable, "chromium is required in CI (apt-get install chromium)")
         try await Self.fill(env) { _, _ in }
         let html = env.directory.appendingPathComponent("report.html")
         try Data(ReportHTML.document(try Self.report(env, app: Self.notes)).utf8).write(to: html)
-        let png = env.directory.appendingPathComponent("report.png")
-        let result = try Chromium.screenshot(chromium, url: html.absoluteString, to: png)
-        #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)")
-        let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
-        #expect(size > 20_000, "screenshot is \(size) bytes")
-        if let keep = ProcessInfo.processInfo.environment["LIFELINE_KEEP_SCREENSHOTS"] {
-            try? FileManager.default.copyItem(
-                at: png, to: URL(fileURLWithPath: keep).appendingPathComponent("report.png"))
-        }
+        try Chromium.expectRenders(html)
     }
 }
