@@ -149,6 +149,7 @@ let package = Package(
                 "LifelineCommands",
                 "LifelineReport",
                 "LifelineAnalysis",
+                "LifelineAlerts",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),

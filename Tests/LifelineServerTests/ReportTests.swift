@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineReport
 import LifelineServer
@@ -131,6 +132,41 @@ struct ReportTests {
             let markdown = ReportMarkdown.render(report)
             #expect(markdown.contains("| 4.2.0 | ExpirationHandlers/SyncExpirationHandler | 120 | 60 | 60 | 50.00 % |"))
         }
+    }
+
+    @Test("alerts that fired in the window are listed; those outside it are not")
+    func alertsInWindow() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        try await Self.fill(env) { _, _ in }
+        let rules = try RuleFileLoader.parse(
+            """
+            groups:
+              - name: handlers
+                rules:
+                  - name: handler_hangs
+                    query: handler_imbalance_ratio
+                    op: ">"
+                    threshold: 0.1
+                    window: 30d
+                    group_by: [version]
+            """, file: "rules.yaml")
+        // 2026-10-20 12:00 UTC: 4.2.0's handler (10–15 October) is unbalanced.
+        let firedAt: Int64 = 1_792_497_600
+        let trial = await RuleTrial.run(rules, database: env.database, at: firedAt)
+        #expect(trial.snapshot.alerts.contains { $0.status == .firing && $0.labels["version"] == "4.2.0" })
+
+        let report = try Self.report(env, app: Self.notes)
+        let alert = try #require(report.alerts.first)
+        #expect(report.alerts.count == 1)
+        #expect(alert.rule == "handler_hangs" && alert.labels["version"] == "4.2.0" && alert.firedAt == firedAt)
+        #expect(ReportHTML.document(report).contains("<td>handler_hangs</td>"))
+        #expect(ReportMarkdown.render(report).contains("| handler_hangs | firing | 2026-10-20T12:00:00Z |"))
+
+        let builder = ReportBuilder(database: env.database, analyzer: Analyzer(reader: env.database))
+        let before = try builder.build(
+            Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-19")), now: firedAt)
+        #expect(before.alerts.isEmpty)
     }
 
     @Test("the command writes html, md and json; --compare gives deltas; --fail-on sets the exit status")
