@@ -30,9 +30,11 @@ struct ReportCommand: ParsableCommand {
             64 bad arguments.
 
             Examples:
-              lifeline report --db lifeline.sqlite --app com.example.notes --out report.html
-              lifeline report --db prod.sqlite --app com.example.notes --format md --out - \\
-                  --compare 4.1.0..4.2.0 --fail-on 'restoration_error_rate>0.001'
+              lifeline report --app com.example.notes --out report.html
+              lifeline report --app com.example.notes --format md --out - \\
+                --compare 4.1.0..4.2.0 \\
+                --fail-on 'restoration_error_rate>0.001'
+
             """
     )
 
