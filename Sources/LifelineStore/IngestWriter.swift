@@ -29,6 +29,8 @@ package final class IngestWriter: Service, Sendable {
 
     private let shared: WriterQueue
     private let logger: Logger
+    /// SQLite's automatic checkpoint threshold on the writer's connection, in WAL pages.
+    static let safetyCheckpointPages = 16_000
 
     /// Opens a write connection to `database`'s file, checks the schema is current, and starts the thread.
     /// `onBatch` is told the number of requests of every batch written (on the writer thread: keep it cheap).
@@ -40,10 +42,14 @@ package final class IngestWriter: Service, Sendable {
         try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
         self.logger = logger
         self.shared = WriterQueue(options: options, onBatch: onBatch)
+        // Checkpoints run beside the writer (see Checkpointer); SQLite's own stays as a safety net
+        // far above the usual WAL size.
+        _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
+        let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
         let owned = OwnedWriter(writer: BatchWriter(connection: connection))
         let shared = self.shared
         let thread = Thread {
-            WriterQueue.loop(shared, owned.writer, logger: logger)
+            WriterQueue.loop(shared, owned.writer, checkpointer: checkpointer, logger: logger)
         }
         thread.name = "lifeline-writer"
         thread.start()

@@ -106,7 +106,7 @@ final class WriterQueue: Sendable {
     }
 
     /// The writer thread's body.
-    static func loop(_ queue: WriterQueue, _ writer: BatchWriter, logger: Logger) {
+    static func loop(_ queue: WriterQueue, _ writer: BatchWriter, checkpointer: Checkpointer?, logger: Logger) {
         loop: while true {
             switch queue.next() {
             case .batch(let batch):
@@ -116,6 +116,7 @@ final class WriterQueue: Sendable {
                         "ingest batch rolled back", metadata: ["requests": "\(batch.count)", "error": "\(error)"])
                 }
                 queue.record(batch, result)
+                if result.committed { checkpointer?.committed() }
                 for (pending, outcome) in zip(batch, result.results) {
                     pending.reply.resume(returning: outcome)
                 }
@@ -126,6 +127,7 @@ final class WriterQueue: Sendable {
                 break loop
             }
         }
+        checkpointer?.stop()
         writer.close()
         let waiters = queue.state.withLock { state in
             state.phase = .stopped
