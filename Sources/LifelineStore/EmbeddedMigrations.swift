@@ -466,13 +466,16 @@ package enum EmbeddedMigrations {
                 -- ll_merge_counts / ll_merge_buckets that every Lifeline connection registers
                 -- (`ON CONFLICT … DO UPDATE SET exits = ll_merge_counts(exits, excluded.exits)`).
                 --
-                -- Blob layout (RollupBlob.swift): entries of three little-endian 8-byte words, sorted by key,
-                -- one entry per key:
-                --   exits, signposts — (a INTEGER, b INTEGER, count INTEGER): (state, reason) or (category,
-                --             name); zero signpost totals are kept ("exited 0 times" is an answer);
-                --   buckets — (start REAL, end REAL, count INTEGER) merged by identical bounds, at most 128
-                --             entries: beyond that, neighbouring buckets are merged (counts stay exact, bounds
-                --             widen), which only happens when payloads do not share bucket layouts.
+                -- Blob layout (RollupBlob.swift): a layout byte, then the entries sorted by key, one per key:
+                --   exits, signposts — (a, b, count): (state, reason) or (category, name); zero signpost totals
+                --             are kept ("exited 0 times" is an answer);
+                --   buckets — (start, end, count) merged by identical bounds, at most 128 entries: beyond that,
+                --             neighbouring buckets are merged (counts stay exact, bounds widen), which only
+                --             happens when payloads do not share bucket layouts.
+                -- Layout 1 (the usual one) writes each entry as three zigzag LEB128 varints — the first as the
+                -- difference from the previous entry's, buckets as (start, end − start, count) — about 4 bytes
+                -- an entry; layout 0, for buckets with fractional bounds, three little-endian 8-byte words
+                -- (integers, or the doubles' bit patterns).
                 -- The diagnostics rollups of 0002 are unchanged. The other tables are dropped and the new ones
                 -- rebuilt from the normalized rows by the binary right after this migration.
 

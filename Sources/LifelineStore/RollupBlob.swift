@@ -1,10 +1,14 @@
 import CSQLite
 
-/// One entry of a packed rollup blob: a key of two words and a count, stored as three
-/// little-endian 8-byte words (see `migrations/0004_packed_rollups.sql`).
+/// One entry of a packed rollup blob: a key of two words and a count (see
+/// `migrations/0004_packed_rollups.sql` and ``RollupBlob`` for the two encodings).
 protocol PackedEntry: Equatable {
     init(words: (UInt64, UInt64, UInt64))
     var words: (UInt64, UInt64, UInt64) { get }
+    /// The entry as three integers whose first one ascends with the key order, or `nil` when it
+    /// has none (a bucket bound with a fraction): what the compact encoding stores.
+    var integers: (Int64, Int64, Int64)? { get }
+    init(integers: (Int64, Int64, Int64))
     var count: Int64 { get set }
     /// Orders entries by key; entries with equal keys are merged.
     static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool
@@ -29,6 +33,10 @@ struct CountEntry: PackedEntry, Hashable {
 
     var words: (UInt64, UInt64, UInt64) { (UInt64(bitPattern: a), UInt64(bitPattern: b), UInt64(bitPattern: count)) }
 
+    var integers: (Int64, Int64, Int64)? { (a, b, count) }
+
+    init(integers: (Int64, Int64, Int64)) { self.init(a: integers.0, b: integers.1, count: integers.2) }
+
     static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool { (lhs.a, lhs.b) < (rhs.a, rhs.b) }
     static func sameKey(_ lhs: Self, _ rhs: Self) -> Bool { lhs.a == rhs.a && lhs.b == rhs.b }
 }
@@ -51,6 +59,19 @@ struct BucketEntry: PackedEntry, Hashable {
     }
 
     var words: (UInt64, UInt64, UInt64) { (start.bitPattern, end.bitPattern, UInt64(bitPattern: count)) }
+
+    /// (start, end − start, count) when both bounds are whole numbers within ±2⁵³ and end ≥ start
+    /// (MetricKit's millisecond bounds are).
+    var integers: (Int64, Int64, Int64)? {
+        let limit = 9_007_199_254_740_992.0
+        guard start.rounded() == start, end.rounded() == end, abs(start) <= limit, abs(end) <= limit, end >= start
+        else { return nil }
+        return (Int64(start), Int64(end) - Int64(start), count)
+    }
+
+    init(integers: (Int64, Int64, Int64)) {
+        self.init(start: Double(integers.0), end: Double(integers.0 &+ integers.1), count: integers.2)
+    }
 
     static func keyPrecedes(_ lhs: Self, _ rhs: Self) -> Bool { (lhs.start, lhs.end) < (rhs.start, rhs.end) }
     static func sameKey(_ lhs: Self, _ rhs: Self) -> Bool { lhs.start == rhs.start && lhs.end == rhs.end }
@@ -129,12 +150,38 @@ enum RollupBlob {
         return buckets
     }
 
+    /// Blob layouts, told apart by the first byte.
+    enum Layout: UInt8 {
+        /// Three little-endian 8-byte words per entry (``PackedEntry/words``).
+        case words = 0
+        /// Three zigzag LEB128 varints per entry (``PackedEntry/integers``), the first as the
+        /// difference from the previous entry's: ~4 bytes an entry instead of 24.
+        case varints = 1
+    }
+
+    /// The blob of normalized `entries`: varints when every entry has integers, else words.
     static func encode<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: entries.count * entryBytes)
+        let integers = entries.compactMap(\.integers)
+        guard integers.count == entries.count else { return encodeWords(entries) }
+        var bytes: [UInt8] = [Layout.varints.rawValue]
+        bytes.reserveCapacity(1 + entries.count * 5)
+        var previous: Int64 = 0
+        for (first, second, third) in integers {
+            appendVarint(zigzag(first &- previous), to: &bytes)
+            appendVarint(zigzag(second), to: &bytes)
+            appendVarint(zigzag(third), to: &bytes)
+            previous = first
+        }
+        return bytes
+    }
+
+    private static func encodeWords<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: 1 + entries.count * entryBytes)
+        bytes[0] = Layout.words.rawValue
         bytes.withUnsafeMutableBytes { raw in
             for (index, entry) in entries.enumerated() {
                 let words = entry.words
-                let offset = index * entryBytes
+                let offset = 1 + index * entryBytes
                 raw.storeBytes(of: words.0.littleEndian, toByteOffset: offset, as: UInt64.self)
                 raw.storeBytes(of: words.1.littleEndian, toByteOffset: offset + 8, as: UInt64.self)
                 raw.storeBytes(of: words.2.littleEndian, toByteOffset: offset + 16, as: UInt64.self)
@@ -143,22 +190,64 @@ enum RollupBlob {
         return bytes
     }
 
-    /// The entries of a blob; trailing bytes that do not make a whole entry are ignored.
+    /// The entries of a blob. A damaged or unknown blob yields the entries read before the damage
+    /// (never a crash); an empty blob none.
     static func decode<Entry: PackedEntry>(_ raw: UnsafeRawBufferPointer, as _: Entry.Type = Entry.self) -> [Entry] {
-        let count = raw.count / entryBytes
+        guard let first = raw.first, let layout = Layout(rawValue: first) else { return [] }
         var entries: [Entry] = []
-        entries.reserveCapacity(count)
-        for index in 0..<count {
-            let offset = index * entryBytes
-            entries.append(
-                Entry(
-                    words: (
-                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
-                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)),
-                        UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
-                    )))
+        switch layout {
+        case .words:
+            let count = (raw.count - 1) / entryBytes
+            entries.reserveCapacity(count)
+            for index in 0..<count {
+                let offset = 1 + index * entryBytes
+                entries.append(
+                    Entry(
+                        words: (
+                            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)),
+                            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)),
+                            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+                        )))
+            }
+        case .varints:
+            var offset = 1
+            var previous: Int64 = 0
+            while offset < raw.count {
+                guard let delta = readVarint(raw, &offset), let second = readVarint(raw, &offset),
+                    let third = readVarint(raw, &offset)
+                else { break }
+                previous = previous &+ unzigzag(delta)
+                entries.append(Entry(integers: (previous, unzigzag(second), unzigzag(third))))
+            }
         }
         return entries
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+
+    static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+
+    static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(value))
+    }
+
+    /// The varint at `offset`, advancing it; `nil` when the bytes end first or it is over 10 bytes.
+    static func readVarint(_ raw: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64? {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while offset < raw.count, shift < 70 {
+            let byte = raw[offset]
+            offset += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+        return nil
     }
 
     static func decode<Entry: PackedEntry>(_ bytes: [UInt8], as _: Entry.Type = Entry.self) -> [Entry] {

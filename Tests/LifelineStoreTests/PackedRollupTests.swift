@@ -1,6 +1,6 @@
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
+@testable import LifelineStore
 import Testing
 
 @Suite("Packed rollup cells")
@@ -77,5 +77,60 @@ struct PackedRollupTests {
         )
         #expect(rows.map(\.count).reduce(0, +) == expected)
         #expect(try database.integrityCheck() == "ok")
+    }
+}
+
+@Suite("Packed rollup blob encoding")
+struct RollupBlobEncodingTests {
+    @Test("counts and whole-millisecond buckets round-trip in ~4 bytes an entry")
+    func compactRoundTrip() {
+        let counts: [CountEntry] = (0..<40).map { (index: Int) -> CountEntry in
+            let i = Int64(index)
+            return CountEntry(a: i / 20, b: 3 + i, count: i * 37)
+        }
+        let packed = RollupBlob.encode(counts)
+        #expect(packed.first == RollupBlob.Layout.varints.rawValue)
+        #expect(RollupBlob.decode(packed, as: CountEntry.self) == counts)
+        #expect(packed.count <= 1 + counts.count * 5, "\(packed.count) bytes for \(counts.count) entries")
+
+        let buckets: [BucketEntry] = (0..<128).map { (index: Int) -> BucketEntry in
+            let start = Double(index * 10)
+            return BucketEntry(start: start, end: start + 10, count: Int64(1 + index * 50))
+        }
+        let packedBuckets = RollupBlob.encode(buckets)
+        #expect(RollupBlob.decode(packedBuckets, as: BucketEntry.self) == buckets)
+        #expect(packedBuckets.count <= 1 + buckets.count * 5, "\(packedBuckets.count) bytes")
+        // Extremes survive: negative values, 2^53 bounds, Int64 counts.
+        let extremes = [
+            CountEntry(a: -5, b: Int64.min, count: Int64.max), CountEntry(a: 0, b: 0, count: 0),
+            CountEntry(a: Int64.max, b: -1, count: -1),
+        ]
+        #expect(RollupBlob.decode(RollupBlob.encode(extremes), as: CountEntry.self) == extremes)
+        let wide = [BucketEntry(start: -9_007_199_254_740_992, end: 9_007_199_254_740_992, count: 7)]
+        #expect(RollupBlob.decode(RollupBlob.encode(wide), as: BucketEntry.self) == wide)
+    }
+
+    @Test("buckets with fractional bounds use 8-byte words, exactly")
+    func fractionalBoundsFallBack() {
+        let buckets = [BucketEntry(start: 0, end: 2.5, count: 3), BucketEntry(start: 2.5, end: 1e300, count: 1)]
+        let packed = RollupBlob.encode(buckets)
+        #expect(packed.first == RollupBlob.Layout.words.rawValue)
+        #expect(packed.count == 1 + 2 * 24)
+        #expect(RollupBlob.decode(packed, as: BucketEntry.self) == buckets)
+    }
+
+    @Test("a damaged blob yields what was readable, never a crash")
+    func damagedBlobs() {
+        let counts: [CountEntry] = (0..<10).map { (index: Int) -> CountEntry in
+            CountEntry(a: 1, b: Int64(index), count: 1_000_000)
+        }
+        let packed = RollupBlob.encode(counts)
+        for cut in 0..<packed.count {
+            let decoded = RollupBlob.decode(Array(packed.prefix(cut)), as: CountEntry.self)
+            #expect(decoded.count <= counts.count)
+            #expect(Array(counts.prefix(decoded.count)) == decoded)
+        }
+        #expect(RollupBlob.decode([0xFF, 1, 2, 3], as: CountEntry.self).isEmpty)
+        #expect(RollupBlob.decode([1] + [UInt8](repeating: 0xFF, count: 40), as: CountEntry.self).isEmpty)
     }
 }
