@@ -127,7 +127,7 @@ struct ReportTests {
             // The HTML carries the flagged row, escapes data and loads nothing from the network.
             let html = ReportHTML.document(report)
             #expect(html.contains("<tr class=\"flagged\"><td>4.2.0</td>"))
-            #expect(!html.contains("http://") || !html.contains("src="))
+            #expect(!html.contains("src=") && !html.contains("<link") && !html.contains("url("))
             #expect(!html.contains("<script"))
             let markdown = ReportMarkdown.render(report)
             #expect(markdown.contains("| 4.2.0 | ExpirationHandlers/SyncExpirationHandler | 120 | 60 | 60 | 50.00 % |"))
