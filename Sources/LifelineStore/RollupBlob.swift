@@ -80,6 +80,7 @@ struct BucketEntry: PackedEntry, Hashable {
 /// Encoding, decoding and merging of packed rollup blobs, and the SQL functions that merge them
 /// inside an upsert (`ll_merge_counts`, `ll_merge_buckets`).
 enum RollupBlob {
+    /// Bytes of one entry in the ``Layout/words`` layout.
     static let entryBytes = 24
     /// The most buckets one (version cell, source) keeps; see ``coarsen(_:)``.
     static let maxBuckets = 128
