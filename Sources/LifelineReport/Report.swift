@@ -75,6 +75,21 @@ package struct Report: Sendable {
         package var tripped: Bool
     }
 
+    /// An alert of the app that fired inside the window, from the alert history.
+    package struct FiredAlert: Sendable, Equatable {
+        package var rule: String
+        package var labels: [String: String]
+        /// Epoch seconds.
+        package var firedAt: Int64
+        /// When it resolved, if it has (at any time before the report was made).
+        package var resolvedAt: Int64?
+        /// The value that made it fire.
+        package var value: Double?
+
+        /// `firing` or `resolved`.
+        package var status: String { resolvedAt == nil ? "firing" : "resolved" }
+    }
+
     /// One launch histogram's percentiles per version.
     package struct LaunchSeries: Sendable, Equatable {
         package var name: String
@@ -99,8 +114,8 @@ package struct Report: Sendable {
     package var crashGroupCount: Int
     package var launch: [LaunchSeries]
     package var hangs: [PercentileFigure]
-    /// Alerts of the app that fired inside the window (resolved or not).
-    package var alerts: [AlertStateRecord]
+    /// Alerts of the app that fired inside the window (resolved or not), newest first.
+    package var alerts: [FiredAlert]
     package var comparison: [ComparisonRow]
     package var gates: [GateResult]
 
@@ -177,13 +192,24 @@ package struct ReportBuilder: Sendable {
         return copy
     }
 
-    /// Alerts labelled with the app that fired between the window's first and last second.
-    private func firedAlerts(app: String, days: DayRange) throws -> [AlertStateRecord] {
+    /// Alerts labelled with the app that became firing between the window's first and last second,
+    /// read from the alert history (kept 30 days by the evaluator), with when they resolved.
+    private func firedAlerts(app: String, days: DayRange) throws -> [Report.FiredAlert] {
         guard let from = Day.ordinal(days.from), let to = Day.ordinal(days.to) else { return [] }
         let start = Int64(from) * 86_400
         let end = Int64(to + 1) * 86_400
-        return try database.alertStates()
-            .filter { $0.labels["app"] == app && ($0.firedAt.map { $0 >= start && $0 < end } ?? false) }
-            .sorted { ($0.firedAt ?? 0, $0.rule) > ($1.firedAt ?? 0, $1.rule) }
+        let history = try database.alertHistory(since: start, limit: 100_000).reversed()  // oldest first
+        var alerts: [Report.FiredAlert] = []
+        for (index, transition) in history.enumerated()
+        where transition.to == .firing && transition.at < end && transition.labels["app"] == app {
+            let resolved = history.dropFirst(index + 1).first {
+                $0.fingerprint == transition.fingerprint && $0.rule == transition.rule && $0.to == .resolved
+            }
+            alerts.append(
+                Report.FiredAlert(
+                    rule: transition.rule, labels: transition.labels, firedAt: transition.at,
+                    resolvedAt: resolved?.at, value: transition.value))
+        }
+        return alerts.sorted { ($0.firedAt, $0.rule) > ($1.firedAt, $1.rule) }
     }
 }

@@ -220,16 +220,15 @@ package enum ReportHTML {
         var html = "<h2>Alerts fired in the window</h2>"
         guard !report.alerts.isEmpty else { return html + "<p class=\"empty\">None.</p>" }
         html += "<table><tr><th>rule</th><th>labels</th><th>status</th><th>fired</th><th>resolved</th>"
-        html += "<th class=\"n\">last value</th></tr>"
+        html += "<th class=\"n\">value when fired</th></tr>"
         for alert in report.alerts {
             let labels = alert.labels.filter { $0.key != "app" && $0.key != "alertname" }.sorted { $0.key < $1.key }
                 .map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
-            let badge = alert.status == .firing ? "bad" : "ok"
+            let badge = alert.resolvedAt == nil ? "bad" : "ok"
             html += "<tr><td>\(HTML.escape(alert.rule))</td><td>\(HTML.escape(labels))</td>"
-            html += "<td><span class=\"badge \(badge)\">\(alert.status.rawValue)</span></td>"
-            html +=
-                "<td>\(alert.firedAt.map(Timestamps.iso) ?? "—")</td><td>\(alert.resolvedAt.map(Timestamps.iso) ?? "—")</td>"
-            html += "<td class=\"n\">\(alert.lastValue.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
+            html += "<td><span class=\"badge \(badge)\">\(alert.status)</span></td>"
+            html += "<td>\(Timestamps.iso(alert.firedAt))</td><td>\(alert.resolvedAt.map(Timestamps.iso) ?? "—")</td>"
+            html += "<td class=\"n\">\(alert.value.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
         }
         return html + "</table>"
     }

@@ -105,9 +105,9 @@ package enum ReportJSON {
             var rule: String
             var labels: [String: String]
             var status: String
-            var firedAt: String?
+            var firedAt: String
             var resolvedAt: String?
-            var lastValue: Double?
+            var value: Double?
         }
 
         var app: String
@@ -180,9 +180,8 @@ package enum ReportJSON {
                 } + report.hangs.map { Self.percentiles("hang_time", $0) }
             alerts = report.alerts.map {
                 Alert(
-                    rule: $0.rule, labels: $0.labels, status: $0.status.rawValue,
-                    firedAt: $0.firedAt.map(Timestamps.iso),
-                    resolvedAt: $0.resolvedAt.map(Timestamps.iso), lastValue: $0.lastValue)
+                    rule: $0.rule, labels: $0.labels, status: $0.status, firedAt: Timestamps.iso($0.firedAt),
+                    resolvedAt: $0.resolvedAt.map(Timestamps.iso), value: $0.value)
             }
         }
 

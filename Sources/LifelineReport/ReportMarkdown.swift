@@ -111,12 +111,11 @@ package enum ReportMarkdown {
             report.alerts.isEmpty
             ? "_None._\n"
             : table(
-                ["rule", "status", "fired", "resolved", "last value"],
+                ["rule", "status", "fired", "resolved", "value when fired"],
                 report.alerts.map {
                     [
-                        $0.rule, $0.status.rawValue, $0.firedAt.map(Timestamps.iso) ?? "—",
-                        $0.resolvedAt.map(Timestamps.iso) ?? "—",
-                        $0.lastValue.map { NumberText.fixed($0, digits: 4) } ?? "—",
+                        $0.rule, $0.status, Timestamps.iso($0.firedAt), $0.resolvedAt.map(Timestamps.iso) ?? "—",
+                        $0.value.map { NumberText.fixed($0, digits: 4) } ?? "—",
                     ]
                 })
         return md

@@ -134,7 +134,7 @@ struct ReportTests {
         }
     }
 
-    @Test("alerts that fired in the window are listed; those outside it are not")
+    @Test("alerts that fired in the window are listed with when they resolved; those outside it are not")
     func alertsInWindow() async throws {
         let env = try TestEnvironment()
         defer { env.remove() }
@@ -148,25 +148,35 @@ struct ReportTests {
                     query: handler_imbalance_ratio
                     op: ">"
                     threshold: 0.1
-                    window: 30d
+                    window: 1d
                     group_by: [version]
             """, file: "rules.yaml")
-        // 2026-10-20 12:00 UTC: 4.2.0's handler (10–15 October) is unbalanced.
-        let firedAt: Int64 = 1_792_497_600
-        let trial = await RuleTrial.run(rules, database: env.database, at: firedAt)
-        #expect(trial.snapshot.alerts.contains { $0.status == .firing && $0.labels["version"] == "4.2.0" })
+        // 2026-10-14 12:00 UTC: that day's 4.2.0 payload has an unbalanced handler → firing.
+        let firedAt: Int64 = 1_791_979_200
+        let fired = await RuleTrial.run(rules, database: env.database, at: firedAt)
+        #expect(fired.snapshot.alerts.contains { $0.status == .firing && $0.labels["version"] == "4.2.0" })
+        // 2026-10-25 12:00 UTC: no payload that day → resolved.
+        let resolvedAt: Int64 = 1_792_929_600
+        let resolved = await RuleTrial.run(rules, database: env.database, at: resolvedAt)
+        #expect(resolved.snapshot.alerts.contains { $0.status == .resolved && $0.labels["version"] == "4.2.0" })
 
         let report = try Self.report(env, app: Self.notes)
         let alert = try #require(report.alerts.first)
         #expect(report.alerts.count == 1)
-        #expect(alert.rule == "handler_hangs" && alert.labels["version"] == "4.2.0" && alert.firedAt == firedAt)
+        #expect(alert.rule == "handler_hangs" && alert.labels["version"] == "4.2.0")
+        #expect(alert.firedAt == firedAt && alert.resolvedAt == resolvedAt && alert.value == 0.5)
         #expect(ReportHTML.document(report).contains("<td>handler_hangs</td>"))
-        #expect(ReportMarkdown.render(report).contains("| handler_hangs | firing | 2026-10-20T12:00:00Z |"))
+        #expect(
+            ReportMarkdown.render(report).contains(
+                "| handler_hangs | resolved | 2026-10-14T12:00:00Z | 2026-10-25T12:00:00Z | 0.5000 |"))
 
         let builder = ReportBuilder(database: env.database, analyzer: Analyzer(reader: env.database))
         let before = try builder.build(
-            Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-19")), now: firedAt)
+            Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-13")), now: resolvedAt)
         #expect(before.alerts.isEmpty)
+        let other = try builder.build(
+            Report.Request(app: Self.meter, days: DayRange(from: "2026-10-01", to: "2026-11-30")), now: resolvedAt)
+        #expect(other.alerts.isEmpty)
     }
 
     @Test("the command writes html, md and json; --compare gives deltas; --fail-on sets the exit status")
