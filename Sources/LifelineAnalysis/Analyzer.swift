@@ -42,7 +42,7 @@ package struct Analyzer: Sendable {
             return ExitFigure(
                 key: row.key, state: row.state, reason: row.reason, count: row.count, deviceDays: deviceDays,
                 perThousandDeviceDays: deviceDays > 0 ? Double(row.count) / Double(deviceDays) * 1000 : nil,
-                perHour: (milliseconds ?? 0) > 0 ? Double(row.count) / (milliseconds! / 3_600_000) : nil)
+                perHour: milliseconds.flatMap { $0 > 0 ? Double(row.count) / ($0 / 3_600_000) : nil })
         }.sorted { ($0.key, $0.state.rawValue, $0.reason) < ($1.key, $1.state.rawValue, $1.reason) }
     }
 
@@ -57,18 +57,18 @@ package struct Analyzer: Sendable {
             guard let (handler, side) = conventions.handler(category: row.category, name: row.name) else { continue }
             let id = HandlerID(category: row.category, handler: handler)
             switch side {
-            case .entered: sides[row.key, default: [:]][id, default: Side()].entered += row.count
-            case .exited: sides[row.key, default: [:]][id, default: Side()].exited += row.count
+            case .entered: sides[row.key, default: [:]][id, default: Side()].entered.addSaturating(row.count)
+            case .exited: sides[row.key, default: [:]][id, default: Side()].exited.addSaturating(row.count)
             }
         }
         var timeouts: [GroupKey: Int64] = [:]
         for row in try reader.exits(scope) where row.state == .background && row.reason == Self.assertionTimeoutReason {
-            timeouts[row.key, default: 0] += row.count
+            timeouts[row.key, default: 0].addSaturating(row.count)
         }
         var figures: [HandlerFigure] = []
         for (key, handlers) in sides {
             for (id, side) in handlers {
-                let imbalance = side.entered - side.exited
+                let imbalance = side.entered.addingSaturating(side.exited == .min ? .max : -side.exited)
                 let ratio = side.entered > 0 ? Double(imbalance) / Double(side.entered) : nil
                 let flagged =
                     side.entered >= handlerFlag.minEntered && (ratio ?? 0) > handlerFlag.maxImbalanceRatio
@@ -92,9 +92,9 @@ package struct Analyzer: Sendable {
         var counts: [GroupKey: (attempts: Int64, failures: Int64)] = [:]
         for row in try reader.signposts(scope, categories: [conventions.restorationCategory]) {
             if row.name == conventions.restorationAttempt {
-                counts[row.key, default: (0, 0)].attempts += row.count
+                counts[row.key, default: (0, 0)].attempts.addSaturating(row.count)
             } else if row.name == conventions.restorationFailure {
-                counts[row.key, default: (0, 0)].failures += row.count
+                counts[row.key, default: (0, 0)].failures.addSaturating(row.count)
             }
         }
         let source = HistogramSource.signpost(
@@ -137,8 +137,8 @@ package struct Analyzer: Sendable {
         var byGroup: [Int64: (kind: DiagnosticKind, total: Int64, versions: [String: Int64])] = [:]
         for row in rows {
             var entry = byGroup[row.crashGroup] ?? (row.kind, 0, [:])
-            entry.total += row.count
-            entry.versions[row.key.version ?? "unknown", default: 0] += row.count
+            entry.total.addSaturating(row.count)
+            entry.versions[row.key.version ?? "unknown", default: 0].addSaturating(row.count)
             byGroup[row.crashGroup] = entry
         }
         let infos = try reader.crashGroups(app: scope.app, ids: Array(byGroup.keys))
@@ -248,7 +248,7 @@ package struct Analyzer: Sendable {
 
     private func sum(_ pairs: [(GroupKey, Int64)]) -> [MeasureValue] {
         var totals: [GroupKey: Int64] = [:]
-        for (key, count) in pairs { totals[key, default: 0] += count }
+        for (key, count) in pairs { totals[key, default: 0].addSaturating(count) }
         return totals.sorted { $0.key < $1.key }.map { .init(key: $0.key, value: Double($0.value), samples: $0.value) }
     }
 }

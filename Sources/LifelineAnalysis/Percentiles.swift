@@ -1,3 +1,5 @@
+import LifelineModel
+
 /// Percentiles estimated from MetricKit histogram buckets.
 ///
 /// MetricKit only reports bucket counts, so an exact percentile is unknowable. Lifeline merges
@@ -25,7 +27,7 @@ package struct BucketDistribution: Sendable, Equatable {
     package init(_ buckets: some Sequence<Bucket>) {
         var merged: [Bound: Int64] = [:]
         for bucket in buckets where bucket.count > 0 {
-            merged[Bound(start: bucket.start, end: bucket.end), default: 0] += bucket.count
+            merged[Bound(start: bucket.start, end: bucket.end), default: 0].addSaturating(bucket.count)
         }
         self.buckets = merged.map { Bucket(start: $0.key.start, end: $0.key.end, count: $0.value) }
             .sorted { ($0.start, $0.end) < ($1.start, $1.end) }
@@ -37,7 +39,7 @@ package struct BucketDistribution: Sendable, Equatable {
     }
 
     /// Number of samples.
-    package var count: Int64 { buckets.reduce(0) { $0 + $1.count } }
+    package var count: Int64 { buckets.lazy.map(\.count).saturatingSum() }
 
     /// The `q`-quantile (0…1) by linear interpolation inside the bucket holding rank `q × count`;
     /// `nil` without samples.

@@ -124,14 +124,31 @@ enum VersionOrder {
 
 /// Day arithmetic on `YYYY-MM-DD` strings (UTC, proleptic Gregorian; see ``CivilDate``).
 package enum Day {
-    /// Days since 1970-01-01; `nil` when not a valid date.
+    /// The first day Lifeline reads or writes: 2000-01-01 (MetricKit began in 2019).
+    package static let firstOrdinal = 10_957
+    /// The last day with a four-digit year: 9999-12-31.
+    package static let lastOrdinal = 2_932_896
+
+    /// Days since 1970-01-01 of exactly `YYYY-MM-DD` (ASCII digits only, no sign) between
+    /// 2000-01-01 and 9999-12-31; `nil` otherwise.
     package static func ordinal(_ day: String) -> Int? {
-        let parts = day.split(separator: "-")
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
+        let u = Array(day.utf8)
+        guard u.count == 10, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-") else { return nil }
+        func number(_ range: Range<Int>) -> Int? {
+            var value = 0
+            for i in range {
+                let digit = u[i] &- UInt8(ascii: "0")
+                guard digit < 10 else { return nil }
+                value = value * 10 + Int(digit)
+            }
+            return value
+        }
+        guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10),
             CivilDate.isValid(year: y, month: m, day: d)
         else { return nil }
-        return CivilDate.days(year: y, month: m, day: d)
+        let ordinal = CivilDate.days(year: y, month: m, day: d)
+        guard ordinal >= firstOrdinal && ordinal <= lastOrdinal else { return nil }
+        return ordinal
     }
 
     /// The `YYYY-MM-DD` of a day ordinal.

@@ -44,7 +44,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
             printError("\(global.db) already holds \(existing) payloads of \(app); querying")
         }
         let analyzer = Analyzer(reader: database)
-        let last = Day.ordinal("2026-10-31")!
+        let last = SyntheticPayload.lastDay
         let window = DayRange(from: Day.string(last - days + 1), to: Day.string(last))
         let scope = Scope(app: app, days: window)
         let queries: [(String, () throws -> Int)] = [
@@ -133,11 +133,14 @@ struct BenchQueryCommand: AsyncParsableCommand {
 enum SyntheticPayload {
     static let versions = ["4.0.0", "4.0.1", "4.1.0", "4.1.1", "4.2.0", "4.2.1", "4.3.0"]
     static let oses = (0..<7).map { "iPhone OS 17.\($0) (21E\(200 + $0))" }
+    /// 2026-10-31, the last day of the synthetic data.
+    static let lastDay = 20_757
+
     static let devices = ["iPhone14,5", "iPhone14,7", "iPhone15,2", "iPhone15,3", "iPhone16,1"]
 
     static func json(index: Int, app: String, days: Int) -> String {
         var rng = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
-        let dayOrdinal = Day.ordinal("2026-10-31")! - (index % days)
+        let dayOrdinal = lastDay - (index % days)
         let day = Day.string(dayOrdinal)
         let version = versions[Int(rng.next() % UInt64(versions.count))]
         let os = oses[Int(rng.next() % UInt64(oses.count))]

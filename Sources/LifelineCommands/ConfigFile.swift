@@ -11,10 +11,14 @@ struct ConfigFile: Decodable {
         var host: String?
         var port: Int?
         var keyCacheSeconds: Int?
+        var secureCookies: Bool?
+        var sessionHours: Int?
 
         enum CodingKeys: String, CodingKey {
             case host, port
             case keyCacheSeconds = "key_cache_seconds"
+            case secureCookies = "secure_cookies"
+            case sessionHours = "session_hours"
         }
     }
 
@@ -75,6 +79,9 @@ struct ConfigFile: Decodable {
             }
             if let versions = file.metrics?.versionsPerApp, versions < 1 {
                 throw CommandError("config file \(path): metrics.versions_per_app must be at least 1, got \(versions)")
+            }
+            if let hours = file.server?.sessionHours, !(1...720).contains(hours) {
+                throw CommandError("config file \(path): server.session_hours must be 1…720, got \(hours)")
             }
             if let day = file.metrics?.lastDay, Day.ordinal(day) == nil {
                 throw CommandError("config file \(path): metrics.last_day must be a date YYYY-MM-DD, got '\(day)'")

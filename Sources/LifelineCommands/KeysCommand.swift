@@ -6,8 +6,8 @@ import LifelineStore
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Manage API keys (stored hashed; a key is shown once, when created).",
-        subcommands: [Create.self, List.self, Revoke.self]
+        abstract: "Manage API keys (stored hashed; a key is shown once, when created or rotated).",
+        subcommands: [Create.self, List.self, Revoke.self, Rotate.self]
     )
 
     struct Create: ParsableCommand {
@@ -27,6 +27,11 @@ struct KeysCommand: ParsableCommand {
         @Option(help: "Bundle identifier the key is bound to (required for ingest keys).")
         var app: String?
 
+        @Option(
+            name: .customLong("expires-in"),
+            help: "Make the key stop working after this long: 90d, 12h, 30m or 3600s (default: never).")
+        var expiresIn: KeyDuration?
+
         func validate() throws {
             switch role {
             case .ingest where app == nil:
@@ -44,9 +49,12 @@ struct KeysCommand: ParsableCommand {
         func run() throws {
             let database = try Database(path: global.db)
             try database.migrate()
-            let (key, token) = try database.createKey(role: role, app: app)
+            let now = Int64(Date().timeIntervalSince1970)
+            let (key, token) = try database.createKey(
+                role: role, app: app, expiresAt: expiresIn.map { now + $0.seconds }, now: now)
             let scope = key.app.map { "app \($0)" } ?? "all apps"
-            print("created \(key.role.rawValue) key \(key.id) for \(scope); it is shown only once:")
+            let expiry = key.expiresAt.map { ", expires \(List.format($0))" } ?? ""
+            print("created \(key.role.rawValue) key \(key.id) for \(scope)\(expiry); it is shown only once:")
             print(token)
         }
     }
@@ -69,20 +77,33 @@ struct KeysCommand: ParsableCommand {
                         "id": key.id, "role": key.role.rawValue, "app": key.app ?? "*",
                         "created_at": Self.format(key.createdAt),
                         "revoked_at": key.revokedAt.map(Self.format) ?? "",
+                        "expires_at": key.expiresAt.map(Self.format) ?? "",
+                        "last_used_at": key.lastUsedAt.map(Self.format) ?? "",
                     ]
                 }
                 let data = try JSONSerialization.data(withJSONObject: rows, options: [.prettyPrinted, .sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
                 return
             }
-            print("ID            ROLE    APP                             CREATED               STATE")
+            print(
+                "ID            ROLE    APP                             CREATED               LAST USED             STATE"
+            )
+            let now = Int64(Date().timeIntervalSince1970)
             for key in keys {
-                let state = key.revokedAt.map { "revoked \(Self.format($0))" } ?? "active"
+                var state = "active"
+                if let revoked = key.revokedAt {
+                    state = "revoked \(Self.format(revoked))"
+                } else if let expires = key.expiresAt {
+                    state = (key.isExpired(at: now) ? "expired " : "expires ") + Self.format(expires)
+                }
                 print(
                     key.id.padding(toLength: 14, withPad: " ", startingAt: 0)
                         + key.role.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0)
                         + (key.app ?? "*").padding(toLength: 32, withPad: " ", startingAt: 0)
-                        + Self.format(key.createdAt).padding(toLength: 22, withPad: " ", startingAt: 0) + state)
+                        + Self.format(key.createdAt).padding(toLength: 22, withPad: " ", startingAt: 0)
+                        + (key.lastUsedAt.map(Self.format) ?? "never").padding(
+                            toLength: 22, withPad: " ", startingAt: 0)
+                        + state)
             }
         }
 
@@ -109,6 +130,59 @@ struct KeysCommand: ParsableCommand {
             print("revoked \(id)")
         }
     }
+}
+
+extension KeysCommand {
+    struct Rotate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Give a key a new secret, printed once on the last line; the old one works for a grace period.",
+            discussion: """
+                The key keeps its id, role, app and expiry. Clients holding the old secret keep \
+                working until the grace period ends (default 7d), so an app release or a CI secret \
+                can be moved over without an outage; rotate again or revoke to end it sooner.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+
+        @Argument(help: "The key id (the part after ll_, shown by keys list).")
+        var id: String
+
+        @Option(help: "How long the old secret stays valid: 7d, 24h, 30m, 0s (default 7d).")
+        var grace: KeyDuration = KeyDuration(seconds: 7 * 86_400)
+
+        func run() throws {
+            let database = try Database(path: global.db)
+            try database.migrate()
+            let now = Int64(Date().timeIntervalSince1970)
+            let (key, token) = try database.rotateKey(id: id, grace: grace.seconds, now: now)
+            let until = key.previousValidUntil.map(List.format) ?? "now"
+            print("rotated \(key.id); the old secret works until \(until); the new key is shown only once:")
+            print(token)
+        }
+    }
+}
+
+/// A duration on the command line: a whole number with a unit, `90d`, `12h`, `30m` or `45s`.
+struct KeyDuration: ExpressibleByArgument, Equatable {
+    var seconds: Int64
+
+    init(seconds: Int64) { self.seconds = seconds }
+
+    init?(argument: String) {
+        guard let unit = argument.last, let value = Int64(argument.dropLast()), value >= 0, value <= 36_500 * 86_400
+        else { return nil }
+        switch unit {
+        case "d": seconds = value * 86_400
+        case "h": seconds = value * 3_600
+        case "m": seconds = value * 60
+        case "s": seconds = value
+        default: return nil
+        }
+        guard seconds <= 36_500 * 86_400 else { return nil }
+    }
+
+    var defaultValueDescription: String { "\(seconds)s" }
 }
 
 extension Role: ExpressibleByArgument {}

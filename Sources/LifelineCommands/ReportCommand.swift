@@ -117,7 +117,7 @@ struct ReportCommand: ParsableCommand {
         }
         let now = WallClock.nowSeconds()
         let lastDay = to ?? Day.of(epochSeconds: now)
-        let firstDay = from ?? Day.string(Day.ordinal(lastDay)! - 29)
+        let firstDay = from ?? Day.string(max(Day.firstOrdinal, (Day.ordinal(lastDay) ?? Day.lastOrdinal) - 29))
         let analyzer = Analyzer(reader: database, conventions: conventions, handlerFlag: handlerFlag)
         let builder = ReportBuilder(database: database, analyzer: analyzer)
         let gates = try failOn.map { try FailCondition($0, figures: builder.figures) }

@@ -56,7 +56,7 @@ struct RulesTestCommand: AsyncParsableCommand {
             for problem in error.problems { printError(problem.description) }
             throw ExitCode(1)
         }
-        let now = Self.parseTime(at)!
+        guard let now = Self.parseTime(at) else { throw ValidationError("--at must be a time YYYY-MM-DDTHH:MM:SSZ") }
         let paths = try IngestCommand.expand(payloads)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "lifeline-rules-test-\(UUID().uuidString)")

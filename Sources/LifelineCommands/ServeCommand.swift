@@ -50,6 +50,8 @@ struct ServeCommand: AsyncParsableCommand {
             server.databasePath = path
         }
         if let seconds = file?.server?.keyCacheSeconds { server.keyCacheTTL = .seconds(seconds) }
+        if let secure = file?.server?.secureCookies { server.secureCookies = secure }
+        if let hours = file?.server?.sessionHours { server.sessionSeconds = Int64(hours) * 3_600 }
         if let limits = file?.limits { server.limits = limits }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }

@@ -58,35 +58,52 @@ extension CrashSignature {
     }
 
     /// The chain of frames a signature is taken from, top first.
-    static func signatureChain(_ tree: CallStackTree) -> [Frame] {
+    ///
+    /// Linear in the frames of the tree: the flattened frames are in pre-order, so one pass with a
+    /// stack finds where each frame's subtree ends, and the walk then visits each frame's children
+    /// by jumping from subtree to subtree instead of rescanning descendants at every level.
+    package static func signatureChain(_ tree: CallStackTree) -> [Frame] {
         if tree.callStackPerThread { return tree.attributedChain }
         // Flame graph: heaviest root across all stacks, then heaviest child at each level.
         var best: (stack: Int, index: Int, samples: Int64)?
         for (s, stack) in tree.callStacks.enumerated() {
             for (i, flat) in stack.frames.enumerated() where flat.depth == 0 {
                 let samples = flat.frame.sampleCount ?? 0
-                if best == nil || samples > best!.samples { best = (s, i, samples) }
+                if let current = best, samples <= current.samples { continue }
+                best = (s, i, samples)
             }
         }
         guard let best else { return [] }
         let frames = tree.callStacks[best.stack].frames
+        let subtreeEnd = subtreeEnds(frames)
         var chain = [frames[best.index].frame]
         var current = best.index
         while true {
-            let depth = frames[current].depth
             var child: (index: Int, samples: Int64)?
             var k = current + 1
-            while k < frames.count && frames[k].depth > depth {
-                if frames[k].depth == depth + 1 {
-                    let samples = frames[k].frame.sampleCount ?? 0
-                    if child == nil || samples > child!.samples { child = (k, samples) }
-                }
-                k += 1
+            while k < subtreeEnd[current] {
+                let samples = frames[k].frame.sampleCount ?? 0
+                if child == nil || samples > (child?.samples ?? 0) { child = (k, samples) }
+                k = subtreeEnd[k]
             }
             guard let child else { break }
             chain.append(frames[child.index].frame)
             current = child.index
         }
         return chain
+    }
+
+    /// For each pre-order frame, the index just past its last descendant (one pass, O(n)).
+    static func subtreeEnds(_ frames: [FlatFrame]) -> [Int] {
+        var ends = Array(repeating: frames.count, count: frames.count)
+        var open: [Int] = []
+        for (i, flat) in frames.enumerated() {
+            while let top = open.last, frames[top].depth >= flat.depth {
+                ends[top] = i
+                open.removeLast()
+            }
+            open.append(i)
+        }
+        return ends
     }
 }

@@ -9,8 +9,8 @@ extension DocumentDecoder {
         ("appLaunchDiagnostics", .appLaunch),
     ]
 
-    /// Decodes an `MXDiagnosticPayload` object. `document` numbers messages.
-    mutating func diagnosticPayload(_ root: Int, document: Int) throws(DecodeError) -> DiagnosticPayload {
+    /// Decodes an `MXDiagnosticPayload` object.
+    mutating func diagnosticPayload(_ root: Int) throws(DecodeError) -> DiagnosticPayload {
         var payload = DiagnosticPayload(begin: nil, end: nil, diagnostics: [])
         var arrays: [(token: Int, kind: DiagnosticKind, key: StaticString)] = []
         tape.forEachMember(root) { k, v in
@@ -25,11 +25,10 @@ extension DocumentDecoder {
             }
         }
         // Decode in a fixed kind order so the output does not depend on key order.
-        arrays.sort { a, b in
-            Self.diagnosticArrays.firstIndex { $0.kind == a.kind }! < Self.diagnosticArrays.firstIndex {
-                $0.kind == b.kind
-            }!
+        func rank(_ kind: DiagnosticKind) -> Int {
+            Self.diagnosticArrays.firstIndex { $0.kind == kind } ?? Self.diagnosticArrays.count
         }
+        arrays.sort { a, b in rank(a.kind) < rank(b.kind) }
         for array in arrays {
             guard tape.kind(array.token) == .array else {
                 throw DecodeError(
@@ -49,7 +48,7 @@ extension DocumentDecoder {
                     return
                 }
                 do throws(DecodeError) {
-                    payload.diagnostics.append(try diagnostic(e, kind: array.kind, document: document))
+                    payload.diagnostics.append(try diagnostic(e, kind: array.kind))
                 } catch {
                     failure = error
                 }
@@ -62,7 +61,7 @@ extension DocumentDecoder {
     /// Decodes one diagnostic object. `kind == nil` (a bare diagnostic) detects the kind from the
     /// metadata: `exceptionType`/`signal`/`terminationReason` → crash, `hangDuration` → hang,
     /// `totalCPUTime` → CPU exception, `writesCaused` → disk write, `launchDuration` → app launch.
-    mutating func diagnostic(_ t: Int, kind: DiagnosticKind?, document: Int) throws(DecodeError) -> Diagnostic {
+    mutating func diagnostic(_ t: Int, kind: DiagnosticKind?) throws(DecodeError) -> Diagnostic {
         var meta = DeviceMeta()
         var version: String?
         var treeToken: Int?
@@ -126,6 +125,7 @@ extension DocumentDecoder {
             }
         }
         self.unparsed = d.unparsed
+        self.dropped = d.dropped
 
         let resolvedKind: DiagnosticKind
         if let kind {
@@ -189,8 +189,10 @@ extension DocumentDecoder {
     // MARK: - Call-stack trees
 
     /// Decodes a `callStackTree` object, flattening each thread's frames in pre-order with an
-    /// explicit stack (no recursion). More than `limits.maxFramesPerTree` frames → `.limitExceeded`.
-    func callStackTree(_ t: Int) throws(DecodeError) -> CallStackTree {
+    /// explicit stack (no recursion). More than `limits.maxFramesPerTree` frames, or more than the
+    /// body's remaining ``framesRemaining``, → `.limitExceeded`. A binary name or UUID longer than
+    /// ``DecodeLimits/maxNameBytes`` is dropped (counted).
+    mutating func callStackTree(_ t: Int) throws(DecodeError) -> CallStackTree {
         var tree = CallStackTree(callStackPerThread: false, callStacks: [])
         var stacksToken: Int?
         tape.forEachMember(t) { k, v in
@@ -236,6 +238,12 @@ extension DocumentDecoder {
                             offset: tape.byteRange(f).lowerBound)
                         return
                     }
+                    framesRemaining -= 1
+                    if framesRemaining < 0 {
+                        failure = limitError(
+                            "the body's call-stack trees hold more than \(limits.maxFramesPerBody) frames", at: f)
+                        return
+                    }
                     var frame = Frame(
                         binaryUUID: nil, binaryName: nil, address: 0, offsetIntoBinaryTextSegment: 0, sampleCount: nil)
                     var subFrames: Int?
@@ -245,11 +253,17 @@ extension DocumentDecoder {
                         } else if tape.keyEquals(k, "offsetIntoBinaryTextSegment") {
                             frame.offsetIntoBinaryTextSegment = tape.uint64(v) ?? 0
                         } else if tape.keyEquals(k, "binaryUUID") {
-                            frame.binaryUUID = tape.nonEmptyString(v)
+                            if tape.kind(v) == .string, nameFits(v) { frame.binaryUUID = tape.nonEmptyString(v) }
                         } else if tape.keyEquals(k, "binaryName") {
-                            frame.binaryName = tape.nonEmptyString(v)
+                            if tape.kind(v) == .string, nameFits(v) { frame.binaryName = tape.nonEmptyString(v) }
                         } else if tape.keyEquals(k, "sampleCount") {
-                            frame.sampleCount = tape.int64(v)
+                            if let samples = tape.int64(v) {
+                                if ValueBounds.isPlausibleEventCount(samples) {
+                                    frame.sampleCount = samples
+                                } else {
+                                    dropped += 1
+                                }
+                            }
                         } else if tape.keyEquals(k, "subFrames") {
                             subFrames = v
                         }

@@ -2,15 +2,41 @@
 ///
 /// Lenient by design: unknown keys are skipped, a value of the wrong JSON type is treated as absent,
 /// and an unparseable measurement is kept as raw text and counted in ``unparsed``.
+///
+/// Bounded by design: every loop is linear in the tokens it reads, no string is copied per leaf
+/// beyond ``DecodeLimits/maxNameBytes``, counts of metrics, exits, signposts, buckets and frames
+/// are capped (``DecodeLimits``), and implausible values (``ValueBounds``) are dropped and counted
+/// in ``dropped``.
 struct DocumentDecoder {
     let tape: JSONTape
     let limits: DecodeLimits
+    /// Which document of the body this is (1-based), for messages.
+    let document: Int
     /// Measurement strings that could not be parsed so far.
     var unparsed = 0
+    /// Values dropped as implausible or for an over-long name so far.
+    var dropped = 0
+    /// Frames the body may still hold (shared by the documents of one body).
+    var framesRemaining: Int
 
-    init(tape: JSONTape, limits: DecodeLimits) {
+    init(tape: JSONTape, limits: DecodeLimits, document: Int = 1, framesRemaining: Int? = nil) {
         self.tape = tape
         self.limits = limits
+        self.document = document
+        self.framesRemaining = framesRemaining ?? limits.maxFramesPerBody
+    }
+
+    /// A limit error naming this document.
+    func limitError(_ message: String, at t: Int) -> DecodeError {
+        DecodeError(
+            code: .limitExceeded, message: "document \(document): \(message)", offset: tape.byteRange(t).lowerBound)
+    }
+
+    /// Whether the string token `t` fits ``DecodeLimits/maxNameBytes`` (counts a drop when not).
+    mutating func nameFits(_ t: Int, extra: Int = 0) -> Bool {
+        if tape.rawLength(t) + extra <= limits.maxNameBytes { return true }
+        dropped += 1
+        return false
     }
 
     // MARK: - Values
@@ -33,10 +59,18 @@ struct DocumentDecoder {
                 parsed = MeasurementParser.parse(tape.rawStringBytes(t))
             }
             if parsed == nil { unparsed += 1 }
+            if let parsed, !ValueBounds.isPlausible(parsed.value, unit: parsed.unit) {
+                dropped += 1
+                return nil
+            }
             return (Measurement(value: parsed?.value, unit: parsed?.unit, raw: raw), parsed?.factor ?? 1)
         case .number:
+            guard let value = tape.double(t), ValueBounds.isPlausible(value, unit: .count) else {
+                dropped += 1
+                return nil
+            }
             let raw = String(decoding: tape.bytes[tape.byteRange(t)], as: UTF8.self)
-            return (Measurement(value: tape.double(t), unit: .count, raw: raw), 1)
+            return (Measurement(value: value, unit: .count, raw: raw), 1)
         default:
             return nil
         }
@@ -56,23 +90,38 @@ struct DocumentDecoder {
                 unparsed += 1
                 return nil
             }
+            guard ValueBounds.isPlausible(parsed.value, unit: parsed.unit) else {
+                dropped += 1
+                return nil
+            }
             return (parsed.value, parsed.unit)
         case .number:
-            return tape.double(t).map { ($0, .count) }
+            guard let value = tape.double(t) else { return nil }
+            guard ValueBounds.isPlausible(value, unit: .count) else {
+                dropped += 1
+                return nil
+            }
+            return (value, .count)
         default:
             return nil
         }
     }
 
-    /// A timestamp from a string token; `nil` for other kinds.
-    func timestamp(_ t: Int) -> Timestamp? {
+    /// A timestamp from a string token; `nil` for other kinds. A time outside
+    /// ``ValueBounds/isPlausibleEpoch(_:)`` is kept as raw text only (counted as dropped).
+    mutating func timestamp(_ t: Int) -> Timestamp? {
+        guard tape.kind(t) == .string, nameFits(t) else { return nil }
         guard let raw = tape.string(t) else { return nil }
-        let epoch: Int64?
+        var epoch: Int64?
         if tape.isEscaped(t) {
             var copy = raw
             epoch = copy.withUTF8 { TimestampParser.epochSeconds(UnsafeRawBufferPointer($0)) }
         } else {
             epoch = TimestampParser.epochSeconds(tape.rawStringBytes(t))
+        }
+        if let seconds = epoch, !ValueBounds.isPlausibleEpoch(seconds) {
+            dropped += 1
+            epoch = nil
         }
         return Timestamp(epochSeconds: epoch, raw: raw)
     }
@@ -108,12 +157,15 @@ struct DocumentDecoder {
     // MARK: - Metric payload
 
     /// Decodes an `MXMetricPayload` object.
-    mutating func metricPayload(_ root: Int) -> MetricPayload {
+    mutating func metricPayload(_ root: Int) throws(DecodeError) -> MetricPayload {
         var payload = MetricPayload(begin: nil, end: nil, meta: DeviceMeta())
         var topAppVersion: String?
         var sawTopAppVersion = false
         var sections: [(token: Int, name: String)] = []
+        var exitEntries = 0
+        var failure: DecodeError?
         tape.forEachMember(root) { k, v in
+            guard failure == nil else { return }
             if tape.keyEquals(k, "appVersion") {
                 sawTopAppVersion = true
                 topAppVersion = tape.nonEmptyString(v)
@@ -124,25 +176,39 @@ struct DocumentDecoder {
             } else if tape.keyEquals(k, "metaData") {
                 tape.forEachMember(v) { mk, mv in _ = applyMetaField(key: mk, value: mv, to: &payload.meta) }
             } else if tape.keyEquals(k, "applicationExitMetrics") {
-                exits(v, into: &payload.exits)
+                do throws(DecodeError) {
+                    try exits(v, into: &payload.exits, entries: &exitEntries)
+                } catch {
+                    failure = error
+                }
             } else if tape.keyEquals(k, "signpostMetrics") {
                 tape.forEachElement(v) { e in
+                    guard failure == nil else { return }
+                    guard payload.signposts.count < limits.maxSignpostsPerDocument else {
+                        failure = limitError(
+                            "more than \(limits.maxSignpostsPerDocument) signpost entries", at: e)
+                        return
+                    }
                     if let signpost = signpost(e) { payload.signposts.append(signpost) }
                 }
             } else if tape.kind(v) == .object {
-                sections.append((v, tape.string(k) ?? ""))
+                if nameFits(k) { sections.append((v, tape.string(k) ?? "")) }
             }
         }
+        if let failure { throw failure }
         if sawTopAppVersion { payload.meta.appVersion = topAppVersion }
         for section in sections {
-            genericSection(section.token, name: section.name, into: &payload)
+            try genericSection(section.token, name: section.name, into: &payload)
         }
         return payload
     }
 
-    /// `applicationExitMetrics`: `foregroundExitData` / `backgroundExitData` counters.
-    private func exits(_ t: Int, into exits: inout [ExitCount]) {
+    /// `applicationExitMetrics`: `foregroundExitData` / `backgroundExitData` counters. `entries`
+    /// counts the members read across repeated keys, against ``DecodeLimits/maxExitEntriesPerDocument``.
+    private mutating func exits(_ t: Int, into exits: inout [ExitCount], entries: inout Int) throws(DecodeError) {
+        var failure: DecodeError?
         tape.forEachMember(t) { k, v in
+            guard failure == nil else { return }
             let state: AppState
             if tape.keyEquals(k, "foregroundExitData") {
                 state = .foreground
@@ -151,12 +217,22 @@ struct DocumentDecoder {
             } else {
                 return
             }
-            exits.reserveCapacity(exits.count + Int(tape.tokens[v].count))
             tape.forEachMember(v) { rk, rv in
+                guard failure == nil else { return }
+                entries += 1
+                guard entries <= limits.maxExitEntriesPerDocument else {
+                    failure = limitError("more than \(limits.maxExitEntriesPerDocument) exit counters", at: rk)
+                    return
+                }
                 guard let count = tape.int64(rv) else { return }
+                guard ValueBounds.isPlausibleExitCount(count), nameFits(rk) else {
+                    if ValueBounds.isPlausibleExitCount(count) == false { dropped += 1 }
+                    return
+                }
                 exits.append(ExitCount(state: state, reason: exitReason(rk), count: count))
             }
         }
+        if let failure { throw failure }
     }
 
     /// `cumulativeMemoryPressureExitCount` → `MemoryPressure`; other keys pass through unchanged.
@@ -185,13 +261,22 @@ struct DocumentDecoder {
     private mutating func signpost(_ t: Int) -> SignpostMetric? {
         guard tape.kind(t) == .object else { return nil }
         var signpost = SignpostMetric(category: "", name: "", totalCount: 0)
+        var plausible = true
         tape.forEachMember(t) { k, v in
             if tape.keyEquals(k, "signpostName") {
-                signpost.name = tape.string(v) ?? ""
+                if tape.kind(v) == .string && !nameFits(v) { plausible = false }
+                signpost.name = plausible ? tape.string(v) ?? "" : ""
             } else if tape.keyEquals(k, "signpostCategory") {
-                signpost.category = tape.string(v) ?? ""
+                if tape.kind(v) == .string && !nameFits(v) { plausible = false }
+                signpost.category = plausible ? tape.string(v) ?? "" : ""
             } else if tape.keyEquals(k, "totalSignpostCount") {
-                signpost.totalCount = tape.int64(v) ?? 0
+                let total = tape.int64(v) ?? 0
+                if ValueBounds.isPlausibleEventCount(total) {
+                    signpost.totalCount = total
+                } else {
+                    dropped += 1
+                    plausible = false
+                }
             } else if tape.keyEquals(k, "signpostIntervalData") {
                 tape.forEachMember(v) { ik, iv in
                     if tape.keyEquals(ik, "histogrammedSignpostDurations") {
@@ -208,7 +293,7 @@ struct DocumentDecoder {
                 }
             }
         }
-        return signpost
+        return plausible ? signpost : nil
     }
 
     /// A measurement string, or the `averageValue` of an average object.
@@ -221,27 +306,47 @@ struct DocumentDecoder {
     mutating func histogram(_ t: Int) -> Histogram? {
         guard tape.kind(t) == .object, let values = tape.member(t, "histogramValue") else { return nil }
         var histogram = Histogram(unit: nil, buckets: [])
-        histogram.buckets.reserveCapacity(Int(tape.tokens[values].count))
+        let maxBuckets = limits.maxBucketsPerHistogram
+        histogram.buckets.reserveCapacity(min(maxBuckets, Int(tape.tokens[values].count)))
         var sorted = true
         var previous = -Double.infinity
         tape.forEachMember(values) { _, b in
             guard tape.kind(b) == .object else { return }
+            guard histogram.buckets.count < maxBuckets else {
+                dropped += 1
+                return
+            }
             var bucket = HistogramBucket(start: nil, end: nil, count: 0)
+            var plausible = true
             tape.forEachMember(b) { bk, bv in
                 if tape.keyEquals(bk, "bucketStart") {
+                    let before = dropped
                     if let m = measurementValue(bv) {
                         bucket.start = m.value
                         if histogram.unit == nil { histogram.unit = m.unit }
+                    } else if dropped > before {
+                        plausible = false
                     }
                 } else if tape.keyEquals(bk, "bucketEnd") {
+                    let before = dropped
                     if let m = measurementValue(bv) {
                         bucket.end = m.value
                         if histogram.unit == nil { histogram.unit = m.unit }
+                    } else if dropped > before {
+                        plausible = false
                     }
                 } else if tape.keyEquals(bk, "bucketCount") {
-                    bucket.count = tape.int64(bv) ?? 0
+                    let count = tape.int64(bv) ?? 0
+                    if ValueBounds.isPlausibleEventCount(count) {
+                        bucket.count = count
+                    } else {
+                        dropped += 1
+                        plausible = false
+                    }
                 }
             }
+            // One implausible field drops the whole bucket (counted once per field above).
+            guard plausible else { return }
             let start = bucket.start ?? .infinity
             if start < previous { sorted = false }
             previous = start
@@ -260,10 +365,27 @@ struct DocumentDecoder {
 
     /// Any other section: strings become scalars, `averageValue` objects averages, `histogramValue`
     /// objects histograms, numbers count scalars, other objects are walked (iteratively) as sub-sections.
-    private mutating func genericSection(_ section: Int, name: String, into payload: inout MetricPayload) {
+    ///
+    /// A name longer than ``DecodeLimits/maxNameBytes`` is dropped with its whole subtree before any
+    /// string is built, so the work per leaf is bounded whatever the keys' lengths.
+    private mutating func genericSection(
+        _ section: Int, name: String, into payload: inout MetricPayload
+    ) throws(DecodeError) {
         var work: [(token: Int, prefix: String)] = [(section, name)]
-        while let (token, prefix) = work.popLast() {
+        var failure: DecodeError?
+        while failure == nil, let (token, prefix) = work.popLast() {
             tape.forEachMember(token) { k, v in
+                guard failure == nil else { return }
+                switch tape.kind(v) {
+                case .string, .number, .object:
+                    guard payload.scalars.count + payload.histograms.count < limits.maxMetricsPerDocument else {
+                        failure = limitError("more than \(limits.maxMetricsPerDocument) metrics", at: k)
+                        return
+                    }
+                    guard nameFits(k, extra: prefix.utf8.count + 1) else { return }
+                default:
+                    return
+                }
                 switch tape.kind(v) {
                 case .string, .number:
                     let name = prefix + "." + (tape.string(k) ?? "")
@@ -289,9 +411,17 @@ struct DocumentDecoder {
                         if let h = histogram(v) { payload.histograms.append(NamedHistogram(name: name, histogram: h)) }
                     } else if let average {
                         guard let (m, factor) = measurementAndFactor(average) else { return }
-                        let sampleCount = samples.flatMap { tape.int64($0) }
+                        var sampleCount = samples.flatMap { tape.int64($0) }
+                        if let count = sampleCount, !ValueBounds.isPlausibleEventCount(count) {
+                            dropped += 1
+                            sampleCount = nil
+                        }
                         var sd = deviation.flatMap { tape.double($0) }.map { $0 * factor }
                         if let value = sd, value < 0 { sd = nil }  // -1 means "no data"
+                        if let value = sd, !ValueBounds.isPlausible(value, unit: m.unit) {
+                            dropped += 1
+                            sd = nil
+                        }
                         payload.scalars.append(
                             ScalarMetric(name: name, measurement: m, standardDeviation: sd, sampleCount: sampleCount))
                     } else {
@@ -302,5 +432,6 @@ struct DocumentDecoder {
                 }
             }
         }
+        if let failure { throw failure }
     }
 }

@@ -76,11 +76,14 @@ extension JSONTape {
         let token = tokens[t]
         let length = Int(token.end &- token.start)
         if token.flags & JSONTape.escapedFlag != 0 {
+            // An escape turns 2 to 12 raw bytes into 1 to 4: outside these lengths it cannot match,
+            // and a long escaped key is not copied once per comparison.
+            guard length >= literal.utf8CodeUnitCount, length <= 12 * literal.utf8CodeUnitCount else { return false }
             return unescapedBytes(t)
                 == Array(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
         }
-        guard length == literal.utf8CodeUnitCount else { return false }
-        return memcmp(bytes.baseAddress! + Int(token.start), literal.utf8Start, length) == 0
+        guard length == literal.utf8CodeUnitCount, let base = bytes.baseAddress else { return false }
+        return memcmp(base + Int(token.start), literal.utf8Start, length) == 0
     }
 
     /// The raw bytes of string token `t` (escapes not decoded).
@@ -89,6 +92,9 @@ extension JSONTape {
         let token = tokens[t]
         return UnsafeRawBufferPointer(rebasing: bytes[Int(token.start)..<Int(token.end)])
     }
+
+    /// The length of string token `t` in raw bytes (escapes not decoded).
+    @inline(__always) func rawLength(_ t: Int) -> Int { Int(tokens[t].end &- tokens[t].start) }
 
     /// Whether the string token `t` holds escapes.
     @inline(__always) func isEscaped(_ t: Int) -> Bool { tokens[t].flags & JSONTape.escapedFlag != 0 }

@@ -132,7 +132,7 @@ struct JSONTape {
                 case UInt8(ascii: "{"), UInt8(ascii: "["):
                     guard stack.count < maxDepth else {
                         throw DecodeError(
-                            code: .malformedJSON,
+                            code: .limitExceeded,
                             message: "nesting deeper than \(maxDepth) levels at \(Self.position(i, in: bytes))",
                             offset: i)
                     }

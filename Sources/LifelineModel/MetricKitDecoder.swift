@@ -27,7 +27,8 @@ package enum MetricKitDecoder {
         let root = 0
         switch tape.kind(root) {
         case .object:
-            return [try decodeDocument(tape, root, number: 1, family: family, limits: limits)]
+            var frames = limits.maxFramesPerBody
+            return [try decodeDocument(tape, root, number: 1, family: family, limits: limits, frames: &frames)]
         case .array:
             let count = Int(tape.tokens[root].count)
             guard count > 0 else {
@@ -43,8 +44,10 @@ package enum MetricKitDecoder {
             documents.reserveCapacity(count)
             var element = root + 1
             var number = 1
+            var frames = limits.maxFramesPerBody
             while element < tape.next(root) {
-                documents.append(try decodeDocument(tape, element, number: number, family: family, limits: limits))
+                documents.append(
+                    try decodeDocument(tape, element, number: number, family: family, limits: limits, frames: &frames))
                 element = tape.next(element)
                 number += 1
             }
@@ -83,7 +86,8 @@ package enum MetricKitDecoder {
                 guard tape.member(tree, "callStacks") != nil else {
                     throw DecodeError(code: .notMetricKit, message: "missing callStacks in callStackTree", offset: 0)
                 }
-                return try DocumentDecoder(tape: tape, limits: limits).callStackTree(tree)
+                var decoder = DocumentDecoder(tape: tape, limits: limits)
+                return try decoder.callStackTree(tree)
             }
         }
         return try result.get()
@@ -96,7 +100,7 @@ package enum MetricKitDecoder {
     }
 
     private static func decodeDocument(
-        _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?, limits: DecodeLimits
+        _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?, limits: DecodeLimits, frames: inout Int
     ) throws(DecodeError) -> DecodedDocument {
         let range = tape.byteRange(t)
         guard tape.kind(t) == .object else {
@@ -120,18 +124,21 @@ package enum MetricKitDecoder {
         default:
             break
         }
-        var decoder = DocumentDecoder(tape: tape, limits: limits)
+        var decoder = DocumentDecoder(tape: tape, limits: limits, document: number, framesRemaining: frames)
         let content: DocumentContent
         switch shape {
         case .metric:
-            content = .metric(decoder.metricPayload(t))
+            content = .metric(try decoder.metricPayload(t))
         case .diagnosticPayload:
-            content = .diagnostic(try decoder.diagnosticPayload(t, document: number))
+            content = .diagnostic(try decoder.diagnosticPayload(t))
         case .bareDiagnostic:
-            let diagnostic = try decoder.diagnostic(t, kind: nil, document: number)
+            let diagnostic = try decoder.diagnostic(t, kind: nil)
             content = .diagnostic(DiagnosticPayload(begin: nil, end: nil, diagnostics: [diagnostic]))
         }
-        return DecodedDocument(content: content, byteRange: range, unparsedMeasurements: decoder.unparsed)
+        frames = decoder.framesRemaining
+        return DecodedDocument(
+            content: content, byteRange: range, unparsedMeasurements: decoder.unparsed,
+            droppedValues: decoder.dropped)
     }
 
     /// Decides the shape of a document from its top-level keys.

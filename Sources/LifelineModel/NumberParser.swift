@@ -124,13 +124,20 @@ enum NumberParser {
         return slowDouble(raw)
     }
 
+    /// Longest number text handed to `strtod`: enough for any double written exactly (767
+    /// significant digits plus sign, point and exponent); longer ones are not numbers Lifeline
+    /// reads (strtod's work grows with the digits).
+    static let maxSlowDigits = 1_100
+
     private static func slowDouble(_ raw: UnsafeRawBufferPointer) -> Double? {
-        withUnsafeTemporaryAllocation(of: CChar.self, capacity: raw.count + 1) { buffer -> Double? in
+        guard raw.count <= maxSlowDigits else { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: raw.count + 1) { buffer -> Double? in
+            guard let start = buffer.baseAddress else { return nil }
             for k in 0..<raw.count { buffer[k] = CChar(bitPattern: raw[k]) }
             buffer[raw.count] = 0
             var end: UnsafeMutablePointer<CChar>?
-            let value = strtod(buffer.baseAddress!, &end)
-            guard let end, end - buffer.baseAddress! == raw.count else { return nil }
+            let value = strtod(start, &end)
+            guard let end, end - start == raw.count else { return nil }
             return value
         }
     }

@@ -422,11 +422,15 @@ package struct DecodedDocument: Sendable, Equatable {
     package var byteRange: Range<Int>
     /// How many measurement strings could not be parsed (stored as NULL + raw text).
     package var unparsedMeasurements: Int
+    /// How many values were dropped as implausible (negative, non-finite, past ``ValueBounds``) or
+    /// for an over-long name; they stay in the raw document and are never summed into a figure.
+    package var droppedValues: Int
 
-    package init(content: DocumentContent, byteRange: Range<Int>, unparsedMeasurements: Int) {
+    package init(content: DocumentContent, byteRange: Range<Int>, unparsedMeasurements: Int, droppedValues: Int = 0) {
         self.content = content
         self.byteRange = byteRange
         self.unparsedMeasurements = unparsedMeasurements
+        self.droppedValues = droppedValues
     }
 
     /// The bundle identifier the document claims (metric `metaData` or the first diagnostic's).
@@ -454,6 +458,19 @@ package struct DecodeLimits: Sendable, Equatable {
     package var maxStringBytes: Int = 1 << 20
     /// Maximum documents in one array body. Default 1,000.
     package var maxDocuments: Int = 1_000
+    /// Maximum frames in all the call-stack trees of one body together. Default 250,000.
+    package var maxFramesPerBody: Int = 250_000
+    /// Maximum scalar metrics plus histograms in one metric document (real ones hold ~100). Default 4,096.
+    package var maxMetricsPerDocument: Int = 4_096
+    /// Maximum exit-count entries in one metric document (real ones hold ~24). Default 1,024.
+    package var maxExitEntriesPerDocument: Int = 1_024
+    /// Maximum signpost entries in one metric document. Default 4,096.
+    package var maxSignpostsPerDocument: Int = 4_096
+    /// Maximum buckets in one histogram. Default 4,096.
+    package var maxBucketsPerHistogram: Int = 4_096
+    /// Longest metric name (`section.sub.key`), exit reason, signpost name or binary name, in bytes;
+    /// a longer one is dropped (counted in ``DecodedDocument/droppedValues``). Default 256.
+    package var maxNameBytes: Int = 256
 
     package init() {}
 }

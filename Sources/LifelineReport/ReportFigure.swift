@@ -25,7 +25,7 @@ package struct ReportFigure: Sendable, Equatable {
     package static func standard(_ conventions: SignpostConventions) -> [ReportFigure] {
         let restoration = HistogramSource.signpost(
             category: conventions.restorationCategory, name: conventions.restorationAttempt)
-        let launch = Analyzer.launchHistograms.first { $0.name == "time_to_first_draw" }!.source
+        let launch = HistogramSource.metric("applicationLaunchMetrics.histogrammedTimeToFirstDrawKey")
         return [
             ReportFigure(
                 name: "device_days", title: "Device-days (metric payloads)", measure: .deviceDays, format: .count),
@@ -89,6 +89,9 @@ package enum NumberText {
     /// `value` with `digits` decimals (`1234.5` → `1,234.50`).
     package static func fixed(_ value: Double, digits: Int) -> String {
         guard value.isFinite else { return value.isNaN ? "NaN" : (value > 0 ? "∞" : "-∞") }
+        // Past 10¹⁵ a double no longer holds every integer (and past 9.2·10¹⁸ not an Int64):
+        // such a figure is written in exponent form instead of being converted.
+        guard abs(value) < Self.largestGrouped else { return "\(value)" }
         var scale = 1.0
         for _ in 0..<digits { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
@@ -104,8 +107,12 @@ package enum NumberText {
 
     /// A whole number with thousands separators.
     package static func grouped(_ value: Double) -> String {
-        value.isFinite ? (value < 0 ? "-" : "") + grouped(Int64(abs(value).rounded())) : fixed(value, digits: 0)
+        value.isFinite && abs(value) < largestGrouped
+            ? (value < 0 ? "-" : "") + grouped(Int64(abs(value).rounded())) : fixed(value, digits: 0)
     }
+
+    /// Figures at or above this magnitude are written in exponent form.
+    static let largestGrouped = 1e15
 
     static func grouped(_ value: Int64) -> String {
         let digits = Array(String(value))

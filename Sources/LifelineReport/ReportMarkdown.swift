@@ -5,18 +5,20 @@ import LifelineModel
 /// The report as Markdown (GitHub tables): the same figures as the HTML, without charts.
 package enum ReportMarkdown {
     package static func render(_ report: Report) -> String {
-        var md = "# Lifeline report — \(report.request.app)\n\n"
+        var md = "# Lifeline report — \(esc(report.request.app))\n\n"
         md +=
             "Window \(report.request.days.from) – \(report.request.days.to) (\(report.request.days.dayCount) days, UTC)"
-        if !report.request.versions.isEmpty { md += ", versions \(report.request.versions.joined(separator: ", "))" }
+        if !report.request.versions.isEmpty {
+            md += ", versions \(esc(report.request.versions.joined(separator: ", ")))"
+        }
         md += ". Generated \(Timestamps.iso(report.generatedAt)).\n\n## Summary\n\n"
         md += table(
             ["figure", "name", "value"],
             report.summary.map { [$0.figure.title, "`\($0.figure.name)`", $0.figure.display($0.value)] })
         if let pair = report.request.compare {
-            md += "\n## Version \(pair.base) → \(pair.target)\n\n"
+            md += "\n## Version \(esc(pair.base)) → \(esc(pair.target))\n\n"
             md += table(
-                ["figure", pair.base, pair.target, "delta"],
+                ["figure", esc(pair.base), esc(pair.target), "delta"],
                 report.comparison.map { row in
                     let sign = (row.delta ?? 0) > 0 ? "+" : ""
                     return [
@@ -44,7 +46,7 @@ package enum ReportMarkdown {
                 ["version", "state", "reason", "count", "per 1k device-days", "per hour"],
                 report.exits.map {
                     [
-                        $0.key.version ?? "—", $0.state.rawValue, $0.reason, String($0.count),
+                        esc($0.key.version ?? "—"), $0.state.rawValue, esc($0.reason), String($0.count),
                         $0.perThousandDeviceDays.map { NumberText.fixed($0, digits: 2) } ?? "—",
                         $0.perHour.map { NumberText.fixed($0, digits: 4) } ?? "—",
                     ]
@@ -57,7 +59,8 @@ package enum ReportMarkdown {
                 ["version", "handler", "entered", "exited", "imbalance", "ratio", "assertion timeouts", "flagged"],
                 report.handlers.map {
                     [
-                        $0.key.version ?? "—", "\($0.category)/\($0.handler)", String($0.entered), String($0.exited),
+                        esc($0.key.version ?? "—"), esc("\($0.category)/\($0.handler)"), String($0.entered),
+                        String($0.exited),
                         String($0.imbalance),
                         $0.imbalanceRatio.map { NumberText.fixed($0 * 100, digits: 2) + " %" } ?? "—",
                         String($0.assertionTimeoutExits), $0.flagged ? "**flagged**" : "",
@@ -74,7 +77,7 @@ package enum ReportMarkdown {
                 ["group", "attempts", "failures", "error rate", "p50", "p95"],
                 restorationRows.map { label, row in
                     [
-                        label, String(row.attempts), String(row.failures),
+                        esc(label), String(row.attempts), String(row.failures),
                         row.errorRate.map { NumberText.fixed($0 * 100, digits: 3) + " %" } ?? "—",
                         ReportHTML.ms(row.p50Milliseconds), ReportHTML.ms(row.p95Milliseconds),
                     ]
@@ -83,12 +86,13 @@ package enum ReportMarkdown {
         if report.crashes.isEmpty { md += "_No diagnostics in scope._\n" }
         for crash in report.crashes {
             let decoded = [crash.exceptionName, crash.signalName].compactMap { $0 }.joined(separator: " / ")
-            md += "### #\(crash.group.id) \(crash.group.title)\(crash.isWatchdog ? " — watchdog 0x8BADF00D" : "")\n\n"
-            md += "\(crash.kind.rawValue), \(crash.count) occurrences (\(Stack.versions(crash.countByVersion)))"
-            md += decoded.isEmpty ? "" : ", \(decoded)"
+            md +=
+                "### #\(crash.group.id) \(esc(crash.group.title))\(crash.isWatchdog ? " — watchdog 0x8BADF00D" : "")\n\n"
+            md += "\(crash.kind.rawValue), \(crash.count) occurrences (\(esc(Stack.versions(crash.countByVersion))))"
+            md += decoded.isEmpty ? "" : ", \(esc(decoded))"
             md +=
                 "; first seen \(Timestamps.iso(crash.group.firstSeen)), last \(Timestamps.iso(crash.group.lastSeen))\n\n"
-            md += "```\n\(Stack.text(crash.group))\n```\n\n"
+            md += fenced(Stack.text(crash.group))
         }
         md += "\n## Launch and hang percentiles\n\n"
         let percentileRows =
@@ -101,7 +105,7 @@ package enum ReportMarkdown {
                 ["histogram", "version", "samples", "p50", "p90", "p95", "p99"],
                 percentileRows.map { name, row in
                     [
-                        name, row.key.version ?? "—", String(row.samples), ReportHTML.ms(row.p50),
+                        esc(name), esc(row.key.version ?? "—"), String(row.samples), ReportHTML.ms(row.p50),
                         ReportHTML.ms(row.p90),
                         ReportHTML.ms(row.p95), ReportHTML.ms(row.p99),
                     ]
@@ -121,10 +125,53 @@ package enum ReportMarkdown {
         return md
     }
 
-    /// A GitHub table; `|` in cells is escaped.
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
+    /// Text from a payload or a config as inert Markdown: every character that can open code,
+    /// emphasis, a link or image, an HTML tag or entity, or a table cell is backslash-escaped, and
+    /// line breaks and control characters become spaces. (`.`, `-` and `+` only matter at the start
+    /// of a line, where escaped text never stands.)
+    package static func esc(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n", "\r", "\u{2028}", "\u{2029}": out.append(" ")
+            case "\\", "`", "*", "_", "{", "}", "[", "]", "(", ")", "#", "!", "|", "<", ">", "~", "&":
+                out.append("\\")
+                out.unicodeScalars.append(scalar)
+            case _ where scalar.properties.generalCategory == .control: out.append(" ")
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    /// `text` in a fenced code block whose fence is longer than any run of backticks inside it,
+    /// so the text cannot close the block.
+    package static func fenced(_ text: String) -> String {
+        var longest = 0
+        var run = 0
+        for character in text {
+            run = character == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: max(3, longest + 1))
+        return fence + "\n" + text + "\n" + fence + "\n\n"
+    }
+
+    /// A GitHub table; a `|` in a cell not already escaped by ``esc(_:)`` is escaped.
+    package static func table(_ header: [String], _ rows: [[String]]) -> String {
+        func cell(_ text: String) -> String {
+            var out = ""
+            var previous: Character?
+            for character in text {
+                if character == "|" && previous != "\\" { out.append("\\") }
+                out.append(character)
+                previous = character
+            }
+            return out
+        }
         func line(_ cells: [String]) -> String {
-            "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |\n"
+            "| " + cells.map(cell).joined(separator: " | ") + " |\n"
         }
         return line(header) + line(header.map { _ in "---" }) + rows.map(line).joined()
     }

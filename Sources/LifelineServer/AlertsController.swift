@@ -24,9 +24,10 @@ struct AlertsController: Sendable {
         v1.get("rules") { _, context in
             let key = try context.requireKey(.read)
             var snapshot = await evaluator.snapshot()
-            // An app-scoped read key counts only its app's pending and firing alerts.
+            // An app-scoped read key counts only its app's pending and firing alerts, sees only
+            // the rules that may concern its app, and none of the figures or receivers that span apps.
             if let app = key.app { snapshot.alerts = snapshot.alerts.filter { $0.labels["app"] == app } }
-            return try Self.json(RulesBody(snapshot))
+            return try Self.json(RulesBody(snapshot, onlyApp: key.app))
         }
     }
 
@@ -149,19 +150,29 @@ struct AlertsController: Sendable {
         var rules: [RuleBody]
         var receivers: [ReceiverBody]
 
-        init(_ snapshot: AlertsSnapshot) {
+        /// - Parameter onlyApp: for an app-scoped key: only rules for all apps or that app, without
+        ///   the evaluation's value summary and error (they cover every app), and no receivers.
+        init(_ snapshot: AlertsSnapshot, onlyApp: String? = nil) {
             file = snapshot.rulesPath.map { ($0 as NSString).lastPathComponent }
             loadedAt = NotificationPayload.rfc3339(snapshot.loadedAt)
             evaluationIntervalSeconds = snapshot.rules.evaluationInterval
-            rules = snapshot.rules.rules.map { rule in
-                RuleBody(
+            rules = snapshot.rules.rules.filter { onlyApp == nil || $0.app == nil || $0.app == onlyApp }.map { rule in
+                var body = RuleBody(
                     rule, evaluation: snapshot.evaluations[rule.name],
                     alerts: snapshot.alerts.filter { $0.rule == rule.name })
+                if onlyApp != nil {
+                    body.valueSummary = nil
+                    body.error = body.error == nil ? nil : "the rule could not be evaluated"
+                }
+                return body
             }
-            receivers = snapshot.rules.receivers.map {
-                ReceiverBody(
-                    name: $0.name, kind: $0.kind.rawValue, statistics: snapshot.receivers[$0.name] ?? .init())
-            }
+            receivers =
+                onlyApp != nil
+                ? []
+                : snapshot.rules.receivers.map {
+                    ReceiverBody(
+                        name: $0.name, kind: $0.kind.rawValue, statistics: snapshot.receivers[$0.name] ?? .init())
+                }
         }
 
         enum CodingKeys: String, CodingKey {

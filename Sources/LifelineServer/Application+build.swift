@@ -26,7 +26,9 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
         store: database, rules: rules, rulesPath: config.rulesPath,
         options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
         logger: logger)
-    let router = buildRouter(config, database: database, writer: writer, evaluator: evaluator, metrics: metrics)
+    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
+    let router = buildRouter(
+        config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(config.host, port: config.port), serverName: "lifeline"),
@@ -35,19 +37,20 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     app.addServices(writer)
     // After the writer, so it stops before it on shutdown.
     app.addServices(evaluator)
+    app.addServices(KeyUseRecorder(keys: keys, database: database, logger: logger))
     return app
 }
 
 /// The routes, separated from the application so tests can also drive them in-process.
 func buildRouter(
     _ config: ServerConfig, database: Database, writer: IngestWriter, evaluator: AlertEvaluator? = nil,
-    metrics: ServiceMetrics = ServiceMetrics()
+    metrics: ServiceMetrics = ServiceMetrics(), keys: KeyCache? = nil
 ) -> Router<LifelineRequestContext> {
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
     HealthController(database: database, writer: writer).addRoutes(to: router)
-    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
+    let keys = keys ?? KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
         pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer,
@@ -55,7 +58,10 @@ func buildRouter(
     ).addRoutes(to: v1)
     let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analyzer: analyzer).addRoutes(to: v1)
-    DashboardController(database: database, analyzer: analyzer, keys: keys).addRoutes(to: router)
+    DashboardController(
+        database: database, analyzer: analyzer, keys: keys, sessionSeconds: config.sessionSeconds,
+        secureCookies: config.secureCookies
+    ).addRoutes(to: router)
     MetricsController(
         service: metrics, writer: writer, evaluator: evaluator,
         product: ProductMetrics(

@@ -8,21 +8,29 @@ import LifelineStore
 /// script, no front-end toolchain), with app, window and version pickers as a plain GET form.
 ///
 /// It needs a read (or admin) key: sent as `Authorization: Bearer`, or entered once in the login
-/// form (`POST /login`), which keeps it in an HttpOnly, SameSite=Strict cookie; `POST /logout`
-/// forgets it. A key scoped to one app sees only that app.
+/// form (`POST /login`). Signing in opens a server-side session: the HttpOnly, SameSite=Strict
+/// cookie holds an opaque random session id (only its SHA-256 is stored, it expires after
+/// ``sessionSeconds``, ends on `POST /logout` and when its key is revoked), never the key.
+/// `POST /login` is refused unless its `Origin` (or `Referer`) is this site (login CSRF). Every
+/// HTML answer carries a CSP with `frame-ancestors 'none'`, `X-Content-Type-Options: nosniff` and
+/// `Referrer-Policy: no-referrer`. A key scoped to one app sees only that app.
 struct DashboardController: Sendable {
     let database: Database
     let analyzer: Analyzer
     let keys: KeyCache
+    var sessionSeconds: Int64 = 12 * 3_600
+    var secureCookies = false
 
-    static let cookie = "lifeline_key"
+    static let cookie = "lifeline_session"
 
     func addRoutes(to router: Router<LifelineRequestContext>) {
         router.get("/") { request, _ in try await page(request) }
         router.post("login") { request, _ in try await login(request) }
-        router.post("logout") { _, _ in
+        router.post("logout") { request, _ in
+            if let session = sessionCookie(request) { try database.deleteSession(session) }
             var response = Response.redirect(to: "/", type: .normal)
-            response.headers[.setCookie] = "\(Self.cookie)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+            response.headers[.setCookie] = clearCookie(request)
+            Self.secure(&response.headers)
             return response
         }
     }
@@ -30,11 +38,19 @@ struct DashboardController: Sendable {
     // MARK: Pages
 
     private func page(_ request: Request) async throws -> Response {
-        guard let token = token(request) else { return html(DashboardHTML.login(error: nil), status: .ok) }
-        guard let key = try verified(token) else {
+        let key: APIKey?
+        if let token = bearer(request) {
+            key = try verified(token)
+        } else if let session = sessionCookie(request) {
+            key = try database.sessionKey(session).flatMap { $0.role == .read || $0.role == .admin ? $0 : nil }
+        } else {
+            return html(DashboardHTML.login(error: nil), status: .ok)
+        }
+        guard let key else {
             var response = html(
-                DashboardHTML.login(error: "That key is unknown, revoked, or not a read key."), status: .unauthorized)
-            response.headers[.setCookie] = "\(Self.cookie)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"
+                DashboardHTML.login(error: "That key or session is unknown, expired, revoked, or not a read key."),
+                status: .unauthorized)
+            response.headers[.setCookie] = clearCookie(request)
             return response
         }
         let query = request.uri.queryParameters
@@ -51,7 +67,13 @@ struct DashboardController: Sendable {
                     form: form, apps: [], versions: [],
                     content: DashboardHTML.message("No data yet: ingest a payload first.")), status: .ok)
         }
-        if form.app == nil || !apps.contains(form.app!) { form.app = key.app ?? apps[0] }
+        let app: String
+        if let wanted = form.app, apps.contains(wanted) {
+            app = wanted
+        } else {
+            app = key.app ?? apps[0]
+        }
+        form.app = app
         let first = Day.ordinal(form.from) ?? Int.max
         let last = Day.ordinal(form.to) ?? Int.min
         guard first <= last, last - first < 3_660 else {
@@ -60,38 +82,76 @@ struct DashboardController: Sendable {
             return html(DashboardHTML.page(form: form, apps: apps, versions: [], content: message), status: .badRequest)
         }
         let days = DayRange(from: form.from, to: form.to)
-        let versions = try analyzer.reader.usage(Scope(app: form.app!, days: days, groupBy: [.version]))
+        let versions = try analyzer.reader.usage(Scope(app: app, days: days, groupBy: [.version]))
             .compactMap(\.key.version).sorted(by: VersionOrder.precedes)
         form.versions = form.versions.filter(versions.contains)
         let report = try ReportBuilder(database: database, analyzer: analyzer).build(
-            Report.Request(app: form.app!, days: days, versions: form.versions),
+            Report.Request(app: app, days: days, versions: form.versions),
             now: Int64(Date().timeIntervalSince1970))
         let content = ReportHTML.sections(report)
         return html(DashboardHTML.page(form: form, apps: apps, versions: versions, content: content), status: .ok)
     }
 
     private func login(_ request: Request) async throws -> Response {
+        guard Self.isSameOrigin(request) else {
+            return html(
+                DashboardHTML.login(error: "Sign-in refused: the form was not sent from this site."),
+                status: .forbidden)
+        }
         let body = try await request.body.collect(upTo: 4_096)
         let fields = URLEncodedForm.parse(String(buffer: body))
         guard let token = fields["key"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty,
-            try verified(token) != nil
+            let key = try verified(token)
         else {
             return html(
-                DashboardHTML.login(error: "That key is unknown, revoked, or not a read key."), status: .unauthorized)
+                DashboardHTML.login(error: "That key is unknown, expired, revoked, or not a read key."),
+                status: .unauthorized)
         }
+        let session = try database.createSession(keyID: key.id, ttl: sessionSeconds)
         var response = Response.redirect(to: "/", type: .found)
-        response.headers[.setCookie] = "\(Self.cookie)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=604800"
+        response.headers[.setCookie] =
+            "\(Self.cookie)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(sessionSeconds)"
+            + (isSecure(request) ? "; Secure" : "")
+        Self.secure(&response.headers)
         return response
     }
 
-    // MARK: Keys
+    // MARK: Keys and sessions
 
-    /// The key from `Authorization: Bearer`, else from the cookie.
-    private func token(_ request: Request) -> String? {
-        if let header = request.headers[.authorization] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
+    /// Whether `POST /login` came from a page of this site: its `Origin` (or, without one, its
+    /// `Referer`) names the request's own `Host`. A request with neither is refused.
+    static func isSameOrigin(_ request: Request) -> Bool {
+        guard let host = request.head.authority else { return false }
+        let source = request.headers[.origin] ?? request.headers[.referer]
+        guard let source, source != "null" else { return false }
+        for scheme in ["http://", "https://"] where source.hasPrefix(scheme) {
+            let rest = source.dropFirst(scheme.count)
+            let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+            return authority.lowercased() == host.lowercased()
         }
+        return false
+    }
+
+    /// Whether the request came over TLS (as told by a proxy) or the config says cookies are `Secure`.
+    private func isSecure(_ request: Request) -> Bool {
+        if secureCookies { return true }
+        guard let name = Self.forwardedProto else { return false }
+        return request.headers[name]?.lowercased() == "https"
+    }
+
+    private func clearCookie(_ request: Request) -> String {
+        "\(Self.cookie)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (isSecure(request) ? "; Secure" : "")
+    }
+
+    /// The key from `Authorization: Bearer`.
+    private func bearer(_ request: Request) -> String? {
+        guard let header = request.headers[.authorization] else { return nil }
+        let parts = header.split(separator: " ", maxSplits: 1)
+        return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+    }
+
+    /// The session id from the cookie.
+    private func sessionCookie(_ request: Request) -> String? {
         for cookie in request.headers[values: .cookie].flatMap({ $0.split(separator: ";") }) {
             let pair = cookie.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
             if pair.count == 2, pair[0] == Self.cookie, !pair[1].isEmpty { return String(pair[1]) }
@@ -106,15 +166,28 @@ struct DashboardController: Sendable {
     }
 
     private func html(_ text: String, status: HTTPResponse.Status) -> Response {
-        Response(
-            status: status,
-            headers: [
-                .contentType: "text/html; charset=utf-8", .cacheControl: "no-store",
-                .init("Content-Security-Policy")!:
-                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'",
-            ],
-            body: .init(byteBuffer: ByteBuffer(string: text)))
+        var headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
+        Self.secure(&headers)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
+
+    /// The security headers of every dashboard answer.
+    static func secure(_ headers: inout HTTPFields) {
+        for (name, value) in securityHeaders { headers[name] = value }
+    }
+
+    static let securityHeaders: [(HTTPFields.Element.Name, String)] = [
+        (
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; "
+                + "frame-ancestors 'none'; base-uri 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+    ].compactMap { (pair: (String, String)) in HTTPFields.Element.Name(pair.0).map { ($0, pair.1) } }
+
+    static let forwardedProto = HTTPFields.Element.Name("X-Forwarded-Proto")
 }
 
 /// `application/x-www-form-urlencoded` bodies.

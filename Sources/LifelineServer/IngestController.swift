@@ -7,6 +7,9 @@ import NIOCore
 /// `POST /v1/metrics` and `POST /v1/diagnostics`: accept MetricKit documents, answer 202 once
 /// they are committed to disk.
 struct IngestController: Sendable {
+    static let replayedHeader = HTTPFields.Element.Name("Idempotent-Replayed")
+    static let idempotencyHeader = HTTPFields.Element.Name("Idempotency-Key")
+
     let pipeline: IngestPipeline
     let writer: IngestWriter
     var metrics: ServiceMetrics?
@@ -59,12 +62,12 @@ struct IngestController: Sendable {
             throw APIError(error)
         }
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
-        if outcome.replayed { headers[.init("Idempotent-Replayed")!] = "true" }
+        if outcome.replayed, let name = Self.replayedHeader { headers[name] = "true" }
         return (Response(status: .accepted, headers: headers, body: .init(byteBuffer: Self.encode(outcome))), outcome)
     }
 
     private func idempotencyKey(_ request: Request) throws(APIError) -> String? {
-        guard let value = request.headers[.init("Idempotency-Key")!] else { return nil }
+        guard let name = Self.idempotencyHeader, let value = request.headers[name] else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard !trimmed.isEmpty, trimmed.utf8.count <= pipeline.limits.maxIdempotencyKeyBytes else {
             throw APIError.badRequest(

@@ -72,8 +72,12 @@ package struct IngestPipeline: Sendable {
                 throw APIError.forbidden(
                     "\(position)bundleIdentifier \"\(claimed)\" differs from the key's app \"\(app)\"")
             }
-            let slice = json.getSlice(
-                at: json.readerIndex + document.byteRange.lowerBound, length: document.byteRange.count)!
+            guard
+                let slice = json.getSlice(
+                    at: json.readerIndex + document.byteRange.lowerBound, length: document.byteRange.count)
+            else {
+                throw APIError(.internalServerError, code: "internal", "a document's bytes could not be read back")
+            }
             let hash = slice.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
             let raw: [UInt8]
             if keepBodyAsRaw {

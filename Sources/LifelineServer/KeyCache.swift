@@ -18,6 +18,8 @@ package final class KeyCache: Sendable {
     private let entries = Mutex<[Data: Entry]>([:])
     private let ttl: Duration
     private let maxEntries = 10_000
+    /// Last use per key id since the last ``drainUses()``, epoch seconds.
+    private let uses = Mutex<[String: Int64]>([:])
 
     /// - Parameters:
     ///   - ttl: how long a verified key is trusted without asking the store again.
@@ -27,11 +29,14 @@ package final class KeyCache: Sendable {
         self.verify = verify
     }
 
-    /// The key for `token`, or `nil` when it is unknown or revoked.
+    /// The key for `token`, or `nil` when it is unknown, revoked or expired. Each hit is noted
+    /// for ``drainUses()`` (`last_used_at`, written in batches, never a write per request).
     package func key(for token: String) throws -> APIKey? {
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         let now = ContinuousClock.now
-        if let hit = entries.withLock({ $0[digest] }), hit.expires > now {
+        let wall = Int64(Date().timeIntervalSince1970)
+        if let hit = entries.withLock({ $0[digest] }), hit.expires > now, !hit.key.isExpired(at: wall) {
+            noteUse(hit.key.id, at: wall)
             return hit.key
         }
         guard let key = try verify(token) else {
@@ -42,6 +47,22 @@ package final class KeyCache: Sendable {
             if map.count >= maxEntries { map.removeAll(keepingCapacity: true) }
             map[digest] = Entry(key: key, expires: now + ttl)
         }
+        noteUse(key.id, at: wall)
         return key
+    }
+
+    private func noteUse(_ id: String, at time: Int64) {
+        uses.withLock { map in
+            // Ids come from verified keys only, so the map is bounded by the number of keys.
+            map[id] = max(map[id] ?? 0, time)
+        }
+    }
+
+    /// The keys used since the last call, with their latest use (epoch seconds); clears the list.
+    package func drainUses() -> [String: Int64] {
+        uses.withLock { map in
+            defer { map.removeAll(keepingCapacity: true) }
+            return map
+        }
     }
 }

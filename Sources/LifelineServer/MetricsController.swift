@@ -6,7 +6,9 @@ import LifelineStore
 import Prometheus
 
 /// `GET /metrics`: Prometheus text format. Needs a read (or admin) key, sent by Prometheus as
-/// `authorization: {credentials: …}`; a key scoped to one app sees only that app's figures.
+/// `authorization: {credentials: …}`. A key scoped to one app sees only series about that app
+/// (its product figures and its firing alerts): the service-wide counters, rule evaluation
+/// counters and receivers, which span every app, are for all-apps keys.
 struct MetricsController: Sendable {
     let service: ServiceMetrics
     let writer: IngestWriter
@@ -36,7 +38,7 @@ struct MetricsController: Sendable {
                 into: now, today: Day.of(epochSeconds: Int64(Date().timeIntervalSince1970)), onlyApp: onlyApp)
             return now.emitToString()
         }.value
-        var body = service.registry.emitToString()
+        var body = onlyApp == nil ? service.registry.emitToString() : ""
         body += gauges(snapshot: snapshot, onlyApp: onlyApp)
         body += text
         return Response(
@@ -56,6 +58,10 @@ struct MetricsController: Sendable {
             registry.makeGauge(
                 descriptor: .init(namespace: "lifeline", metricName: name, unitName: "", helpText: help), labels: labels
             )
+        }
+        if let onlyApp {
+            if let snapshot { firingGauges(snapshot, onlyApp: onlyApp, gauge: gauge) }
+            return registry.emitToString()
         }
         let statistics = writer.statistics
         gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
@@ -81,13 +87,21 @@ struct MetricsController: Sendable {
                 .increment(by: Int64(stats.retries))
             gauge("notification_queue_depth", "Notifications waiting for delivery", labels).set(Double(stats.queued))
         }
+        firingGauges(snapshot, onlyApp: nil, gauge: gauge)
+        return registry.emitToString()
+    }
+
+    /// `lifeline_alerts_firing{app, rule}` (only `onlyApp`'s when set; rules for other apps omitted).
+    private func firingGauges(
+        _ snapshot: AlertsSnapshot, onlyApp: String?, gauge: (String, String, [(String, String)]) -> Gauge
+    ) {
         var firing: [[String]: Int] = [:]
         for alert in snapshot.alerts where alert.status == .firing {
             let app = alert.labels["app"] ?? ""
             guard onlyApp == nil || app == onlyApp else { continue }
             firing[[app, alert.rule], default: 0] += 1
         }
-        for rule in snapshot.rules.rules {
+        for rule in snapshot.rules.rules where onlyApp == nil || rule.app == nil || rule.app == onlyApp {
             if firing.keys.contains(where: { $0[1] == rule.name }) { continue }
             firing[[onlyApp ?? "", rule.name]] = 0
         }
@@ -95,6 +109,5 @@ struct MetricsController: Sendable {
             gauge("alerts_firing", "Alerts firing now, by app and rule", [("app", key[0]), ("rule", key[1])]).set(
                 Double(count))
         }
-        return registry.emitToString()
     }
 }

@@ -24,7 +24,9 @@ struct ProductMetrics {
     /// Adds every app's figures (only `onlyApp`'s when set) to `registry`.
     func emit(into registry: PrometheusCollectorRegistry, today: String, onlyApp: String?) throws {
         let today = lastDay ?? today
-        let days = DayRange(from: Day.string(Day.ordinal(today)! - (windowDays - 1)), to: today)
+        let last = Day.ordinal(today) ?? Day.lastOrdinal
+        let days = DayRange(
+            from: Day.string(max(Day.firstOrdinal, last - (windowDays - 1))), to: Day.string(last))
         registry.makeGauge(
             descriptor: .init(
                 namespace: "lifeline", metricName: "metrics_window", unitName: "days",

@@ -55,20 +55,19 @@ struct QueryController: Sendable {
             return try Self.json(QueryResponses.Envelope(scope, rows: rows))
         }
         app.get("crashes") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [], extra: ["kind", "limit"])
+            let parameters = try QueryParameters(request, extra: ["kind", "limit"])
+            let scope = try scope(parameters, context, defaultGroupBy: [])
             var figures = try analyzer.crashes(scope)
-            if let kind = request.uri.queryParameters["kind"].map(String.init) {
+            if let kind = parameters["kind"] {
                 guard let wanted = DiagnosticKind(rawValue: kind) else {
                     throw QueryParameters.invalid(
                         "kind",
-                        "\"\(kind)\" is not one of \(DiagnosticKind.allCases.map(\.rawValue).joined(separator: ", "))")
+                        "\"\(QueryParameters.printable(kind))\" is not one of \(DiagnosticKind.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 figures = figures.filter { $0.kind == wanted }
             }
-            if let raw = request.uri.queryParameters["limit"] {
-                guard let limit = Int(raw), (1...1000).contains(limit) else {
-                    throw QueryParameters.invalid("limit", "must be an integer 1…1000")
-                }
+            if let limit = try parameters.integer("limit", in: 1...1000) {
                 figures = Array(figures.prefix(limit))
             }
             let rows = figures.map { QueryResponses.CrashRow(figure: $0, withStack: false) }
@@ -76,7 +75,7 @@ struct QueryController: Sendable {
         }
         app.get("crashes/:groupId") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [])
-            guard let id = context.parameters.get("groupId").flatMap(Int64.init) else {
+            guard let id = context.parameters.get("groupId").flatMap(Int64.init), id > 0 else {
                 throw QueryParameters.invalid("groupId", "must be an integer crash group id")
             }
             guard let figure = try analyzer.crashes(scope).first(where: { $0.group.id == id }) else {
@@ -88,16 +87,21 @@ struct QueryController: Sendable {
 
     /// The scope of a request after checking the key may read the app and the app exists.
     private func scope(
-        _ request: Request, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension], extra: Set<String> = []
+        _ request: Request, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension]
+    ) throws -> Scope {
+        try scope(try QueryParameters(request), context, defaultGroupBy: defaultGroupBy)
+    }
+
+    /// The scope of parsed parameters after checking the key may read the app and the app exists.
+    private func scope(
+        _ parameters: QueryParameters, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension]
     ) throws -> Scope {
         let key = try context.requireKey(.read)
-        guard let app = context.parameters.get("bundleId") else {
-            throw APIError.badRequest("invalid_parameter", "bundleId is missing")
-        }
+        let app = try Self.bundleID(context)
         if let bound = key.app, bound != app {
             throw APIError.forbidden("this read key may only read \(bound)")
         }
-        let scope = try QueryParameters.scope(app: app, request: request, defaultGroupBy: defaultGroupBy, extra: extra)
+        let scope = try parameters.scope(app: app, defaultGroupBy: defaultGroupBy)
         guard try analyzer.reader.hasApp(app) else {
             throw APIError(.notFound, code: "unknown_app", "no data for app \(app)")
         }
@@ -106,15 +110,15 @@ struct QueryController: Sendable {
 
     private func summary(_ scope: Scope) throws -> SummaryBody {
         let usage = try analyzer.reader.usage(scope)
-        let deviceDays = usage.reduce(0) { $0 + $1.payloads }
+        let deviceDays = usage.lazy.map(\.payloads).saturatingSum()
         let exits = try analyzer.exits(scope)
-        func total(_ state: AppState) -> Int64 { exits.filter { $0.state == state }.reduce(0) { $0 + $1.count } }
+        func total(_ state: AppState) -> Int64 { exits.lazy.filter { $0.state == state }.map(\.count).saturatingSum() }
         let restoration = try analyzer.restoration(scope).first
         let handlers = try analyzer.handlers(scope)
         let diagnostics = try analyzer.reader.diagnostics(scope)
         var byKind: [String: Int64] = [:]
         for kind in DiagnosticKind.allCases { byKind[kind.rawValue] = 0 }
-        for row in diagnostics { byKind[row.kind.rawValue, default: 0] += row.count }
+        for row in diagnostics { byKind[row.kind.rawValue, default: 0].addSaturating(row.count) }
         let rate = { (count: Int64) -> Double? in deviceDays > 0 ? Double(count) / Double(deviceDays) * 1000 : nil }
         return SummaryBody(
             app: scope.app, window: .init(scope.days), deviceDays: deviceDays,
@@ -125,6 +129,16 @@ struct QueryController: Sendable {
             restorationErrorRate: restoration?.errorRate,
             flaggedHandlers: handlers.filter(\.flagged).map(\.handler),
             diagnostics: byKind, crashGroups: Set(diagnostics.map(\.crashGroup)).count)
+    }
+
+    /// The `{bundleId}` path segment, percent-decoded, 1 to 255 bytes.
+    static func bundleID(_ context: LifelineRequestContext) throws(APIError) -> String {
+        guard let raw = context.parameters.get("bundleId"), let app = raw.removingPercentEncoding,
+            (1...255).contains(app.utf8.count)
+        else {
+            throw QueryParameters.invalid("bundleId", "must be a percent-encoded bundle id of 1 to 255 bytes")
+        }
+        return app
     }
 
     static func json(_ body: some Encodable) throws -> Response {

@@ -1,58 +1,123 @@
 import Foundation
 import Hummingbird
 import LifelineAnalysis
+import LifelineModel
 
-/// The query string of the aggregate endpoints: `from`, `to` (YYYY-MM-DD, inclusive), `version`,
-/// `os`, `device` (comma lists), `group_by` (comma list of version, os, device, day).
+/// The query string of a read endpoint, parsed once at the edge: `from`, `to` (YYYY-MM-DD,
+/// inclusive, 2000-01-01…9999-12-31), `version`, `os`, `device` (comma lists), `group_by` (comma
+/// list of version, os, device, day), plus the endpoint's own parameters (`kind`, `limit`).
+///
+/// Values are form-decoded (`+` is a space, then `%XX`), each parameter may appear once, and
+/// anything invalid is a ``APIError`` 400 `invalid_parameter` naming the parameter and what was
+/// expected. Nothing past this type re-parses a query string.
 struct QueryParameters {
     /// Longest window a query may span.
     static let maxDays = 3_660
+    /// Longest query value accepted, in bytes.
+    static let maxValueBytes = 4_096
     /// Parameters every endpoint accepts.
     static let known: Set<String> = ["from", "to", "version", "os", "device", "group_by"]
 
-    /// Reads the scope of a request; unknown or invalid parameters → 400 naming the parameter.
-    static func scope(
-        app: String, request: Request, defaultGroupBy: [GroupDimension], extra: Set<String> = [],
+    /// The decoded parameters by name.
+    private(set) var values: [String: String] = [:]
+
+    /// Parses `request`'s query string; `extra` names the endpoint's own parameters.
+    init(_ request: Request, extra: Set<String> = []) throws(APIError) {
+        try self.init(query: request.uri.query ?? "", extra: extra)
+    }
+
+    /// Parses a raw query string (without `?`).
+    init(query: String, extra: Set<String> = []) throws(APIError) {
+        let accepted = Self.known.union(extra)
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = try Self.formDecode(parts[0], parameter: "query")
+            let value = parts.count > 1 ? try Self.formDecode(parts[1], parameter: name) : ""
+            guard accepted.contains(name) else {
+                throw Self.invalid(
+                    Self.printable(name), "unknown parameter; accepted: \(accepted.sorted().joined(separator: ", "))")
+            }
+            guard values[name] == nil else { throw Self.invalid(name, "given more than once") }
+            guard value.utf8.count <= Self.maxValueBytes else {
+                throw Self.invalid(name, "longer than \(Self.maxValueBytes) bytes")
+            }
+            values[name] = value
+        }
+    }
+
+    subscript(_ name: String) -> String? { values[name] }
+
+    /// The scope of a query over `app`: window (default: the 30 days ending `today`), filters, grouping.
+    func scope(
+        app: String, defaultGroupBy: [GroupDimension],
         today: String = Day.of(epochSeconds: Int64(Date().timeIntervalSince1970))
     ) throws(APIError) -> Scope {
-        let query = request.uri.queryParameters
-        for (name, _) in query where !known.contains(String(name)) && !extra.contains(String(name)) {
-            throw invalid(
-                String(name),
-                "unknown parameter; accepted: \((known.union(extra)).sorted().joined(separator: ", "))")
+        let toOrdinal = try day("to") ?? Day.ordinal(today) ?? Day.lastOrdinal
+        let fromOrdinal = try day("from") ?? max(Day.firstOrdinal, toOrdinal - 29)
+        guard fromOrdinal <= toOrdinal else {
+            throw Self.invalid("from", "\(Day.string(fromOrdinal)) is after to (\(Day.string(toOrdinal)))")
         }
-        let to = try day(query["to"].map(String.init), name: "to") ?? today
-        let toOrdinal = Day.ordinal(to)!
-        let from = try day(query["from"].map(String.init), name: "from") ?? Day.string(toOrdinal - 29)
-        let fromOrdinal = Day.ordinal(from)!
-        guard fromOrdinal <= toOrdinal else { throw invalid("from", "\(from) is after to (\(to))") }
-        guard toOrdinal - fromOrdinal < maxDays else {
-            throw invalid("from", "the window spans more than \(maxDays) days")
+        guard toOrdinal - fromOrdinal < Self.maxDays else {
+            throw Self.invalid("from", "the window spans more than \(Self.maxDays) days")
         }
         var groupBy = defaultGroupBy
-        if let raw = query["group_by"] {
+        if let raw = values["group_by"] {
             groupBy = []
-            for part in list(String(raw)) {
+            for part in Self.list(raw) {
                 guard let dimension = GroupDimension(rawValue: part) else {
-                    throw invalid("group_by", "\"\(part)\" is not one of version, os, device, day")
+                    throw Self.invalid(
+                        "group_by",
+                        "\"\(Self.printable(part))\" is not one of \(GroupDimension.allCases.map(\.rawValue).joined(separator: ", "))"
+                    )
                 }
                 if !groupBy.contains(dimension) { groupBy.append(dimension) }
             }
         }
         return Scope(
-            app: app, days: DayRange(from: from, to: to), versions: list(query["version"].map(String.init)),
-            oses: list(query["os"].map(String.init)), devices: list(query["device"].map(String.init)),
+            app: app, days: DayRange(from: Day.string(fromOrdinal), to: Day.string(toOrdinal)),
+            versions: Self.list(values["version"]), oses: Self.list(values["os"]), devices: Self.list(values["device"]),
             groupBy: groupBy)
+    }
+
+    /// An integer parameter within `range`, or `nil` when absent.
+    func integer(_ name: String, in range: ClosedRange<Int>) throws(APIError) -> Int? {
+        guard let raw = values[name] else { return nil }
+        guard raw.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), raw.utf8.count <= 9,
+            let value = Int(raw), range.contains(value)
+        else {
+            throw Self.invalid(
+                name, "\"\(Self.printable(raw))\" is not an integer \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+
+    /// A day parameter as an ordinal, or `nil` when absent.
+    private func day(_ name: String) throws(APIError) -> Int? {
+        guard let value = values[name] else { return nil }
+        guard let ordinal = Day.ordinal(value) else {
+            throw Self.invalid(
+                name, "\"\(Self.printable(value))\" is not a date YYYY-MM-DD between 2000-01-01 and 9999-12-31")
+        }
+        return ordinal
     }
 
     static func invalid(_ parameter: String, _ message: String) -> APIError {
         APIError(.badRequest, code: "invalid_parameter", "\(parameter): \(message)")
     }
 
-    private static func day(_ value: String?, name: String) throws(APIError) -> String? {
-        guard let value else { return nil }
-        guard Day.ordinal(value) != nil else { throw invalid(name, "\"\(value)\" is not a date YYYY-MM-DD") }
-        return value
+    /// `application/x-www-form-urlencoded` decoding of one name or value: `+` → space, then `%XX`.
+    static func formDecode(_ raw: Substring, parameter: String) throws(APIError) -> String {
+        let spaced = raw.replacingOccurrences(of: "+", with: " ")
+        guard let decoded = spaced.removingPercentEncoding else {
+            throw invalid(Self.printable(parameter), "malformed percent-encoding")
+        }
+        return decoded
+    }
+
+    /// `text` cut to 64 characters with control characters replaced, for error messages.
+    static func printable(_ text: String) -> String {
+        let cut = text.unicodeScalars.prefix(64).map { $0.properties.generalCategory == .control ? "?" : Character($0) }
+        return String(cut) + (text.unicodeScalars.count > 64 ? "…" : "")
     }
 
     /// A comma list; empty items dropped. Device types contain commas (`iPhone15,2`), so a part

@@ -13,6 +13,11 @@ package struct ServerConfig: Sendable {
     package var decodeLimits = DecodeLimits()
     /// How long a verified API key is trusted before the store is asked again.
     package var keyCacheTTL: Duration = .seconds(5)
+    /// Dashboard: mark the session cookie `Secure` even when the request did not say it came over
+    /// TLS (`server.secure_cookies`; set it when a TLS proxy in front strips `X-Forwarded-Proto`).
+    package var secureCookies = false
+    /// Dashboard: how long a session lasts after sign-in, seconds (`server.session_hours`). Default 12 h.
+    package var sessionSeconds: Int64 = 12 * 3_600
     /// How signpost names map to expiration handlers and state restoration.
     package var conventions = SignpostConventions()
     /// When an expiration handler is flagged.

@@ -248,7 +248,7 @@ struct MetricBuilder {
             w.object("histogramValue") { w in
                 for (index, start) in buckets {
                     w.object(String(index)) { w in
-                        w.int("bucketCount", counts[start]!)
+                        w.int("bucketCount", counts[start] ?? 0)
                         w.string("bucketStart", locale.measurement(start, .milliseconds))
                         w.string("bucketEnd", locale.measurement(start + width, .milliseconds))
                     }

@@ -1,4 +1,4 @@
-/// An API key as stored (without its secret).
+/// An API key as stored (never its secret).
 package struct APIKey: Sendable, Equatable {
     /// Public short id, the `<id>` of the token `ll_<id>_<secret>`.
     package var id: String
@@ -9,15 +9,34 @@ package struct APIKey: Sendable, Equatable {
     package var createdAt: Int64
     /// Epoch seconds; `nil` while the key is active.
     package var revokedAt: Int64?
+    /// Epoch seconds after which the key no longer works; `nil` for no expiry.
+    package var expiresAt: Int64?
+    /// Epoch seconds of the last request seen with this key (recorded in batches, at most a
+    /// minute late); `nil` when never used since this was recorded.
+    package var lastUsedAt: Int64?
+    /// After `keys rotate`: epoch seconds until which the previous secret is still accepted.
+    package var previousValidUntil: Int64?
 
-    package init(id: String, role: Role, app: String?, createdAt: Int64, revokedAt: Int64? = nil) {
+    package init(
+        id: String, role: Role, app: String?, createdAt: Int64, revokedAt: Int64? = nil, expiresAt: Int64? = nil,
+        lastUsedAt: Int64? = nil, previousValidUntil: Int64? = nil
+    ) {
         self.id = id
         self.role = role
         self.app = app
         self.createdAt = createdAt
         self.revokedAt = revokedAt
+        self.expiresAt = expiresAt
+        self.lastUsedAt = lastUsedAt
+        self.previousValidUntil = previousValidUntil
     }
 
     /// Whether the key was revoked.
     package var isRevoked: Bool { revokedAt != nil }
+
+    /// Whether the key has expired at `now` (epoch seconds).
+    package func isExpired(at now: Int64) -> Bool {
+        if let expiresAt { return now >= expiresAt }
+        return false
+    }
 }

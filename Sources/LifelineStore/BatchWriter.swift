@@ -14,8 +14,9 @@ final class BatchWriter {
     static let findPayload = "SELECT id FROM payloads WHERE app = ? AND content_hash = ?"
     static let insertPayload = """
         INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
-            begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements,
+            dropped_values)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     static let insertRaw = "INSERT INTO payload_raw (payload, raw) VALUES (?, ?)"
     static let findIdempotency = "SELECT payload_ids FROM idempotency_keys WHERE app = ? AND key = ?"
@@ -39,13 +40,38 @@ final class BatchWriter {
     }
 
     /// Writes `requests` in one transaction. A request that fails (other than by an unavailable
-    /// storage) is rolled back alone; when the storage fails, or the commit does, nothing is kept
-    /// and every request gets ``StoreError/Code/unavailable``.
+    /// storage) is rolled back alone.
+    ///
+    /// Failures stay with the request that caused them: when a request breaks the transaction
+    /// itself (an internal error, or SQLite dropped the transaction), or the flush before COMMIT
+    /// or the COMMIT fails for a reason other than unavailable storage, the batch is rolled back
+    /// and written again one request per transaction, so only the poisoned request fails and
+    /// every other one still commits. When the storage itself is unavailable (disk full, I/O
+    /// error), nothing is kept and every request gets ``StoreError/Code/unavailable``.
     func write(_ requests: [IngestRequest]) -> BatchResult {
+        let first = writeOnce(requests)
+        guard !first.committed, requests.count > 1, first.storageUnavailable == false else {
+            return BatchResult(results: first.results, committed: first.committed)
+        }
+        var results: [Result<IngestOutcome, StoreError>] = []
+        results.reserveCapacity(requests.count)
+        var committed = false
+        for request in requests {
+            let alone = writeOnce([request])
+            committed = committed || alone.committed
+            results.append(alone.results.first ?? .failure(StoreError(.internal, "internal storage error")))
+        }
+        return BatchResult(results: results, committed: committed)
+    }
+
+    /// One attempt: the batch in one transaction.
+    private func writeOnce(_ requests: [IngestRequest]) -> (
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+    ) {
         do throws(StoreError) {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
-            return abort(requests.count, error)
+            return abort(requests.count, error, storage: true)
         }
         let session = WriteSession(connection: connection, interner: interner)
         var results: [Result<IngestOutcome, StoreError>] = []
@@ -60,13 +86,13 @@ final class BatchWriter {
                 results.append(.success(outcome))
             } catch {
                 if error.code == .unavailable || error.code == .internal || !connection.inTransaction {
-                    return abort(requests.count, error)
+                    return abort(requests.count, error, storage: error.code == .unavailable)
                 }
                 do throws(StoreError) {
                     try connection.run("ROLLBACK TO request")
                     try connection.run("RELEASE request")
                 } catch let rollbackError {
-                    return abort(requests.count, rollbackError)
+                    return abort(requests.count, rollbackError, storage: rollbackError.code == .unavailable)
                 }
                 interner.rollbackSavepoint()
                 for stage in stages { stage.requestRolledBack() }
@@ -77,21 +103,27 @@ final class BatchWriter {
             for stage in stages { try stage.beforeCommit(on: connection) }
             try connection.execute("COMMIT")
         } catch {
-            return abort(requests.count, error)
+            return abort(requests.count, error, storage: error.code == .unavailable)
         }
         interner.commit()
-        return BatchResult(results: results, committed: true)
+        return (results, true, false)
     }
 
-    private func abort(_ count: Int, _ error: StoreError) -> BatchResult {
+    /// Rolls the batch back; `storage` tells whether the storage itself failed (then a retry
+    /// request by request cannot help).
+    private func abort(_ count: Int, _ error: StoreError, storage: Bool) -> (
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+    ) {
         connection.rollbackQuietly()
         interner.rollback()
         for stage in stages { stage.batchAborted() }
         var failure = error
-        if failure.code != .unavailable {
+        if storage && failure.code != .unavailable {
             failure = StoreError(.unavailable, "storage is temporarily unavailable", cause: error.description)
+        } else if !storage && failure.code != .internal {
+            failure = StoreError(.internal, "internal storage error", cause: error.description)
         }
-        return BatchResult(results: Array(repeating: .failure(failure), count: count), committed: false)
+        return (Array(repeating: .failure(failure), count: count), false, storage)
     }
 
     private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
@@ -167,6 +199,7 @@ final class BatchWriter {
                 end?.epochSeconds == nil ? .text(end?.raw) : .null,
                 .integer(item.receivedAt), .blob(item.contentHash),
                 .integer(Int64(max(0, item.document.unparsedMeasurements))),
+                .integer(Int64(max(0, item.document.droppedValues))),
             ])
         let payloadID = connection.lastInsertRowID
         try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])

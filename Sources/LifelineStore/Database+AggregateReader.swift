@@ -226,7 +226,7 @@ extension Database: AggregateReader {
                 guard let start = bucket.start ?? bucket.end, let end = bucket.end ?? bucket.start,
                     start.isFinite, end.isFinite
                 else { continue }
-                sums[Bound(group: group, start: start, end: end), default: 0] &+= bucket.count
+                sums[Bound(group: group, start: start, end: end), default: 0].addSaturating(bucket.count)
             }
         }
         var rows: [(group: [Int64], row: BucketRow)] = []

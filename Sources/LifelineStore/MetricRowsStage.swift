@@ -70,7 +70,7 @@ struct MetricRowsStage: ItemWriteStage {
             guard let reason = try session.id(.exitReason, exit.reason) else { continue }
             let key = ExitKey(state: exit.state == .foreground ? 0 : 1, reason: reason)
             if let current = merged[key] {
-                merged[key] = current &+ exit.count
+                merged[key] = current.addingSaturating(exit.count)
             } else {
                 merged[key] = exit.count
                 order.append(key)
@@ -94,7 +94,7 @@ struct MetricRowsStage: ItemWriteStage {
             let key = SignpostKey(category: category, name: name)
             let total = max(0, signpost.totalCount)
             if let current = merged[key] {
-                merged[key] = (current.first, current.total &+ total)
+                merged[key] = (current.first, current.total.addingSaturating(total))
             } else {
                 merged[key] = (signpost, total)
                 order.append(key)
@@ -118,6 +118,6 @@ struct MetricRowsStage: ItemWriteStage {
 
     /// Sum of the non-negative bucket counts.
     static func total(_ histogram: Histogram) -> Int64 {
-        histogram.buckets.reduce(0) { $0 &+ max(0, $1.count) }
+        histogram.buckets.lazy.map { max(0, $0.count) }.saturatingSum()
     }
 }

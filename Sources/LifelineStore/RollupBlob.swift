@@ -1,4 +1,5 @@
 import CSQLite
+import LifelineModel
 
 /// One entry of a packed rollup blob: a key of two words and a count (see
 /// `migrations/0004_packed_rollups.sql` and ``RollupBlob`` for the two encodings).
@@ -91,7 +92,7 @@ enum RollupBlob {
         var write = 0
         for read in sorted.indices {
             if write > 0, Entry.sameKey(sorted[write - 1], sorted[read]) {
-                sorted[write - 1].count &+= sorted[read].count
+                sorted[write - 1].count.addSaturating(sorted[read].count)
             } else {
                 sorted[write] = sorted[read]
                 write += 1
@@ -110,7 +111,7 @@ enum RollupBlob {
         while i < x.count, j < y.count {
             if Entry.sameKey(x[i], y[j]) {
                 var entry = x[i]
-                entry.count &+= y[j].count
+                entry.count.addSaturating(y[j].count)
                 merged.append(entry)
                 i += 1
                 j += 1
@@ -141,7 +142,7 @@ enum RollupBlob {
                 if index + 1 < buckets.count {
                     let next = buckets[index + 1]
                     entry.end = max(entry.end, next.end)
-                    entry.count &+= next.count
+                    entry.count.addSaturating(next.count)
                 }
                 halved.append(entry)
                 index += 2

@@ -1,3 +1,5 @@
+import LifelineModel
+
 /// Sums a ``RollupDeltas`` log per rollup cell and adds it to the rollup tables of both levels,
 /// on cached prepared statements, inside the caller's transaction:
 ///
@@ -44,7 +46,7 @@ enum RollupFlusher {
         var cells: [RollupDeltas.Cell: MetricCell] = [:]
         for usage in deltas.usage {
             let cell = project(usage.cell)
-            cells[cell, default: MetricCell()].payloads += usage.payloads
+            cells[cell, default: MetricCell()].payloads.addSaturating(usage.payloads)
             cells[cell, default: MetricCell()].foreground += usage.foregroundMilliseconds
             cells[cell, default: MetricCell()].background += usage.backgroundMilliseconds
         }

@@ -47,10 +47,10 @@ struct CallStackTreesFlatten {
     func tooDeepChainIsRefused() {
         let bytes = Array(Self.chain(depth: 10_000).utf8)
         let error = refusal { () throws(DecodeError) in _ = try MetricKitDecoder.decodeCallStackTree(bytes) }
-        #expect(error?.code == .malformedJSON)
+        #expect(error?.code == .limitExceeded)
         #expect(error?.message.contains("nesting deeper than 512 levels at line 1 column") == true)
         // The same document as a metric body is refused the same way.
-        #expect(decodeError(Self.chain(depth: 10_000))?.code == .malformedJSON)
+        #expect(decodeError(Self.chain(depth: 10_000))?.code == .limitExceeded)
     }
 
     @Test("more frames than maxFramesPerTree is a limit error")

@@ -11,10 +11,13 @@ import Testing
 struct DashboardTests {
     static let notes = ReportTests.notes
 
-    static func login(_ client: any TestClientProtocol, _ key: String) async throws -> TestResponse {
-        try await client.execute(
-            uri: "/login", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
-            body: ByteBuffer(string: "key=\(key)"))
+    static func login(
+        _ client: any TestClientProtocol, _ key: String, origin: String? = "http://localhost"
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+        if let origin { headers[.origin] = origin }
+        return try await client.execute(
+            uri: "/login", method: .post, headers: headers, body: ByteBuffer(string: "key=\(key)"))
     }
 
     static func page(_ client: any TestClientProtocol, _ uri: String, cookie: String) async throws -> TestResponse {
@@ -80,6 +83,91 @@ struct DashboardTests {
             let out = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
             #expect(out.status == .seeOther)
             #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
+        }
+    }
+
+    @Test("the cookie is an opaque session id, never the key; logout and revocation end it")
+    func sessionsAreOpaqueAndEnd() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let read = try env.database.createKey(role: .read, app: nil)
+        try await ReportTests.fill(env) { client, _ in
+            let signedIn = try await Self.login(client, read.token)
+            let setCookie = try #require(signedIn.headers[.setCookie])
+            #expect(!setCookie.contains(read.token))
+            #expect(!setCookie.contains(read.key.id))
+            let cookie = try #require(setCookie.split(separator: ";").first.map(String.init))
+            #expect(cookie.hasPrefix("lifeline_session=lls_"))
+            // Only the session's hash is stored.
+            let session = String(cookie.dropFirst("lifeline_session=".count))
+            let stored = try env.database.query("SELECT id_hash, key_id FROM dashboard_sessions")
+            #expect(stored.count == 1)
+            #expect(stored.first?.last == .text(read.key.id))
+            #expect(stored.first?.first != .blob(Array(session.utf8)))
+            #expect(try await Self.page(client, "/", cookie: cookie).status == .ok)
+
+            // Logout deletes the session server-side: replaying the cookie signs nobody in.
+            _ = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
+            #expect(try await Self.page(client, "/", cookie: cookie).status == .unauthorized)
+            #expect(try env.database.query("SELECT count(*) FROM dashboard_sessions") == [[.integer(0)]])
+
+            // Revoking the key ends its sessions.
+            let again = try #require(
+                try await Self.login(client, read.token).headers[.setCookie]?.split(separator: ";").first
+                    .map(String.init))
+            #expect(try await Self.page(client, "/", cookie: again).status == .ok)
+            #expect(try env.database.revokeKey(id: read.key.id))
+            #expect(try await Self.page(client, "/", cookie: again).status == .unauthorized)
+        }
+    }
+
+    @Test("POST /login from another origin, or with no origin at all, is refused (login CSRF)")
+    func loginChecksOrigin() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let read = try env.token(.read)
+        try await ReportTests.fill(env) { client, _ in
+            let foreign = try await Self.login(client, read, origin: "https://evil.example")
+            #expect(foreign.status == .forbidden)
+            #expect(foreign.headers[.setCookie] == nil)
+            #expect(try await Self.login(client, read, origin: nil).status == .forbidden)
+            #expect(try await Self.login(client, read, origin: "null").status == .forbidden)
+            #expect(try await Self.login(client, read, origin: "http://localhost.evil.example").status == .forbidden)
+            var viaReferer: HTTPFields = [.contentType: "application/x-www-form-urlencoded"]
+            viaReferer[.referer] = "http://localhost/?app=x"
+            let referred = try await client.execute(
+                uri: "/login", method: .post, headers: viaReferer, body: ByteBuffer(string: "key=\(read)"))
+            #expect(referred.status == .found)
+        }
+    }
+
+    @Test("every HTML answer forbids framing, sniffing and referrers")
+    func securityHeaders() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let read = try env.token(.read)
+        try await ReportTests.fill(env) { client, _ in
+            let answers = [
+                try await client.execute(uri: "/", method: .get),
+                try await client.execute(
+                    uri: "/?from=2026-10-01&to=2026-11-30", method: .get, headers: [.authorization: "Bearer \(read)"]),
+                try await Self.login(client, "ll_nope_nope"),
+                try await Self.login(client, read, origin: "https://evil.example"),
+            ]
+            for answer in answers {
+                let csp = answer.headers[HTTPField.Name("Content-Security-Policy")!] ?? ""
+                #expect(csp.contains("frame-ancestors 'none'"), "\(answer.status)")
+                #expect(csp.contains("default-src 'none'"))
+                #expect(answer.headers[HTTPField.Name("X-Content-Type-Options")!] == "nosniff")
+                #expect(answer.headers[HTTPField.Name("Referrer-Policy")!] == "no-referrer")
+            }
+            // A request that says it came over TLS gets a Secure cookie.
+            var headers: HTTPFields = [.contentType: "application/x-www-form-urlencoded", .origin: "http://localhost"]
+            headers[HTTPField.Name("X-Forwarded-Proto")!] = "https"
+            let tls = try await client.execute(
+                uri: "/login", method: .post, headers: headers, body: ByteBuffer(string: "key=\(read)"))
+            #expect(tls.headers[.setCookie]?.contains("; Secure") == true)
+            #expect(try await Self.login(client, read).headers[.setCookie]?.contains("Secure") == false)
         }
     }
 

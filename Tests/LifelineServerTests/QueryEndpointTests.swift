@@ -199,7 +199,7 @@ struct QueryEndpointTests {
             #expect(badDate.status == .badRequest)
             #expect(
                 ((try json(badDate.body))["error"] as? [String: Any])?["message"] as? String
-                    == "from: \"2026-13-01\" is not a date YYYY-MM-DD")
+                    == "from: \"2026-13-01\" is not a date YYYY-MM-DD between 2000-01-01 and 9999-12-31")
             let badGroup = try await call("/v1/apps/\(Self.notes)/exits?group_by=planet", token)
             #expect(badGroup.status == .badRequest)
             #expect(String(buffer: badGroup.body).contains("group_by"))

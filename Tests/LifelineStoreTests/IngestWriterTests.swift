@@ -289,6 +289,52 @@ struct IngestWriterTests {
         #expect(try database.payloadCount() == 36)
     }
 
+    @Test("a document that breaks the transaction fails alone; the other clients' requests in its batch commit")
+    func poisonedDocumentFailsOnlyItsOwnRequest() async throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        // A real SQLite failure that is not a constraint (SQLITE_ERROR from json()): it used to
+        // abort the whole group-commit batch.
+        try database.execute(
+            """
+            CREATE TRIGGER poison AFTER INSERT ON payloads WHEN NEW.unparsed_measurements = 7
+            BEGIN SELECT json('not json'); END
+            """)
+        let writer = try IngestWriter(database: database)
+        let results = await withTaskGroup(of: (Int, Result<IngestOutcome, StoreError>).self) { group in
+            for index in 0..<60 {
+                group.addTask {
+                    let item = Fixtures.item(
+                        .metric(Fixtures.metric()), hashSeed: "client\(index)", unparsed: index % 15 == 0 ? 7 : 0)
+                    let result: Result<IngestOutcome, StoreError>
+                    do {
+                        result = .success(try await writer.submit(IngestRequest(app: Fixtures.app, items: [item])))
+                    } catch let error as StoreError {
+                        result = .failure(error)
+                    } catch {
+                        result = .failure(StoreError(.internal, "unexpected error \(error)"))
+                    }
+                    return (index, result)
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+        await writer.shutdown()
+        #expect(writer.statistics.largestBatch > 1, "the poisoned documents must share batches with healthy ones")
+        for (index, result) in results {
+            switch result {
+            case .success(let outcome):
+                #expect(index % 15 != 0, "\(index): \(outcome)")
+                #expect(outcome.accepted == 1)
+            case .failure(let error):
+                #expect(index % 15 == 0, "\(index): \(error)")
+                #expect(error.code == .internal)
+            }
+        }
+        #expect(try database.payloadCount() == 56)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
     @Test("a full disk fails the batch with unavailable and leaves no partial rows")
     func diskFullIsUnavailable() async throws {
         let temp = TemporaryDatabase()

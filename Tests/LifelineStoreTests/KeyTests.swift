@@ -76,4 +76,56 @@ struct KeyTests {
         #expect(KeyToken.parse("ll_ABCDEFGH23_secret") == nil)
         #expect(KeyToken.parse("ll_short_secret") == nil)
     }
+
+    @Test("a key created with an expiry stops verifying at that time, and a past expiry is refused")
+    func expiry() throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        let now: Int64 = 1_800_000_000
+        let (key, token) = try database.createKey(role: .read, app: nil, expiresAt: now + 90 * 86_400, now: now)
+        #expect(key.expiresAt == now + 90 * 86_400)
+        #expect(try database.verify(token: token, now: now + 90 * 86_400 - 1) != nil)
+        #expect(try database.verify(token: token, now: now + 90 * 86_400) == nil)
+        #expect(throws: StoreError.self) { try database.createKey(role: .read, app: nil, expiresAt: now, now: now) }
+        #expect(try database.listKeys().first?.expiresAt == now + 90 * 86_400)
+    }
+
+    @Test("rotation: the new secret works, the old one only during its grace period; ids, roles and apps stay")
+    func rotation() throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        let now: Int64 = 1_800_000_000
+        let (key, old) = try database.createKey(role: .ingest, app: "com.example.app", now: now)
+        let (rotated, new) = try database.rotateKey(id: key.id, grace: 3_600, now: now + 10)
+        #expect(new != old && new.hasPrefix("ll_\(key.id)_"))
+        #expect(rotated.id == key.id && rotated.role == .ingest && rotated.app == "com.example.app")
+        #expect(rotated.previousValidUntil == now + 3_610)
+        #expect(try database.verify(token: new, now: now + 20)?.id == key.id)
+        #expect(try database.verify(token: old, now: now + 3_609)?.id == key.id)
+        #expect(try database.verify(token: old, now: now + 3_610) == nil)
+        #expect(try database.verify(token: new, now: now + 999_999)?.id == key.id)
+        // A second rotation ends the first one's grace: the oldest secret is gone at once.
+        let (_, newest) = try database.rotateKey(id: key.id, grace: 60, now: now + 30)
+        #expect(try database.verify(token: old, now: now + 31) == nil)
+        #expect(try database.verify(token: new, now: now + 31) != nil)
+        #expect(try database.verify(token: newest, now: now + 31) != nil)
+        // Revoked keys cannot be rotated back to life.
+        #expect(try database.revokeKey(id: key.id, now: now + 40))
+        #expect(throws: StoreError.self) { try database.rotateKey(id: key.id, grace: 60, now: now + 50) }
+        #expect(try database.verify(token: newest, now: now + 41) == nil)
+    }
+
+    @Test("last use is recorded in one batch and only moves forward")
+    func lastUse() throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        let (a, _) = try database.createKey(role: .read, app: nil)
+        let (b, _) = try database.createKey(role: .admin, app: nil)
+        #expect(try database.listKeys().allSatisfy { $0.lastUsedAt == nil })
+        try database.recordKeyUse([a.id: 1_800_000_100, b.id: 1_800_000_050])
+        try database.recordKeyUse([a.id: 1_800_000_000])
+        let keys = Dictionary(uniqueKeysWithValues: try database.listKeys().map { ($0.id, $0.lastUsedAt) })
+        #expect(keys[a.id] == 1_800_000_100)
+        #expect(keys[b.id] == 1_800_000_050)
+    }
 }

@@ -1,0 +1,33 @@
+import LifelineStore
+import Logging
+import ServiceLifecycle
+
+/// Writes the keys' `last_used_at` from the ``KeyCache``'s notes once per ``interval``, and once
+/// more on shutdown: one short transaction a minute instead of a write per request.
+struct KeyUseRecorder: Service {
+    let keys: KeyCache
+    let database: Database
+    var interval: Duration = .seconds(60)
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                flush()
+            }
+        }
+        flush()
+    }
+
+    /// Writes what the cache noted since the last flush.
+    func flush() {
+        let uses = keys.drainUses()
+        guard !uses.isEmpty else { return }
+        do {
+            try database.recordKeyUse(uses)
+        } catch {
+            logger.warning("could not record key use", metadata: ["error": "\(error)"])
+        }
+    }
+}
