@@ -11,7 +11,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks (run on a release build; figures go to BENCHMARKS.md).",
-        subcommands: [IngestFloor.self, BenchQueryCommand.self]
+        subcommands: [IngestFloor.self, BenchQueryCommand.self, BenchHostileCommand.self]
     )
 
     /// The in-process floor: gunzip + decode + hash + group-committed insert, no HTTP.

@@ -18,13 +18,19 @@ struct DocumentDecoder {
     var dropped = 0
     /// Frames the body may still hold (shared by the documents of one body).
     var framesRemaining: Int
+    /// Metrics (scalars + histograms) the body may still hold (shared by its documents).
+    var metricsRemaining: Int
 
-    init(tape: JSONTape, limits: DecodeLimits, document: Int = 1, framesRemaining: Int? = nil) {
+    init(tape: JSONTape, limits: DecodeLimits, document: Int = 1, budget: BodyBudget? = nil) {
         self.tape = tape
         self.limits = limits
         self.document = document
-        self.framesRemaining = framesRemaining ?? limits.maxFramesPerBody
+        self.framesRemaining = budget?.frames ?? limits.maxFramesPerBody
+        self.metricsRemaining = budget?.metrics ?? limits.maxMetricsPerBody
     }
+
+    /// What the rest of the body may still hold, after this document.
+    var budget: BodyBudget { BodyBudget(frames: framesRemaining, metrics: metricsRemaining) }
 
     /// A limit error naming this document.
     func limitError(_ message: String, at t: Int) -> DecodeError {
@@ -382,6 +388,11 @@ struct DocumentDecoder {
                         failure = limitError("more than \(limits.maxMetricsPerDocument) metrics", at: k)
                         return
                     }
+                    guard metricsRemaining > 0 else {
+                        failure = limitError(
+                            "the body's documents hold more than \(limits.maxMetricsPerBody) metrics", at: k)
+                        return
+                    }
                     guard nameFits(k, extra: prefix.utf8.count + 1) else { return }
                 default:
                     return
@@ -389,7 +400,10 @@ struct DocumentDecoder {
                 switch tape.kind(v) {
                 case .string, .number:
                     let name = prefix + "." + (tape.string(k) ?? "")
-                    if let m = measurement(v) { payload.scalars.append(ScalarMetric(name: name, measurement: m)) }
+                    if let m = measurement(v) {
+                        payload.scalars.append(ScalarMetric(name: name, measurement: m))
+                        metricsRemaining -= 1
+                    }
                 case .object:
                     var isHistogram = false
                     var average: Int?
@@ -408,7 +422,10 @@ struct DocumentDecoder {
                     }
                     let name = prefix + "." + (tape.string(k) ?? "")
                     if isHistogram {
-                        if let h = histogram(v) { payload.histograms.append(NamedHistogram(name: name, histogram: h)) }
+                        if let h = histogram(v) {
+                            payload.histograms.append(NamedHistogram(name: name, histogram: h))
+                            metricsRemaining -= 1
+                        }
                     } else if let average {
                         guard let (m, factor) = measurementAndFactor(average) else { return }
                         var sampleCount = samples.flatMap { tape.int64($0) }
@@ -424,6 +441,7 @@ struct DocumentDecoder {
                         }
                         payload.scalars.append(
                             ScalarMetric(name: name, measurement: m, standardDeviation: sd, sampleCount: sampleCount))
+                        metricsRemaining -= 1
                     } else {
                         work.append((v, name))
                     }
@@ -433,5 +451,21 @@ struct DocumentDecoder {
             }
         }
         if let failure { throw failure }
+    }
+}
+
+/// What one body may still hold across its documents (``DecodeLimits/maxFramesPerBody``,
+/// ``DecodeLimits/maxMetricsPerBody``).
+struct BodyBudget {
+    var frames: Int
+    var metrics: Int
+
+    init(frames: Int, metrics: Int) {
+        self.frames = frames
+        self.metrics = metrics
+    }
+
+    init(_ limits: DecodeLimits) {
+        self.init(frames: limits.maxFramesPerBody, metrics: limits.maxMetricsPerBody)
     }
 }

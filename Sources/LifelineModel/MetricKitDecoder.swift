@@ -27,8 +27,8 @@ package enum MetricKitDecoder {
         let root = 0
         switch tape.kind(root) {
         case .object:
-            var frames = limits.maxFramesPerBody
-            return [try decodeDocument(tape, root, number: 1, family: family, limits: limits, frames: &frames)]
+            var budget = BodyBudget(limits)
+            return [try decodeDocument(tape, root, number: 1, family: family, limits: limits, budget: &budget)]
         case .array:
             let count = Int(tape.tokens[root].count)
             guard count > 0 else {
@@ -44,10 +44,10 @@ package enum MetricKitDecoder {
             documents.reserveCapacity(count)
             var element = root + 1
             var number = 1
-            var frames = limits.maxFramesPerBody
+            var budget = BodyBudget(limits)
             while element < tape.next(root) {
                 documents.append(
-                    try decodeDocument(tape, element, number: number, family: family, limits: limits, frames: &frames))
+                    try decodeDocument(tape, element, number: number, family: family, limits: limits, budget: &budget))
                 element = tape.next(element)
                 number += 1
             }
@@ -100,7 +100,8 @@ package enum MetricKitDecoder {
     }
 
     private static func decodeDocument(
-        _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?, limits: DecodeLimits, frames: inout Int
+        _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?, limits: DecodeLimits,
+        budget: inout BodyBudget
     ) throws(DecodeError) -> DecodedDocument {
         let range = tape.byteRange(t)
         guard tape.kind(t) == .object else {
@@ -124,7 +125,7 @@ package enum MetricKitDecoder {
         default:
             break
         }
-        var decoder = DocumentDecoder(tape: tape, limits: limits, document: number, framesRemaining: frames)
+        var decoder = DocumentDecoder(tape: tape, limits: limits, document: number, budget: budget)
         let content: DocumentContent
         switch shape {
         case .metric:
@@ -135,7 +136,7 @@ package enum MetricKitDecoder {
             let diagnostic = try decoder.diagnostic(t, kind: nil)
             content = .diagnostic(DiagnosticPayload(begin: nil, end: nil, diagnostics: [diagnostic]))
         }
-        frames = decoder.framesRemaining
+        budget = decoder.budget
         return DecodedDocument(
             content: content, byteRange: range, unparsedMeasurements: decoder.unparsed,
             droppedValues: decoder.dropped)

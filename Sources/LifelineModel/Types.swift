@@ -460,8 +460,11 @@ package struct DecodeLimits: Sendable, Equatable {
     package var maxDocuments: Int = 1_000
     /// Maximum frames in all the call-stack trees of one body together. Default 250,000.
     package var maxFramesPerBody: Int = 250_000
-    /// Maximum scalar metrics plus histograms in one metric document (real ones hold ~100). Default 4,096.
-    package var maxMetricsPerDocument: Int = 4_096
+    /// Maximum scalar metrics plus histograms in one metric document (Apple's payloads hold ~40). Default 1,024.
+    package var maxMetricsPerDocument: Int = 1_024
+    /// Maximum scalar metrics plus histograms in all the documents of one body: each becomes a
+    /// stored row, so this bounds the storage work one request can buy. Default 32,768.
+    package var maxMetricsPerBody: Int = 32_768
     /// Maximum exit-count entries in one metric document (real ones hold ~24). Default 1,024.
     package var maxExitEntriesPerDocument: Int = 1_024
     /// Maximum signpost entries in one metric document. Default 4,096.

@@ -13,6 +13,15 @@ struct ErrorMiddleware: RouterMiddleware {
         } catch let error as APIError {
             throw error
         } catch let error as any HTTPResponseError {
+            if error.status == .notFound, let allowed = RouteTable.methods(for: request.uri.path),
+                !allowed.contains(request.method)
+            {
+                throw APIError(
+                    .methodNotAllowed, code: "method_not_allowed",
+                    "\(request.method) is not allowed on \(request.uri.path); allowed: "
+                        + allowed.map(\.rawValue).joined(separator: ", "),
+                    headers: [.allow: allowed.map(\.rawValue).joined(separator: ", ")])
+            }
             let code: String =
                 switch error.status {
                 case .notFound: "not_found"
@@ -30,5 +39,30 @@ struct ErrorMiddleware: RouterMiddleware {
             context.logger.error("unhandled error", metadata: ["error": "\(error)"])
             throw APIError(.internalServerError, code: "internal", "internal error")
         }
+    }
+}
+
+/// The routes Lifeline serves and their methods, so a known path with the wrong method is a 405
+/// with `Allow` (Hummingbird's router answers 404 for both). `*` is one path segment.
+enum RouteTable {
+    static let routes: [(pattern: [Substring], methods: [HTTPRequest.Method])] = [
+        ("/", [.get]), ("/login", [.post]), ("/logout", [.post]), ("/healthz", [.get]), ("/readyz", [.get]),
+        ("/openapi.yaml", [.get]), ("/metrics", [.get]), ("/-/reload", [.post]), ("/v1/metrics", [.post]),
+        ("/v1/diagnostics", [.post]), ("/v1/apps", [.get]), ("/v1/alerts", [.get]), ("/v1/rules", [.get]),
+        ("/v1/apps/*/summary", [.get]), ("/v1/apps/*/exits", [.get]), ("/v1/apps/*/signposts", [.get]),
+        ("/v1/apps/*/expiration-handlers", [.get]), ("/v1/apps/*/restoration", [.get]),
+        ("/v1/apps/*/launch", [.get]), ("/v1/apps/*/hangs", [.get]), ("/v1/apps/*/crashes", [.get]),
+        ("/v1/apps/*/crashes/*", [.get]),
+    ].map { (pattern: Substring($0.0).split(separator: "/"), methods: $0.1) }
+
+    /// The methods served on `path`, or `nil` when no route has that shape.
+    static func methods(for path: String) -> [HTTPRequest.Method]? {
+        let segments = Substring(path).split(separator: "/")
+        for route in routes where route.pattern.count == segments.count {
+            if zip(route.pattern, segments).allSatisfy({ $0 == "*" || $0 == $1 }) {
+                return route.methods
+            }
+        }
+        return nil
     }
 }

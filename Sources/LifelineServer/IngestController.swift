@@ -69,10 +69,13 @@ struct IngestController: Sendable {
     private func idempotencyKey(_ request: Request) throws(APIError) -> String? {
         guard let name = Self.idempotencyHeader, let value = request.headers[name] else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.count <= pipeline.limits.maxIdempotencyKeyBytes else {
+        // Visible ASCII only, so its length is the same in bytes and in characters.
+        guard !trimmed.isEmpty, trimmed.utf8.count <= pipeline.limits.maxIdempotencyKeyBytes,
+            trimmed.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E })
+        else {
             throw APIError.badRequest(
                 "invalid_idempotency_key",
-                "Idempotency-Key must be 1 to \(pipeline.limits.maxIdempotencyKeyBytes) bytes")
+                "Idempotency-Key must be 1 to \(pipeline.limits.maxIdempotencyKeyBytes) visible ASCII characters")
         }
         return trimmed
     }

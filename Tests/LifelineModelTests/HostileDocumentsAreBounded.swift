@@ -37,7 +37,18 @@ struct HostileDocumentsAreBounded {
         let leaves = (0..<5_000).map { "\"m\($0)\":\"1 ms\"" }.joined(separator: ",")
         let error = decodeError(Self.metric("\"s\":{\(leaves)}"), family: .metric)
         #expect(error?.code == .limitExceeded)
-        #expect(error?.message == "document 1: more than 4096 metrics")
+        #expect(error?.message == "document 1: more than 1024 metrics")
+    }
+
+    @Test("the metrics of all documents in one body are capped together")
+    func metricsPerBody() {
+        let document = Self.metric("\"s\":{" + (0..<1_000).map { "\"m\($0)\":\($0)" }.joined(separator: ",") + "}")
+        let body = "[" + Array(repeating: document, count: 33).joined(separator: ",") + "]"
+        let error = decodeError(body, family: .metric)
+        #expect(error?.code == .limitExceeded)
+        #expect(error?.message == "document 33: the body's documents hold more than 32768 metrics")
+        let fits = "[" + Array(repeating: document, count: 32).joined(separator: ",") + "]"
+        #expect(decodeError(fits, family: .metric) == nil)
     }
 
     @Test("foregroundExitData repeated 128,000 times is refused, not decoded quadratically")

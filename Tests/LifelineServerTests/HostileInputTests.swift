@@ -127,6 +127,42 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a known path with the wrong method is 405 with Allow; an unknown path stays 404")
+    func wrongMethodIs405() async throws {
+        try await Self.withServer { client, env in
+            let read = try env.token(.read)
+            let headers: HTTPFields = [.authorization: "Bearer \(read)"]
+            let wrong = try await client.execute(uri: "/v1/metrics", method: .get, headers: headers)
+            #expect(wrong.status == .methodNotAllowed)
+            #expect(wrong.headers[.allow] == "POST")
+            #expect(errorCode(wrong.body) == "method_not_allowed")
+            let query = try await client.execute(
+                uri: "/v1/apps/\(Self.notes)/exits", method: .delete, headers: headers)
+            #expect(query.status == .methodNotAllowed && query.headers[.allow] == "GET")
+            let unknown = try await client.execute(uri: "/v1/nothing", method: .get, headers: headers)
+            #expect(unknown.status == .notFound)
+        }
+    }
+
+    @Test("an Idempotency-Key must be visible ASCII, so its limit is the same in bytes and characters")
+    func idempotencyKeyIsASCII() async throws {
+        try await Self.withServer { client, env in
+            let ingest = try env.token(.ingest, app: Self.notes)
+            for key in ["é" + String(repeating: "a", count: 10), "a b", String(repeating: "k", count: 256)] {
+                let response = try await client.execute(
+                    uri: "/v1/metrics", method: .post, headers: ingestHeaders(ingest, idempotencyKey: key),
+                    body: ByteBuffer(data: metricPayload(index: 5, bundle: Self.notes)))
+                #expect(response.status == .badRequest, "\(key)")
+                #expect(errorCode(response.body) == "invalid_idempotency_key")
+            }
+            let ok = try await client.execute(
+                uri: "/v1/metrics", method: .post,
+                headers: ingestHeaders(ingest, idempotencyKey: String(repeating: "k", count: 255)),
+                body: ByteBuffer(data: metricPayload(index: 5, bundle: Self.notes)))
+            #expect(ok.status == .accepted)
+        }
+    }
+
     @Test("a Markdown report escapes names that came from a payload")
     func markdownEscapesPayloadNames() {
         let hostile = "4.2.0](http://evil.example)<img src=x onerror=alert(1)>|`code`*bold*\nnext"
