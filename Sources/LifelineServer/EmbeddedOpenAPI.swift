@@ -82,13 +82,15 @@ package enum EmbeddedOpenAPI {
               description: |
                 Server-rendered HTML, no script: one app's report sections (exits, expiration handlers,
                 restoration, crashes, percentiles, alerts) with app, window and version pickers. Needs a
-                read or admin key, as `Authorization: Bearer` or the `lifeline_key` cookie set by
-                `POST /login`; without one it answers the login form.
+                read or admin key, as `Authorization: Bearer` or the `lifeline_session` cookie set by
+                `POST /login` (an opaque session id, never the key); without one it answers the login form.
+                Every HTML answer carries a CSP with `frame-ancestors 'none'`, `X-Content-Type-Options:
+                nosniff` and `Referrer-Policy: no-referrer`.
               security: []
               parameters:
                 - { name: app, in: query, schema: { type: string }, description: Bundle identifier (default the first app the key can read). }
-                - { name: from, in: query, schema: { type: string, format: date }, description: First UTC day (default 29 days before `to`). }
-                - { name: to, in: query, schema: { type: string, format: date }, description: Last UTC day (default today). }
+                - { name: from, in: query, schema: { type: string, pattern: "^([2-9][0-9]{3}-[0-9]{2}-[0-9]{2})?$" }, description: "First UTC day, YYYY-MM-DD (empty or absent: 29 days before `to`)." }
+                - { name: to, in: query, schema: { type: string, pattern: "^([2-9][0-9]{3}-[0-9]{2}-[0-9]{2})?$" }, description: "Last UTC day, YYYY-MM-DD (empty or absent: today)." }
                 - { name: version, in: query, schema: { type: string }, description: An app version to include (repeatable; none = all). }
               responses:
                 "200":
@@ -110,6 +112,9 @@ package enum EmbeddedOpenAPI {
             post:
               tags: [dashboard]
               summary: Sign in to the dashboard with a read key.
+              description: |
+                Refused with 403 unless the `Origin` header (or, without one, `Referer`) names this
+                site (login CSRF). Opens a server-side session of 12 hours (`server.session_hours`).
               security: []
               requestBody:
                 required: true
@@ -122,16 +127,23 @@ package enum EmbeddedOpenAPI {
                         key: { type: string, description: A read or admin key. }
               responses:
                 "302":
-                  description: Signed in; `Set-Cookie` holds the key (HttpOnly, SameSite=Strict, 7 days); redirects to `/`.
+                  description: |
+                    Signed in; `Set-Cookie` holds an opaque session id (`lls_…`; HttpOnly, SameSite=Strict,
+                    `Secure` over TLS), never the key; redirects to `/`.
                 "401":
-                  description: Unknown, revoked or not a read key; the login form again.
+                  description: Unknown, revoked, expired or not a read key; the login form again.
+                  content:
+                    text/html:
+                      schema: { type: string }
+                "403":
+                  description: The form was not sent from this site (Origin/Referer); nothing is signed in.
                   content:
                     text/html:
                       schema: { type: string }
           /logout:
             post:
               tags: [dashboard]
-              summary: Forget the dashboard cookie.
+              summary: End the dashboard session (deleted server-side) and clear its cookie.
               security: []
               responses:
                 "303":
@@ -174,8 +186,10 @@ package enum EmbeddedOpenAPI {
                   application/json:
                     schema:
                       oneOf:
-                        - { type: object }
-                        - { type: array, items: { type: object } }
+                        - $ref: "#/components/schemas/MetricPayload"
+                        - { type: array, minItems: 1, maxItems: 1000, items: { $ref: "#/components/schemas/MetricPayload" } }
+                    examples:
+                      reference: { $ref: "#/components/examples/MetricPayload" }
               responses:
                 "202": { $ref: "#/components/responses/Accepted" }
                 "400": { $ref: "#/components/responses/Error" }
@@ -184,6 +198,7 @@ package enum EmbeddedOpenAPI {
                 "413": { $ref: "#/components/responses/Error" }
                 "415": { $ref: "#/components/responses/Error" }
                 "422": { $ref: "#/components/responses/Error" }
+                "500": { $ref: "#/components/responses/Error" }
                 "503": { $ref: "#/components/responses/Error" }
           /v1/diagnostics:
             post:
@@ -201,8 +216,11 @@ package enum EmbeddedOpenAPI {
                   application/json:
                     schema:
                       oneOf:
-                        - { type: object }
-                        - { type: array, items: { type: object } }
+                        - $ref: "#/components/schemas/DiagnosticPayload"
+                        - $ref: "#/components/schemas/Diagnostic"
+                        - { type: array, minItems: 1, maxItems: 1000, items: { $ref: "#/components/schemas/DiagnosticPayload" } }
+                    examples:
+                      crash: { $ref: "#/components/examples/DiagnosticPayload" }
               responses:
                 "202": { $ref: "#/components/responses/Accepted" }
                 "400": { $ref: "#/components/responses/Error" }
@@ -211,6 +229,7 @@ package enum EmbeddedOpenAPI {
                 "413": { $ref: "#/components/responses/Error" }
                 "415": { $ref: "#/components/responses/Error" }
                 "422": { $ref: "#/components/responses/Error" }
+                "500": { $ref: "#/components/responses/Error" }
                 "503": { $ref: "#/components/responses/Error" }
           /v1/apps:
             get:
@@ -483,8 +502,8 @@ package enum EmbeddedOpenAPI {
             IdempotencyKey:
               name: Idempotency-Key
               in: header
-              description: Up to 255 bytes. A repeated key (per app) replays the first answer.
-              schema: { type: string, maxLength: 255 }
+              description: 1 to 255 visible ASCII characters (e.g. a UUID). A repeated key (per app) replays the first answer.
+              schema: { type: string, minLength: 1, maxLength: 255, pattern: "^[!-~]+$" }
             BundleId:
               name: bundleId
               in: path
@@ -493,13 +512,13 @@ package enum EmbeddedOpenAPI {
             From:
               name: from
               in: query
-              description: First UTC day, inclusive (default 29 days before `to`).
-              schema: { type: string, format: date }
+              description: First UTC day, inclusive, 2000-01-01 to 9999-12-31 (default 29 days before `to`); at most 3,660 days before `to`.
+              schema: { type: string, format: date, pattern: "^[2-9][0-9]{3}-[0-9]{2}-[0-9]{2}$" }
             To:
               name: to
               in: query
-              description: Last UTC day, inclusive (default today).
-              schema: { type: string, format: date }
+              description: Last UTC day, inclusive, 2000-01-01 to 9999-12-31 (default today).
+              schema: { type: string, format: date, pattern: "^[2-9][0-9]{3}-[0-9]{2}-[0-9]{2}$" }
             Version:
               name: version
               in: query
@@ -541,6 +560,166 @@ package enum EmbeddedOpenAPI {
                 application/json:
                   schema: { $ref: "#/components/schemas/Error" }
           schemas:
+            MetricPayload:
+              type: object
+              description: |
+                `MXMetricPayload.jsonRepresentation()`. Lenient by design: unknown keys are kept in the raw
+                document and read as scalars (strings with units) or histograms, and a value of the wrong
+                JSON type is treated as absent, so the types below say what is read, not what is refused.
+                Refused (413): more than 1,024 metrics or exit counters, or 4,096 signposts, per document;
+                more than 32,768 metrics per body. Dropped and counted, never summed: negative or
+                implausible values (exit counts above 1,000,000, event counts above 10⁹, durations above
+                30 days, …), names over 256 bytes, buckets past 4,096 per histogram (README, Ingest API).
+              required: [timeStampBegin]
+              properties:
+                timeStampBegin: { $ref: "#/components/schemas/Timestamp" }
+                timeStampEnd: { $ref: "#/components/schemas/Timestamp" }
+                appVersion: { type: string }
+                metaData: { $ref: "#/components/schemas/MetaData" }
+                applicationExitMetrics:
+                  type: object
+                  properties:
+                    foregroundExitData: { $ref: "#/components/schemas/ExitCounters" }
+                    backgroundExitData: { $ref: "#/components/schemas/ExitCounters" }
+                applicationLaunchMetrics:
+                  type: object
+                  properties:
+                    histogrammedTimeToFirstDrawKey: { $ref: "#/components/schemas/Histogram" }
+                    histogrammedResumeTime: { $ref: "#/components/schemas/Histogram" }
+                    histogrammedOptimizedTimeToFirstDrawKey: { $ref: "#/components/schemas/Histogram" }
+                    histogrammedExtendedLaunch: { $ref: "#/components/schemas/Histogram" }
+                applicationResponsivenessMetrics:
+                  type: object
+                  properties:
+                    histogrammedAppHangTime: { $ref: "#/components/schemas/Histogram" }
+                memoryMetrics:
+                  type: object
+                  properties:
+                    peakMemoryUsage: { $ref: "#/components/schemas/Measurement" }
+                    averageSuspendedMemory:
+                      type: object
+                      properties:
+                        averageValue: { $ref: "#/components/schemas/Measurement" }
+                        standardDeviation: { type: number }
+                        sampleCount: { type: integer }
+                cpuMetrics:
+                  type: object
+                  properties:
+                    cumulativeCPUTime: { $ref: "#/components/schemas/Measurement" }
+                    cumulativeCPUInstructions: { $ref: "#/components/schemas/Measurement" }
+                signpostMetrics:
+                  type: array
+                  items:
+                    type: object
+                    properties:
+                      signpostCategory: { type: string }
+                      signpostName: { type: string }
+                      totalSignpostCount: { type: integer }
+                      signpostIntervalData:
+                        type: object
+                        properties:
+                          histogrammedSignpostDurations: { $ref: "#/components/schemas/Histogram" }
+                          signpostCumulativeCPUTime: { $ref: "#/components/schemas/Measurement" }
+                          signpostAverageMemory: { $ref: "#/components/schemas/Measurement" }
+                          signpostCumulativeLogicalWrites: { $ref: "#/components/schemas/Measurement" }
+            Timestamp:
+              type: string
+              description: '`YYYY-MM-DD HH:MM:SS ±HHMM` (zone optional, UTC when absent), 2000 or later.'
+              pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}"
+              example: "2026-10-21 00:00:00 +0000"
+            Measurement:
+              type: string
+              description: A localized number and unit, e.g. `"1,530 ms"`, `"20 sec"`, `"200,000 kB"`, `"50 %"`.
+              example: "1,530 ms"
+            MetaData:
+              type: object
+              properties:
+                bundleIdentifier: { type: string, description: Must be the ingest key's app when present. }
+                appBuildVersion: { type: string }
+                appVersion: { type: string }
+                osVersion: { type: string, example: "iPhone OS 17.4 (21E219)" }
+                deviceType: { type: string, example: "iPhone15,2" }
+                regionFormat: { type: string }
+                platformArchitecture: { type: string }
+                isTestFlightApp: { type: boolean }
+                lowPowerModeEnabled: { type: boolean }
+                pid: { type: integer }
+            ExitCounters:
+              type: object
+              description: '`cumulative<Reason>ExitCount` counters, 0 to 1,000,000 each.'
+              additionalProperties: { type: integer }
+              example: { cumulativeNormalAppExitCount: 12, cumulativeMemoryResourceLimitExitCount: 2 }
+            Histogram:
+              type: object
+              properties:
+                histogramNumBuckets: { type: integer }
+                histogramValue:
+                  type: object
+                  additionalProperties:
+                    type: object
+                    properties:
+                      bucketStart: { $ref: "#/components/schemas/Measurement" }
+                      bucketEnd: { $ref: "#/components/schemas/Measurement" }
+                      bucketCount: { type: integer }
+            DiagnosticPayload:
+              type: object
+              description: |
+                `MXDiagnosticPayload.jsonRepresentation()`: up to 250,000 frames per body, 100,000 per
+                tree (413 past them). Lenient like metric payloads: a value of the wrong type is absent.
+              anyOf:
+                - required: [timeStampBegin]
+                - required: [timeStampEnd]
+                - required: [crashDiagnostics]
+                - required: [hangDiagnostics]
+                - required: [cpuExceptionDiagnostics]
+                - required: [diskWriteExceptionDiagnostics]
+                - required: [appLaunchDiagnostics]
+              properties:
+                timeStampBegin: { $ref: "#/components/schemas/Timestamp" }
+                timeStampEnd: { $ref: "#/components/schemas/Timestamp" }
+                crashDiagnostics: { type: array, items: { $ref: "#/components/schemas/Diagnostic" } }
+                hangDiagnostics: { type: array, items: { $ref: "#/components/schemas/Diagnostic" } }
+                cpuExceptionDiagnostics: { type: array, items: { $ref: "#/components/schemas/Diagnostic" } }
+                diskWriteExceptionDiagnostics: { type: array, items: { $ref: "#/components/schemas/Diagnostic" } }
+                appLaunchDiagnostics: { type: array, items: { $ref: "#/components/schemas/Diagnostic" } }
+            Diagnostic:
+              type: object
+              required: [diagnosticMetaData]
+              properties:
+                version: { type: string }
+                diagnosticMetaData:
+                  allOf:
+                    - { $ref: "#/components/schemas/MetaData" }
+                    - type: object
+                      properties:
+                        exceptionType: { type: integer }
+                        exceptionCode: { type: integer }
+                        signal: { type: integer }
+                        terminationReason: { type: string }
+                        hangDuration: { $ref: "#/components/schemas/Measurement" }
+                        launchDuration: { $ref: "#/components/schemas/Measurement" }
+                        totalCPUTime: { $ref: "#/components/schemas/Measurement" }
+                        writesCaused: { $ref: "#/components/schemas/Measurement" }
+                callStackTree:
+                  type: object
+                  properties:
+                    callStackPerThread: { type: boolean }
+                    callStacks:
+                      type: array
+                      items:
+                        type: object
+                        properties:
+                          threadAttributed: { type: boolean }
+                          callStackRootFrames: { type: array, items: { $ref: "#/components/schemas/StackFrame" } }
+            StackFrame:
+              type: object
+              properties:
+                binaryUUID: { type: string }
+                binaryName: { type: string }
+                address: { type: integer }
+                offsetIntoBinaryTextSegment: { type: integer }
+                sampleCount: { type: integer }
+                subFrames: { type: array, items: { $ref: "#/components/schemas/StackFrame" } }
             Status:
               type: object
               required: [status]
@@ -792,6 +971,61 @@ package enum EmbeddedOpenAPI {
                       to: { type: string }
                       at: { type: string, format: date-time }
                       value: { type: [number, "null"] }
+          examples:
+            MetricPayload:
+              summary: A daily metric payload (abridged from a real one).
+              value:
+                timeStampBegin: "2026-10-21 00:00:00 +0000"
+                timeStampEnd: "2026-10-21 23:59:00 +0000"
+                appVersion: "4.2.0"
+                metaData:
+                  bundleIdentifier: com.example.notes
+                  appBuildVersion: "420"
+                  osVersion: "iPhone OS 17.4 (21E219)"
+                  deviceType: "iPhone15,2"
+                  regionFormat: US
+                  platformArchitecture: arm64e
+                applicationExitMetrics:
+                  foregroundExitData: { cumulativeNormalAppExitCount: 12, cumulativeAppWatchdogExitCount: 1 }
+                  backgroundExitData: { cumulativeMemoryPressureExitCount: 3, cumulativeBackgroundTaskAssertionTimeoutExitCount: 2 }
+                applicationLaunchMetrics:
+                  histogrammedTimeToFirstDrawKey:
+                    histogramNumBuckets: 2
+                    histogramValue:
+                      "0": { bucketStart: "300 ms", bucketEnd: "400 ms", bucketCount: 14 }
+                      "1": { bucketStart: "400 ms", bucketEnd: "800 ms", bucketCount: 5 }
+                memoryMetrics: { peakMemoryUsage: "180,224 kB" }
+                signpostMetrics:
+                  - { signpostCategory: ExpirationHandlers, signpostName: SyncExpirationHandlerEntered, totalSignpostCount: 5 }
+                  - { signpostCategory: ExpirationHandlers, signpostName: SyncExpirationHandlerExited, totalSignpostCount: 4 }
+            DiagnosticPayload:
+              summary: One crash with its call-stack tree.
+              value:
+                timeStampBegin: "2026-10-21 07:00:00 +0000"
+                timeStampEnd: "2026-10-21 07:00:00 +0000"
+                crashDiagnostics:
+                  - version: "1.0.0"
+                    diagnosticMetaData:
+                      bundleIdentifier: com.example.notes
+                      appVersion: "4.2.0"
+                      appBuildVersion: "420"
+                      osVersion: "iPhone OS 17.4 (21E219)"
+                      deviceType: "iPhone15,2"
+                      platformArchitecture: arm64e
+                      regionFormat: US
+                      exceptionType: 1
+                      exceptionCode: 0
+                      signal: 11
+                    callStackTree:
+                      callStackPerThread: true
+                      callStacks:
+                        - threadAttributed: true
+                          callStackRootFrames:
+                            - binaryUUID: 8F7E6D5C-4B3A-2918-0706-F5E4D3C2B1A0
+                              offsetIntoBinaryTextSegment: 16424
+                              binaryName: Notes
+                              address: 4295000104
+                              sampleCount: 1
 
         """#
 }
