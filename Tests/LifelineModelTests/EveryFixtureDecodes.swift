@@ -21,6 +21,8 @@ struct EveryFixtureDecodes {
             let documents = try MetricKitDecoder.decode(bytes, family: nil)
             #expect(documents.count == 1)
             #expect(documents.allSatisfy { $0.unparsedMeasurements == 0 })
+            // No real value is out of ValueBounds.
+            #expect(documents.allSatisfy { $0.droppedValues == 0 })
             let family: DocumentFamily = file.hasPrefix("metrics/") ? .metric : .diagnostic
             #expect(try MetricKitDecoder.decode(bytes, family: family) == documents)
         }

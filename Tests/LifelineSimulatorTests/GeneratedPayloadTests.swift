@@ -43,6 +43,7 @@ struct GeneratedPayloadTests {
         for payload in allPayloads(simulation) {
             let document = try decode(payload)
             #expect(document.unparsedMeasurements == 0, "\(payload.fileName)")
+            #expect(document.droppedValues == 0, "\(payload.fileName)")
             #expect(document.bundleIdentifier == nil || document.bundleIdentifier == "com.example.notes")
             switch document.content {
             case .metric(let metric):
