@@ -133,7 +133,7 @@ package struct Histogram: Sendable, Equatable {
     }
 
     /// Sum of the bucket counts.
-    package var totalCount: Int64 { buckets.reduce(0) { $0 + $1.count } }
+    package var totalCount: Int64 { buckets.lazy.map(\.count).saturatingSum() }
 }
 
 /// A named histogram of a metric payload. Names are `section.key`, e.g.

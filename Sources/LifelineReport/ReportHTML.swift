@@ -244,7 +244,7 @@ struct ExitChart {
 
     init(rows: [ExitFigure], versions: [String], maxReasons: Int = 8) {
         var totals: [String: Int64] = [:]
-        for row in rows { totals[row.reason, default: 0] += row.count }
+        for row in rows { totals[row.reason, default: 0].addSaturating(row.count) }
         let ranked = totals.sorted { ($1.value, $0.key) < ($0.value, $1.key) }.map(\.key)
         let shown = Array(ranked.prefix(maxReasons))
         let hidden = Set(ranked.dropFirst(maxReasons))

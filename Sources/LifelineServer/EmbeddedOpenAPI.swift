@@ -508,7 +508,9 @@ package enum EmbeddedOpenAPI {
               name: bundleId
               in: path
               required: true
-              schema: { type: string }
+              description: The app's bundle identifier (percent-encoded if needed), 1 to 255 bytes.
+              schema: { type: string, minLength: 1, maxLength: 255, example: com.example.notes }
+              example: com.example.notes
             From:
               name: from
               in: query

@@ -163,6 +163,25 @@ struct HostileInputTests {
         }
     }
 
+    @Test("a key's last use is recorded by the server in a batch (here: the flush on shutdown)")
+    func lastUseIsRecorded() async throws {
+        let env = try TestEnvironment()
+        defer { env.remove() }
+        let used = try env.database.createKey(role: .read, app: nil)
+        let unused = try env.database.createKey(role: .read, app: nil)
+        let app = try await buildApplication(env.config())
+        try await app.test(.live) { client in
+            for _ in 0..<3 {
+                let response = try await Self.get(client, "/v1/apps", used.token)
+                #expect(response.status == .ok)
+            }
+        }
+        let keys = Dictionary(uniqueKeysWithValues: try env.database.listKeys().map { ($0.id, $0.lastUsedAt) })
+        let now = Int64(Date().timeIntervalSince1970)
+        #expect((keys[used.key.id] ?? nil).map { abs($0 - now) < 120 } == true)
+        #expect(keys[unused.key.id] == .some(nil))
+    }
+
     @Test("a Markdown report escapes names that came from a payload")
     func markdownEscapesPayloadNames() {
         let hostile = "4.2.0](http://evil.example)<img src=x onerror=alert(1)>|`code`*bold*\nnext"
