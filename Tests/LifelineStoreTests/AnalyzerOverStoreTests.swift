@@ -80,4 +80,40 @@ struct AnalyzerOverStoreTests {
         #expect(rate.first?.samples == 3_000)
         #expect(rate.first?.labels.isEmpty == true)
     }
+
+    @Test("counts stored before the decoder's bounds (a database edited by hand) saturate instead of trapping")
+    func hugeStoredCountsSaturate() async throws {
+        let temp = TemporaryDatabase()
+        let database = try temp.open()
+        // Bypasses the decoder, as rows written before ValueBounds existed would.
+        var huge = Fixtures.metric(version: "6.0.0", day: 21)
+        huge.exits = [ExitCount(state: .foreground, reason: "NormalApp", count: Int64.max / 2 + 10)]
+        huge.signposts = [SignpostMetric(category: "BG", name: "SyncEntered", totalCount: Int64.max - 1)]
+        var second = huge
+        second.meta.appBuildVersion = "413"
+        try await IngestWriter.withWriter(database: database) { writer in
+            _ = try await writer.submit(
+                IngestRequest(
+                    app: Fixtures.app,
+                    items: [
+                        Fixtures.item(.metric(huge), hashSeed: "huge-1"),
+                        Fixtures.item(.metric(second), hashSeed: "huge-2"),
+                    ]))
+        }
+        let analyzer = Analyzer(reader: database)
+        let scope = Scope(
+            app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"), groupBy: [.version])
+        let exits = try analyzer.exits(scope)
+        let normal = try #require(exits.first { $0.reason == "NormalApp" && $0.state == .foreground })
+        #expect(normal.count == Int64.max)
+        #expect(exits.allSatisfy { $0.count >= 0 })
+        let handler = try #require(try analyzer.handlers(scope).first { $0.handler == "Sync" })
+        #expect(handler.entered == Int64.max && handler.imbalance == Int64.max)
+        // What the alert rule `exit_rate{state="foreground"}` evaluates: it used to trap here.
+        for measure in [Measure.exits(state: .foreground, reason: nil), .exitRate(state: .foreground, reason: nil)] {
+            let values = try analyzer.evaluate(measure, scope)
+            #expect(!values.isEmpty)
+            #expect(values.allSatisfy { ($0.value ?? -1).isFinite && ($0.value ?? -1) > 0 })
+        }
+    }
 }
