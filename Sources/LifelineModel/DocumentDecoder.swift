@@ -230,7 +230,10 @@ struct DocumentDecoder {
                     failure = limitError("more than \(limits.maxExitEntriesPerDocument) exit counters", at: rk)
                     return
                 }
-                guard let count = tape.int64(rv) else { return }
+                guard let count = tape.int64(rv) else {
+                    if tape.kind(rv) == .number { dropped += 1 }  // 1e20, 2.5: not a count
+                    return
+                }
                 guard ValueBounds.isPlausibleExitCount(count), nameFits(rk) else {
                     if ValueBounds.isPlausibleExitCount(count) == false { dropped += 1 }
                     return
@@ -276,7 +279,7 @@ struct DocumentDecoder {
                 if tape.kind(v) == .string && !nameFits(v) { plausible = false }
                 signpost.category = plausible ? tape.string(v) ?? "" : ""
             } else if tape.keyEquals(k, "totalSignpostCount") {
-                let total = tape.int64(v) ?? 0
+                let total = tape.int64(v) ?? (tape.kind(v) == .number ? -1 : 0)
                 if ValueBounds.isPlausibleEventCount(total) {
                     signpost.totalCount = total
                 } else {
@@ -342,7 +345,7 @@ struct DocumentDecoder {
                         plausible = false
                     }
                 } else if tape.keyEquals(bk, "bucketCount") {
-                    let count = tape.int64(bv) ?? 0
+                    let count = tape.int64(bv) ?? (tape.kind(bv) == .number ? -1 : 0)
                     if ValueBounds.isPlausibleEventCount(count) {
                         bucket.count = count
                     } else {

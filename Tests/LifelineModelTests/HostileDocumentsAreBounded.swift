@@ -61,19 +61,20 @@ struct HostileDocumentsAreBounded {
         #expect(error?.message == "document 1: more than 1024 exit counters")
     }
 
-    @Test("an exit count of Int64.max, a negative one and 1e16 are dropped and counted; the normal one stays")
+    @Test("exit counts of Int64.max, -4, 1e16, 1e20 and 2.5 are dropped and counted; the normal one stays")
     func implausibleExitCounts() throws {
         let text = Self.metric(
             #""applicationExitMetrics":{"foregroundExitData":{"cumulativeNormalAppExitCount":3,"#
                 + #""cumulativeMemoryResourceLimitExitCount":9223372036854775807,"#
-                + #""cumulativeAppWatchdogExitCount":-4,"cumulativeBadAccessExitCount":1e16}}"#)
+                + #""cumulativeAppWatchdogExitCount":-4,"cumulativeBadAccessExitCount":1e16,"#
+                + #""cumulativeAbnormalExitCount":1e20,"cumulativeIllegalInstructionExitCount":2.5}}"#)
         let documents = try decodeJSON(text, family: .metric)
         guard case .metric(let payload) = documents[0].content else {
             Issue.record("not a metric payload")
             return
         }
         #expect(payload.exits == [ExitCount(state: .foreground, reason: "NormalApp", count: 3)])
-        #expect(documents[0].droppedValues == 3)
+        #expect(documents[0].droppedValues == 5)
     }
 
     @Test("a histogram bucket with an absurd bound or count is dropped; the others keep their order")
