@@ -43,6 +43,13 @@ struct BenchHostileCommand: AsyncParsableCommand {
         help: "Write the body of --one SHAPE --size BYTES to this file instead of measuring (for HTTP load).")
     var writeBody: String?
 
+    @Option(
+        name: .customLong("body-files"), parsing: .upToNextOption,
+        help:
+            "Measure these body files instead of shapes (a leading selector byte below 4, as in the fuzz corpus, is skipped; gzip is inflated)."
+    )
+    var bodyFiles: [String] = []
+
     @Option(help: "Measure (or write) one shape only, in this process.")
     var one: String?
 
@@ -50,6 +57,22 @@ struct BenchHostileCommand: AsyncParsableCommand {
     var size: Int?
 
     func run() async throws {
+        if !bodyFiles.isEmpty {
+            print(
+                "file                                       size_MB  outcome                   cpu_s  ms_per_MB  peak_extra_MB  x_body"
+            )
+            for path in bodyFiles {
+                var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+                if let first = bytes.first, first < 4 { bytes.removeFirst() }
+                var encoding = BodyEncoding.identity
+                if bytes.starts(with: [0x1f, 0x8b]) { encoding = .gzip }
+                let name = (path as NSString).lastPathComponent
+                print(
+                    try await Self.measure(
+                        name: String(name.prefix(42)), body: bytes, encoding: encoding, store: !noStore))
+            }
+            return
+        }
         if let one, let size {
             guard let shape = HostileShape(rawValue: one) else { throw CommandError("unknown shape \(one)") }
             if let writeBody {
@@ -94,8 +117,16 @@ struct BenchHostileCommand: AsyncParsableCommand {
 
     /// One measurement, in this process.
     static func measure(_ shape: HostileShape, size: Int, store: Bool) async throws -> String {
-        let body = shape.body(size: size)
-        let megabytes = Double(body.count) / 1_048_576
+        let family: DocumentFamily? = [.deepFlame, .emptyFrames].contains(shape) ? .diagnostic : .metric
+        return try await measure(
+            name: shape.rawValue, body: shape.body(size: size), encoding: .identity, family: family, store: store)
+    }
+
+    /// One measurement of `body`, in this process; `family` nil detects it per document.
+    static func measure(
+        name: String, body: [UInt8], encoding: BodyEncoding, family: DocumentFamily? = nil, store: Bool
+    ) async throws -> String {
+        var megabytes = Double(body.count) / 1_048_576
         var limits = IngestLimits()
         limits.maxBodyBytes = max(limits.maxBodyBytes, body.count)
         let pipeline = IngestPipeline(limits: limits)
@@ -107,14 +138,16 @@ struct BenchHostileCommand: AsyncParsableCommand {
         try database.migrate()
         let writer = try IngestWriter(database: database)
 
+        if encoding == .gzip, let inflated = try? pipeline.inflate(buffer) {
+            megabytes = Double(inflated.readableBytes) / 1_048_576  // per decompressed MB
+        }
         resetPeak()
         let baseline = residentKilobytes("VmRSS:")
         let cpuBefore = cpuSeconds()
         var outcome: String
         do {
-            let family: DocumentFamily? = [.deepFlame, .emptyFrames].contains(shape) ? .diagnostic : .metric
             let items = try pipeline.prepare(
-                body: buffer, encoding: .identity, family: family, app: "com.example.hostile", receivedAt: 0)
+                body: buffer, encoding: encoding, family: family, app: "com.example.hostile", receivedAt: 0)
             let dropped = items.reduce(0) { $0 + $1.document.droppedValues }
             if store {
                 _ = try await writer.submit(IngestRequest(app: "com.example.hostile", items: items))
@@ -132,7 +165,7 @@ struct BenchHostileCommand: AsyncParsableCommand {
         func pad(_ text: String, _ width: Int) -> String {
             text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
         }
-        return pad(shape.rawValue, 21) + pad(String(format: "%.2f", megabytes), 9) + pad(outcome, 26)
+        return pad(name, name.count > 21 ? 43 : 21) + pad(String(format: "%.2f", megabytes), 9) + pad(outcome, 26)
             + pad(String(format: "%.3f", cpu), 7) + pad(String(format: "%.1f", cpu * 1_000 / megabytes), 11)
             + pad(String(format: "%.1f", extraMB), 15) + String(format: "%.1f", extraMB / megabytes)
     }
