@@ -255,25 +255,9 @@ struct IngestWriterTests {
         var invalid = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "bad")
         invalid.contentHash = [1, 2, 3]
         let bad = invalid
-        let results = await withTaskGroup(of: (Int, Result<IngestOutcome, StoreError>).self) { group in
-            for index in 0..<40 {
-                group.addTask {
-                    let good = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "good\(index)")
-                    let items = index % 10 == 0 ? [good, bad] : [good]
-                    // Not `do throws(StoreError) { return … }`: in release builds (Swift 6.3.1) that shape
-                    // returned a garbage `index` from this async closure.
-                    let result: Result<IngestOutcome, StoreError>
-                    do {
-                        result = .success(try await writer.submit(IngestRequest(app: Fixtures.app, items: items)))
-                    } catch let error as StoreError {
-                        result = .failure(error)
-                    } catch {
-                        result = .failure(StoreError(.internal, "unexpected error \(error)"))
-                    }
-                    return (index, result)
-                }
-            }
-            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        let results = await Self.submitConcurrently(writer, count: 40) { index in
+            let good = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "good\(index)")
+            return index % 10 == 0 ? [good, bad] : [good]
         }
         await writer.shutdown()
         #expect(results.count == 40, "\(results.keys.sorted())")
@@ -301,23 +285,8 @@ struct IngestWriterTests {
             BEGIN SELECT json('not json'); END
             """)
         let writer = try IngestWriter(database: database)
-        let results = await withTaskGroup(of: (Int, Result<IngestOutcome, StoreError>).self) { group in
-            for index in 0..<60 {
-                group.addTask {
-                    let item = Fixtures.item(
-                        .metric(Fixtures.metric()), hashSeed: "client\(index)", unparsed: index % 15 == 0 ? 7 : 0)
-                    let result: Result<IngestOutcome, StoreError>
-                    do {
-                        result = .success(try await writer.submit(IngestRequest(app: Fixtures.app, items: [item])))
-                    } catch let error as StoreError {
-                        result = .failure(error)
-                    } catch {
-                        result = .failure(StoreError(.internal, "unexpected error \(error)"))
-                    }
-                    return (index, result)
-                }
-            }
-            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        let results = await Self.submitConcurrently(writer, count: 60) { index in
+            [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "client\(index)", unparsed: index % 15 == 0 ? 7 : 0)]
         }
         await writer.shutdown()
         #expect(writer.statistics.largestBatch > 1, "the poisoned documents must share batches with healthy ones")
@@ -409,5 +378,31 @@ struct IngestWriterTests {
                 IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "r1")]))
         }
         #expect(again.duplicates == 1 && again.ids == [ids[0]])
+    }
+
+    /// Submits `count` requests at once (the items of request `index` from `items`), as many
+    /// clients would; the result of each by index.
+    static func submitConcurrently(
+        _ writer: IngestWriter, count: Int, items: @escaping @Sendable (Int) -> [IngestItem]
+    ) async -> [Int: Result<IngestOutcome, StoreError>] {
+        await withTaskGroup(of: (Int, Result<IngestOutcome, StoreError>).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    // Not `do throws(StoreError) { return … }`: in release builds (Swift 6.3.1) that shape
+                    // returned a garbage `index` from this async closure.
+                    let result: Result<IngestOutcome, StoreError>
+                    do {
+                        result = .success(
+                            try await writer.submit(IngestRequest(app: Fixtures.app, items: items(index))))
+                    } catch let error as StoreError {
+                        result = .failure(error)
+                    } catch {
+                        result = .failure(StoreError(.internal, "unexpected error \(error)"))
+                    }
+                    return (index, result)
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
     }
 }
