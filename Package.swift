@@ -19,7 +19,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
@@ -38,11 +37,25 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LifelineIngest",
+            dependencies: [
+                "LifelineModel",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "LifelineStore",
             dependencies: [
                 "LifelineModel",
                 "LifelineAnalysis",
+                "LifelineIngest",
+                "LifelineAlerts",
                 "CSQLite",
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -54,7 +67,6 @@ let package = Package(
             dependencies: [
                 "LifelineAnalysis",
                 "LifelineModel",
-                "LifelineStore",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -69,7 +81,6 @@ let package = Package(
             dependencies: [
                 "LifelineModel",
                 "LifelineAnalysis",
-                "LifelineStore",
                 "LifelineAlerts",
             ],
             swiftSettings: strict
@@ -78,11 +89,11 @@ let package = Package(
             name: "LifelineServer",
             dependencies: [
                 "LifelineModel",
+                "LifelineIngest",
                 "LifelineStore",
                 "LifelineAnalysis",
                 "LifelineAlerts",
                 "LifelineReport",
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -108,6 +119,7 @@ let package = Package(
             name: "LifelineCommands",
             dependencies: [
                 "LifelineModel",
+                "LifelineIngest",
                 "LifelineStore",
                 "LifelineServer",
                 "LifelineAlerts",

@@ -1,4 +1,4 @@
-import LifelineStore
+import LifelineModel
 
 /// The evaluator's notion of time, injected so tests and `lifeline rules test` drive it.
 package protocol AlertClock: Sendable {

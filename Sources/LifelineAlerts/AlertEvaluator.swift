@@ -1,5 +1,5 @@
 import LifelineAnalysis
-import LifelineStore
+import LifelineModel
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -8,7 +8,8 @@ import UnixSignals
 /// label set) with Prometheus semantics: *pending* while the condition has held for less than the
 /// rule's `for`, *firing* after, still firing for `keep_firing_for` after the condition stopped,
 /// then *resolved*. State, history and the last evaluation of each rule are stored through an
-/// ``AlertStore`` (SQLite), so a restart neither re-fires nor forgets.
+/// ``AlertStateStore``, so a restart neither re-fires nor forgets. Figures come from an
+/// ``AnalysisRunner``: every store call runs on the store's threads, not in this actor.
 ///
 /// Time is injected (``AlertClock``); ``evaluate(at:)`` evaluates once at an explicit time.
 /// As a `Service`, ``run()`` evaluates every `evaluation_interval` until graceful shutdown, runs
@@ -28,8 +29,8 @@ package actor AlertEvaluator: Service {
         }
     }
 
-    private let analyzer: Analyzer
-    private let store: any AlertStore
+    private let analysis: AnalysisRunner
+    private let store: any AlertStateStore
     private let clock: any AlertClock
     private let options: Options
     private let logger: Logger
@@ -49,11 +50,11 @@ package actor AlertEvaluator: Service {
     ///   - rules: the rules to start with (see ``RuleFileLoader``).
     ///   - rulesPath: the file ``reload()`` reads; `nil` when the rules came from elsewhere.
     package init(
-        analyzer: Analyzer, store: any AlertStore, rules: RuleSet, rulesPath: String? = nil,
+        analysis: AnalysisRunner, store: any AlertStateStore, rules: RuleSet, rulesPath: String? = nil,
         clock: any AlertClock = SystemAlertClock(), sender: any NotificationSender = HTTPNotificationSender(),
         options: Options = Options(), logger: Logger = Logger(label: "lifeline.alerts")
     ) {
-        self.analyzer = analyzer
+        self.analysis = analysis
         self.store = store
         self.rules = rules
         self.rulesPath = rulesPath
@@ -95,8 +96,8 @@ package actor AlertEvaluator: Service {
     }
 
     /// Evaluates at the clock's time; returns the interval to wait.
-    private func evaluateNow() -> Int64 {
-        evaluate(at: clock.now())
+    private func evaluateNow() async -> Int64 {
+        await evaluate(at: clock.now())
         return rules.evaluationInterval
     }
 
@@ -104,19 +105,19 @@ package actor AlertEvaluator: Service {
 
     /// Reads the rule file again; on any problem the current rules stay and the error lists every one.
     @discardableResult
-    package func reload() throws(RuleFileError) -> RuleSet {
+    package func reload() async throws(RuleFileError) -> RuleSet {
         guard let rulesPath else {
             throw RuleFileError([
                 .init(file: "-", line: nil, subject: nil, message: "no rule file configured (serve --rules FILE)")
             ])
         }
         let set = try RuleFileLoader.load(path: rulesPath)
-        apply(set)
+        await apply(set)
         return set
     }
 
     /// Replaces the rules (already validated); state of removed rules is forgotten.
-    package func apply(_ set: RuleSet) {
+    package func apply(_ set: RuleSet) async {
         rules = set
         loadedAt = clock.now()
         notifications.configure(set.receivers)
@@ -124,7 +125,7 @@ package actor AlertEvaluator: Service {
         if states != nil { states = states?.filter { names.contains($0.key) } }
         evaluations = evaluations.filter { names.contains($0.key) }
         do {
-            try store.forgetAlertRules(except: names)
+            try await store.forgetAlertRules(except: names)
         } catch {
             logger.error("cannot forget the state of removed rules", metadata: ["error": "\(error)"])
         }
@@ -136,9 +137,9 @@ package actor AlertEvaluator: Service {
     // MARK: Reading
 
     /// Rules, evaluations, alerts and delivery counters now.
-    package func snapshot() -> AlertsSnapshot {
-        loadStatesIfNeeded()
-        if evaluations.isEmpty, let stored = try? store.ruleEvaluations() {
+    package func snapshot() async -> AlertsSnapshot {
+        await loadStatesIfNeeded()
+        if evaluations.isEmpty, let stored = try? await store.ruleEvaluations() {
             let names = Set(rules.rules.map(\.name))
             for record in stored where names.contains(record.rule) { evaluations[record.rule] = record }
         }
@@ -151,21 +152,23 @@ package actor AlertEvaluator: Service {
     }
 
     /// State changes of the last `seconds` before the clock's now, newest first, at most `limit`.
-    package func history(lastSeconds seconds: Int64, limit: Int) -> [AlertTransition] {
+    package func history(lastSeconds seconds: Int64, limit: Int) async -> [AlertTransition] {
         do {
-            return try store.alertHistory(since: clock.now() - seconds, limit: limit)
+            return try await store.alertHistory(since: clock.now() - seconds, limit: limit)
         } catch {
             logger.error("cannot read alert history", metadata: ["error": "\(error)"])
             return []
         }
     }
 
-    private func loadStatesIfNeeded() {
+    private func loadStatesIfNeeded() async {
         guard states == nil else { return }
         do {
             var loaded: [String: [String: AlertStateRecord]] = [:]
-            for record in try store.alertStates() { loaded[record.rule, default: [:]][record.fingerprint] = record }
-            states = loaded
+            for record in try await store.alertStates() {
+                loaded[record.rule, default: [:]][record.fingerprint] = record
+            }
+            if states == nil { states = loaded }
         } catch {
             logger.error("cannot read alert state", metadata: ["error": "\(error)"])
         }
@@ -176,8 +179,8 @@ package actor AlertEvaluator: Service {
     /// Evaluates every rule at `now` (epoch seconds), stores the outcome and queues notifications.
     /// Returns the evaluation record of every rule.
     @discardableResult
-    package func evaluate(at now: Int64) -> [RuleEvaluationRecord] {
-        loadStatesIfNeeded()
+    package func evaluate(at now: Int64) async -> [RuleEvaluationRecord] {
+        await loadStatesIfNeeded()
         guard states != nil else {
             // Without the stored state an evaluation could re-fire everything: wait for the store.
             return []
@@ -185,7 +188,7 @@ package actor AlertEvaluator: Service {
         var records: [RuleEvaluationRecord] = []
         var notices: [AlertNotice] = []
         for rule in rules.rules {
-            let (record, ruleNotices) = evaluate(rule, at: now)
+            let (record, ruleNotices) = await evaluate(rule, at: now)
             evaluationCounts[rule.name, default: EvaluationCount()].total += 1
             if record.error != nil { evaluationCounts[rule.name, default: EvaluationCount()].failed += 1 }
             records.append(record)
@@ -195,7 +198,7 @@ package actor AlertEvaluator: Service {
         if lastPrune.map({ now - $0 >= 3600 || now < $0 }) ?? true {
             lastPrune = now
             do {
-                try store.pruneAlerts(
+                try await store.pruneAlerts(
                     resolvedBefore: now - options.resolvedRetention, historyBefore: now - options.historyRetention)
                 for (rule, alerts) in states ?? [:] {
                     states?[rule] = alerts.filter {
@@ -216,18 +219,24 @@ package actor AlertEvaluator: Service {
         var samples: Int64
     }
 
-    private func evaluate(_ rule: AlertRule, at now: Int64) -> (RuleEvaluationRecord, [AlertNotice]) {
+    private func evaluate(_ rule: AlertRule, at now: Int64) async -> (RuleEvaluationRecord, [AlertNotice]) {
         let started = ContinuousClock.now
-        let day = Int(now >= 0 ? now / 86_400 : (now - 86_399) / 86_400)
+        let day = UTCDay(epochSeconds: now)
         var candidates: [String: Candidate] = [:]
         var evaluated = 0
         var thin = 0
         var maximum: Double?
         var failure: String?
         do {
-            let apps = try rule.app.map { [$0] } ?? analyzer.reader.apps().map(\.bundleID)
-            for app in apps {
-                for value in try analyzer.evaluate(rule.measure, rule.scope(app: app, day: day)) {
+            // One read transaction per rule, on the store's threads.
+            let values = try await analysis.analyze { analyzer in
+                let apps = try rule.app.map { [$0] } ?? analyzer.apps().map(\.bundleID)
+                return try apps.map { app in
+                    (app, try analyzer.evaluate(rule.measure, rule.scope(app: app, day: day)))
+                }
+            }
+            for (app, appValues) in values {
+                for value in appValues {
                     guard let number = value.value, number.isFinite else { continue }
                     guard value.samples >= rule.minSamples else {
                         thin += 1
@@ -259,7 +268,7 @@ package actor AlertEvaluator: Service {
         if let failure {
             // Keep every alert as it is: a failing query says nothing about the condition.
             logger.error("rule evaluation failed", metadata: ["rule": "\(rule.name)", "error": "\(failure)"])
-            persist(record, upserts: [], deletions: [], transitions: [])
+            await persist(record, upserts: [], deletions: [], transitions: [])
             evaluations[rule.name] = record
             return (record, [])
         }
@@ -346,7 +355,7 @@ package actor AlertEvaluator: Service {
                     isChange: changed.contains(alert.fingerprint)))
         }
         states?[rule.name] = current
-        if !persist(record, upserts: upserts, deletions: deletions, transitions: transitions) {
+        if !(await persist(record, upserts: upserts, deletions: deletions, transitions: transitions)) {
             record.error = "alert state could not be stored"
         }
         evaluations[rule.name] = record
@@ -356,9 +365,9 @@ package actor AlertEvaluator: Service {
     @discardableResult
     private func persist(
         _ record: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String], transitions: [AlertTransition]
-    ) -> Bool {
+    ) async -> Bool {
         do {
-            try store.recordEvaluation(record, upserts: upserts, deletions: deletions, transitions: transitions)
+            try await store.recordEvaluation(record, upserts: upserts, deletions: deletions, transitions: transitions)
             return true
         } catch {
             logger.error("cannot store alert state", metadata: ["rule": "\(record.rule)", "error": "\(error)"])

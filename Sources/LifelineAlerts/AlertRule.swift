@@ -1,4 +1,5 @@
 import LifelineAnalysis
+import LifelineModel
 
 /// A validated alert rule, ready to evaluate.
 package struct AlertRule: Sendable, Equatable {
@@ -50,9 +51,9 @@ package struct AlertRule: Sendable, Equatable {
         self.line = line
     }
 
-    /// The scope of this rule for `app` at the UTC day ordinal `day`.
-    package func scope(app: String, day: Int) -> Scope {
+    /// The scope of this rule for `app` on the UTC day `day`.
+    package func scope(app: String, day: UTCDay) -> Scope {
         Scope(
-            app: app, days: DayRange(from: Day.string(day - windowDays + 1), to: Day.string(day)), groupBy: groupBy)
+            app: app, days: DayRange(last: day, count: windowDays), groupBy: groupBy)
     }
 }

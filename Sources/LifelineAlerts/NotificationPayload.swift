@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 import LifelineAnalysis
 
 /// The JSON bodies sent to receivers.
@@ -30,8 +31,8 @@ package enum NotificationPayload {
         init(_ notice: AlertNotice) {
             labels = notice.labels
             annotations = notice.annotations
-            startsAt = NotificationPayload.rfc3339(notice.startsAt)
-            endsAt = notice.endsAt.map(NotificationPayload.rfc3339)
+            startsAt = UTCTimestamp.iso8601(notice.startsAt)
+            endsAt = notice.endsAt.map(UTCTimestamp.iso8601)
             generatorURL = notice.generatorURL
         }
     }
@@ -62,18 +63,10 @@ package enum NotificationPayload {
             fingerprint = notice.fingerprint
             labels = notice.labels
             annotations = notice.annotations
-            startsAt = NotificationPayload.rfc3339(notice.startsAt)
-            endsAt = notice.endsAt.map(NotificationPayload.rfc3339)
+            startsAt = UTCTimestamp.iso8601(notice.startsAt)
+            endsAt = notice.endsAt.map(UTCTimestamp.iso8601)
             value = notice.value.flatMap { $0.isFinite ? $0 : nil }
             generatorURL = notice.generatorURL
         }
-    }
-
-    /// `2026-11-01T12:00:00Z` for an epoch second.
-    package static func rfc3339(_ seconds: Int64) -> String {
-        let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        let rest = seconds - day * 86_400
-        func pad(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(Day.string(Int(day)))T\(pad(rest / 3600)):\(pad(rest / 60 % 60)):\(pad(rest % 60))Z"
     }
 }

@@ -1,5 +1,4 @@
 import LifelineAnalysis
-import LifelineStore
 
 /// Evaluates a rule set once, silently, at a given time — what `lifeline rules test` and the
 /// scenario tests need. Receivers and routes are dropped, and each rule is evaluated at
@@ -11,15 +10,15 @@ package enum RuleTrial {
         package var records: [String: RuleEvaluationRecord]
     }
 
-    /// Runs `rules` against `database` (the state tables of `database` receive the evaluations).
+    /// Runs `rules` against a store (its alert state receives the evaluations).
     package static func run(
-        _ rules: RuleSet, database: Database, at time: Int64, analyzer: Analyzer? = nil
+        _ rules: RuleSet, analysis: AnalysisRunner, store: any AlertStateStore, at time: Int64
     ) async -> Result {
         var silent = rules
         silent.receivers = []
         silent.route = nil
         let evaluator = AlertEvaluator(
-            analyzer: analyzer ?? Analyzer(reader: database), store: database, rules: silent,
+            analysis: analysis, store: store, rules: silent,
             clock: FixedClock(time: time))
         var records: [String: RuleEvaluationRecord] = [:]
         for at in Set(rules.rules.map { time - $0.forSeconds } + [time]).sorted() {

@@ -162,7 +162,7 @@ package struct AppInfo: Sendable, Equatable {
 /// What the analysis needs from a store: pre-aggregated rows for a scope, already filtered and
 /// grouped by `scope.groupBy` (rows of a group are summed by the store). SQL dialects stay in
 /// the store; every figure is computed from these rows by ``Analyzer`` only.
-package protocol AggregateReader: Sendable {
+package protocol AggregateReader {
     /// Apps with data.
     func apps() throws -> [AppInfo]
     /// Whether the store knows `bundleID`.

@@ -2,7 +2,7 @@ import LifelineModel
 
 /// Computes every figure Lifeline shows, alerts on, exports or reports, from the rows of an
 /// ``AggregateReader``. The one place where a figure is defined.
-package struct Analyzer: Sendable {
+package struct Analyzer {
     package let reader: any AggregateReader
     package var conventions: SignpostConventions
     package var handlerFlag: HandlerFlagRule
@@ -26,11 +26,54 @@ package struct Analyzer: Sendable {
         ("extended_launch", .metric("applicationLaunchMetrics.histogrammedExtendedLaunch")),
     ]
 
+    /// The name of the hang histogram's rows (API, report, exporter).
+    package static let hangHistogramName = "app_hang_time"
+
     /// The hang histogram.
     package static let hangHistogram = HistogramSource.metric(
         "applicationResponsivenessMetrics.histogrammedAppHangTime")
 
     // MARK: Figures
+
+    /// Apps with data.
+    package func apps() throws -> [AppInfo] { try reader.apps() }
+
+    /// Whether the store knows `bundleID`.
+    package func hasApp(_ bundleID: String) throws -> Bool { try reader.hasApp(bundleID) }
+
+    /// Device-days (metric payloads) and app time per group.
+    package func usage(_ scope: Scope) throws -> [UsageRow] { try reader.usage(scope) }
+
+    /// App versions with metric payloads in scope, oldest first (``VersionOrder``).
+    package func versions(_ scope: Scope) throws -> [String] {
+        Set(try reader.usage(scope.grouped(by: [.version])).compactMap(\.key.version)).sorted(by: VersionOrder.precedes)
+    }
+
+    /// Signpost counts per group, category and name.
+    package func signposts(_ scope: Scope) throws -> [SignpostRow] {
+        try reader.signposts(scope, categories: []).sorted {
+            ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name)
+        }
+    }
+
+    /// The headline figures of a scope (`/summary`, the report's and the dashboard's first lines).
+    package func summary(_ scope: Scope) throws -> SummaryFigure {
+        let total = scope.grouped(by: [])
+        let deviceDays = try reader.usage(total).lazy.map(\.payloads).saturatingSum()
+        let exits = try exits(total)
+        func sum(_ state: AppState) -> Int64 { exits.lazy.filter { $0.state == state }.map(\.count).saturatingSum() }
+        let restoration = try restoration(total).first
+        let diagnostics = try reader.diagnostics(total)
+        var byKind: [DiagnosticKind: Int64] = [:]
+        for kind in DiagnosticKind.allCases { byKind[kind] = 0 }
+        for row in diagnostics { byKind[row.kind, default: 0].addSaturating(row.count) }
+        return SummaryFigure(
+            deviceDays: deviceDays, foregroundExits: sum(.foreground), backgroundExits: sum(.background),
+            restorationAttempts: restoration?.attempts ?? 0, restorationFailures: restoration?.failures ?? 0,
+            restorationErrorRate: restoration?.errorRate,
+            flaggedHandlers: try handlers(total).filter(\.flagged).map(\.handler),
+            diagnostics: byKind, crashGroups: Set(diagnostics.map(\.crashGroup)).count)
+    }
 
     /// Exits per group, state and reason, with rates per 1,000 device-days and per hour.
     package func exits(_ scope: Scope) throws -> [ExitFigure] {
@@ -182,7 +225,7 @@ package struct Analyzer: Sendable {
         case .newCrashGroups:
             let rows = try reader.diagnostics(scope)
             let infos = try reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
-            let from = Int64(Day.ordinal(scope.days.from) ?? 0) * 86_400
+            let from = scope.days.from.startEpochSeconds
             let fresh = Set(infos.filter { $0.firstSeen >= from }.map(\.id))
             var groups: [GroupKey: Set<Int64>] = [:]
             for row in rows where fresh.contains(row.crashGroup) { groups[row.key, default: []].insert(row.crashGroup) }

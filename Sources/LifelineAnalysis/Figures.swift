@@ -112,3 +112,27 @@ package struct MeasureValue: Sendable, Equatable {
         self.samples = samples
     }
 }
+
+/// The headline figures of one scope, all groups together.
+package struct SummaryFigure: Sendable, Equatable {
+    package var deviceDays: Int64
+    package var foregroundExits: Int64
+    package var backgroundExits: Int64
+    package var restorationAttempts: Int64
+    package var restorationFailures: Int64
+    package var restorationErrorRate: Double?
+    /// Handlers flagged in any group.
+    package var flaggedHandlers: [String]
+    /// Diagnostics per kind (every kind present, zero when none).
+    package var diagnostics: [DiagnosticKind: Int64]
+    package var crashGroups: Int
+
+    /// Foreground exits per 1,000 device-days; `nil` without device-days.
+    package var foregroundExitsPerThousandDeviceDays: Double? { perThousand(foregroundExits) }
+    /// Background exits per 1,000 device-days; `nil` without device-days.
+    package var backgroundExitsPerThousandDeviceDays: Double? { perThousand(backgroundExits) }
+
+    private func perThousand(_ count: Int64) -> Double? {
+        deviceDays > 0 ? Double(count) / Double(deviceDays) * 1000 : nil
+    }
+}

@@ -8,21 +8,23 @@ package enum GroupDimension: String, Sendable, Equatable, Hashable, CaseIterable
     case day
 }
 
-/// An inclusive range of UTC days, `YYYY-MM-DD`.
+/// An inclusive range of UTC days.
 package struct DayRange: Sendable, Equatable, Hashable {
-    package var from: String
-    package var to: String
+    package var from: UTCDay
+    package var to: UTCDay
 
-    package init(from: String, to: String) {
+    package init(from: UTCDay, to: UTCDay) {
         self.from = from
         self.to = to
     }
 
-    /// Number of days in the range (inclusive).
-    package var dayCount: Int {
-        guard let a = Day.ordinal(from), let b = Day.ordinal(to) else { return 0 }
-        return max(0, b - a + 1)
+    /// The `count` days ending with `last`, starting no earlier than ``UTCDay/first``.
+    package init(last: UTCDay, count: Int) {
+        self.init(from: UTCDay(ordinal: last.ordinal - max(1, count) + 1) ?? .first, to: last)
     }
+
+    /// Number of days in the range (inclusive).
+    package var dayCount: Int { max(0, to.ordinal - from.ordinal + 1) }
 }
 
 /// Which slice of an app's data a question is about.
@@ -105,64 +107,8 @@ package struct GroupKey: Sendable, Equatable, Hashable, Comparable {
     }
 
     package static func < (a: GroupKey, b: GroupKey) -> Bool {
-        func parts(_ k: GroupKey) -> [String] {
-            [k.day ?? "", VersionOrder.key(k.version ?? ""), k.os ?? "", k.device ?? ""]
-        }
-        return parts(a).lexicographicallyPrecedes(parts(b))
-    }
-}
-
-/// Sorts version strings numerically (`4.10.0` after `4.9.1`).
-enum VersionOrder {
-    static func key(_ version: String) -> String {
-        version.split(separator: ".").map { part in
-            if let n = Int(part) { return String(repeating: "0", count: max(0, 8 - String(n).count)) + String(n) }
-            return String(part)
-        }.joined(separator: ".")
-    }
-}
-
-/// Day arithmetic on `YYYY-MM-DD` strings (UTC, proleptic Gregorian; see ``CivilDate``).
-package enum Day {
-    /// The first day Lifeline reads or writes: 2000-01-01 (MetricKit began in 2019).
-    package static let firstOrdinal = 10_957
-    /// The last day with a four-digit year: 9999-12-31.
-    package static let lastOrdinal = 2_932_896
-
-    /// Days since 1970-01-01 of exactly `YYYY-MM-DD` (ASCII digits only, no sign) between
-    /// 2000-01-01 and 9999-12-31; `nil` otherwise.
-    package static func ordinal(_ day: String) -> Int? {
-        let u = Array(day.utf8)
-        guard u.count == 10, u[4] == UInt8(ascii: "-"), u[7] == UInt8(ascii: "-") else { return nil }
-        func number(_ range: Range<Int>) -> Int? {
-            var value = 0
-            for i in range {
-                let digit = u[i] &- UInt8(ascii: "0")
-                guard digit < 10 else { return nil }
-                value = value * 10 + Int(digit)
-            }
-            return value
-        }
-        guard let y = number(0..<4), let m = number(5..<7), let d = number(8..<10),
-            CivilDate.isValid(year: y, month: m, day: d)
-        else { return nil }
-        let ordinal = CivilDate.days(year: y, month: m, day: d)
-        guard ordinal >= firstOrdinal && ordinal <= lastOrdinal else { return nil }
-        return ordinal
-    }
-
-    /// The `YYYY-MM-DD` of a day ordinal.
-    package static func string(_ ordinal: Int) -> String {
-        let (y, m, d) = CivilDate.date(fromDays: ordinal)
-        func pad(_ n: Int, _ width: Int) -> String {
-            let s = String(n)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
-        }
-        return "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))"
-    }
-
-    /// The UTC day of an epoch second.
-    package static func of(epochSeconds: Int64) -> String {
-        string(Int((epochSeconds >= 0 ? epochSeconds : epochSeconds - 86_399) / 86_400))
+        if a.day != b.day { return (a.day ?? "") < (b.day ?? "") }
+        if a.version != b.version { return VersionOrder.precedes(a.version ?? "", b.version ?? "") }
+        return (a.os ?? "", a.device ?? "") < (b.os ?? "", b.device ?? "")
     }
 }

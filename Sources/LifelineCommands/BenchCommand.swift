@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LifelineIngest
 import LifelineModel
 import LifelineServer
 import LifelineStore

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import LifelineIngest
 import LifelineAnalysis
+import LifelineModel
 import LifelineServer
 import LifelineSimulator
 import LifelineStore
@@ -43,19 +45,20 @@ struct BenchQueryCommand: AsyncParsableCommand {
         } else {
             printError("\(global.db) already holds \(existing) payloads of \(app); querying")
         }
-        let analyzer = Analyzer(reader: database)
-        let last = SyntheticPayload.lastDay
-        let window = DayRange(from: Day.string(last - days + 1), to: Day.string(last))
+        let analysis = AnalysisRunner(source: database)
+        let window = DayRange(last: SyntheticPayload.lastDay, count: days)
         let scope = Scope(app: app, days: window)
-        let queries: [(String, () throws -> Int)] = [
-            ("exits by version, \(days) days", { try analyzer.exits(scope.grouped(by: [.version])).count }),
-            ("exits by version and day", { try analyzer.exits(scope.grouped(by: [.version, .day])).count }),
-            ("exits by os and device", { try analyzer.exits(scope.grouped(by: [.os, .device])).count }),
-            ("expiration handlers by version", { try analyzer.handlers(scope.grouped(by: [.version])).count }),
-            ("restoration by version", { try analyzer.restoration(scope.grouped(by: [.version])).count }),
+        let app = self.app
+        // Each run is one read transaction on the store's reader threads, as a request is.
+        let queries: [(String, @Sendable (Analyzer) throws -> Int)] = [
+            ("exits by version, \(days) days", { analyzer in try analyzer.exits(scope.grouped(by: [.version])).count }),
+            ("exits by version and day", { analyzer in try analyzer.exits(scope.grouped(by: [.version, .day])).count }),
+            ("exits by os and device", { analyzer in try analyzer.exits(scope.grouped(by: [.os, .device])).count }),
+            ("expiration handlers by version", { analyzer in try analyzer.handlers(scope.grouped(by: [.version])).count }),
+            ("restoration by version", { analyzer in try analyzer.restoration(scope.grouped(by: [.version])).count }),
             (
                 "launch p50..p99 by version",
-                {
+                { analyzer in
                     try analyzer.percentiles(
                         scope.grouped(by: [.version]), source: Analyzer.launchHistograms[0].source
                     ).count
@@ -63,7 +66,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
             ),
             (
                 "exits, one version filtered",
-                { try analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
+                { analyzer in try analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
             ),
         ]
         print(
@@ -74,7 +77,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
             var rows = 0
             for _ in 0..<runs {
                 let started = ContinuousClock.now
-                rows = try query()
+                rows = try await analysis.analyze(query)
                 let elapsed = started.duration(to: .now)
                 samples.append(
                     Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
@@ -134,14 +137,13 @@ enum SyntheticPayload {
     static let versions = ["4.0.0", "4.0.1", "4.1.0", "4.1.1", "4.2.0", "4.2.1", "4.3.0"]
     static let oses = (0..<7).map { "iPhone OS 17.\($0) (21E\(200 + $0))" }
     /// 2026-10-31, the last day of the synthetic data.
-    static let lastDay = 20_757
+    static let lastDay = UTCDay(epochSeconds: 20_757 * 86_400)
 
     static let devices = ["iPhone14,5", "iPhone14,7", "iPhone15,2", "iPhone15,3", "iPhone16,1"]
 
     static func json(index: Int, app: String, days: Int) -> String {
         var rng = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
-        let dayOrdinal = lastDay - (index % days)
-        let day = Day.string(dayOrdinal)
+        let day = lastDay.advanced(by: -(index % days)).string
         let version = versions[Int(rng.next() % UInt64(versions.count))]
         let os = oses[Int(rng.next() % UInt64(oses.count))]
         let device = devices[Int(rng.next() % UInt64(devices.count))]

@@ -1,5 +1,7 @@
 import Foundation
+import LifelineIngest
 import LifelineAnalysis
+import LifelineModel
 import LifelineServer
 import LifelineStore
 import Yams
@@ -83,7 +85,7 @@ struct ConfigFile: Decodable {
             if let hours = file.server?.sessionHours, !(1...720).contains(hours) {
                 throw CommandError("config file \(path): server.session_hours must be 1…720, got \(hours)")
             }
-            if let day = file.metrics?.lastDay, Day.ordinal(day) == nil {
+            if let day = file.metrics?.lastDay, UTCDay(day) == nil {
                 throw CommandError("config file \(path): metrics.last_day must be a date YYYY-MM-DD, got '\(day)'")
             }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {

@@ -1,8 +1,7 @@
 import ArgumentParser
 import Foundation
-import LifelineServer
+import LifelineIngest
 import LifelineStore
-import NIOCore
 
 /// `lifeline ingest`: offline import of payload files through the same decoder and writer as the
 /// HTTP endpoints (backfills, migrations from another tool).
@@ -40,7 +39,7 @@ struct IngestCommand: AsyncParsableCommand {
         let database = try Database(path: global.db)
         try database.migrate()
         let writer = try IngestWriter(database: database, logger: logger)
-        let pipeline = IngestPipeline()
+        let ingestor = Ingestor(writer: writer)
         let app = self.app
         var summary = (files: 0, accepted: 0, duplicates: 0, failed: 0)
         let progress = Progress(total: paths.count, label: "ingest")
@@ -53,14 +52,7 @@ struct IngestCommand: AsyncParsableCommand {
                 next += 1
                 group.addTask {
                     do {
-                        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-                        let encoding: BodyEncoding = bytes.starts(with: [0x1F, 0x8B]) ? .gzip : .identity
-                        let now = Int64(Date().timeIntervalSince1970 * 1000)
-                        let items = try pipeline.prepare(
-                            body: ByteBuffer(bytes: bytes), encoding: encoding, family: nil, app: app, receivedAt: now)
-                        let outcome = try await writer.submit(
-                            IngestRequest(app: app, items: items, idempotencyKey: nil))
-                        return (path, .success(outcome))
+                        return (path, .success(try await ingestor.ingest(file: path, app: app)))
                     } catch {
                         return (path, .failure(error))
                     }
@@ -75,8 +67,7 @@ struct IngestCommand: AsyncParsableCommand {
                     summary.duplicates += outcome.duplicates
                 case .failure(let error):
                     summary.failed += 1
-                    let reason = (error as? APIError).map { "\($0.code): \($0.message)" } ?? "\(error)"
-                    progress.interrupt("refused \(path): \(reason)")
+                    progress.interrupt("refused \(path): \(error)")
                 }
                 progress.advance()
                 startNext()

@@ -2,10 +2,11 @@ import ArgumentParser
 import Foundation
 import LifelineAnalysis
 import LifelineReport
+import LifelineModel
 import LifelineStore
 
 /// `lifeline report`: one app's figures from a database file, as HTML, Markdown or JSON.
-struct ReportCommand: ParsableCommand {
+struct ReportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
         abstract: "Write an offline report of one app from a database file (no server needed).",
@@ -77,11 +78,11 @@ struct ReportCommand: ParsableCommand {
 
     func validate() throws {
         for (name, day) in [("--from", from), ("--to", to)] {
-            if let day, Day.ordinal(day) == nil {
+            if let day, UTCDay(day) == nil {
                 throw ValidationError("\(name) must be a date YYYY-MM-DD, got '\(day)'")
             }
         }
-        if let from, let to, let a = Day.ordinal(from), let b = Day.ordinal(to), a > b {
+        if let from, let to, let a = UTCDay(from), let b = UTCDay(to), a > b {
             throw ValidationError("--from \(from) is after --to \(to)")
         }
         if let compare, Report.VersionPair(compare) == nil {
@@ -97,7 +98,7 @@ struct ReportCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let file = try config.map(ConfigFile.load)
         let conventions = file?.analysis?.conventions ?? SignpostConventions()
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
@@ -111,23 +112,26 @@ struct ReportCommand: ParsableCommand {
                 "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first"
             )
         }
-        guard try database.hasApp(app) else {
-            let known = try database.apps().map(\.bundleID).joined(separator: ", ")
+        let analysis = AnalysisRunner(source: database, conventions: conventions, handlerFlag: handlerFlag)
+        let app = self.app
+        let apps = try await analysis.analyze { try $0.apps() }.map(\.bundleID)
+        guard apps.contains(app) else {
+            let known = apps.joined(separator: ", ")
             throw CommandError("no app \(app) in \(global.db) (apps: \(known.isEmpty ? "none" : known))")
         }
         let now = WallClock.nowSeconds()
-        let lastDay = to ?? Day.of(epochSeconds: now)
-        let firstDay = from ?? Day.string(max(Day.firstOrdinal, (Day.ordinal(lastDay) ?? Day.lastOrdinal) - 29))
-        let analyzer = Analyzer(reader: database, conventions: conventions, handlerFlag: handlerFlag)
-        let builder = ReportBuilder(database: database, analyzer: analyzer)
+        // Validated by validate(); today (clamped to the days Lifeline knows) when absent.
+        let lastDay = to.flatMap { UTCDay($0) } ?? min(max(UTCDay(epochSeconds: now), .first), .last)
+        let days = from.flatMap { UTCDay($0) }.map { DayRange(from: $0, to: lastDay) } ?? DayRange(last: lastDay, count: 30)
+        let builder = ReportBuilder(analysis: analysis, alerts: database.alertState)
         let gates = try failOn.map { try FailCondition($0, figures: builder.figures) }
         let request = Report.Request(
-            app: app, days: DayRange(from: firstDay, to: lastDay), versions: versionList,
+            app: app, days: days, versions: versionList,
             compare: compare.flatMap(Report.VersionPair.init), topCrashes: topCrashes)
-        try checkVersions(request, analyzer: analyzer)
+        try await checkVersions(request, analysis: analysis)
 
         let started = ContinuousClock.now
-        let report = try builder.build(request, gates: gates, now: now) { section in
+        let report = try await builder.build(request, gates: gates, now: now) { section in
             printError("report: \(section) (\(Self.seconds(since: started)))")
         }
         let text: String
@@ -155,17 +159,18 @@ struct ReportCommand: ParsableCommand {
     }
 
     /// Versions named by --versions or --compare must have data in the window.
-    private func checkVersions(_ request: Report.Request, analyzer: Analyzer) throws {
+    private func checkVersions(_ request: Report.Request, analysis: AnalysisRunner) async throws {
         let wanted = request.versions + (request.compare.map { [$0.base, $0.target] } ?? [])
         guard !wanted.isEmpty else { return }
-        let scope = Scope(app: request.app, days: request.days, groupBy: [.version])
-        let present = Set(try analyzer.reader.usage(scope).compactMap(\.key.version))
+        let scope = Scope(app: request.app, days: request.days)
+        let versions = try await analysis.analyze { try $0.versions(scope) }
+        let present = Set(versions)
         let missing = wanted.filter { !present.contains($0) }
         guard missing.isEmpty else {
             throw CommandError(
                 "no metric payloads of version \(missing.joined(separator: ", ")) for \(request.app) between "
                     + "\(request.days.from) and \(request.days.to) (versions there: "
-                    + "\(present.sorted(by: VersionOrder.precedes).joined(separator: ", ")))")
+                    + "\(versions.joined(separator: ", ")))")
         }
     }
 

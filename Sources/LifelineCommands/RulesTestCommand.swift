@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
-import LifelineServer
 import LifelineStore
 import NIOCore
 
@@ -71,29 +71,24 @@ struct RulesTestCommand: AsyncParsableCommand {
         var stored = 0
         var refused = 0
         try await IngestWriter.withWriter(database: database) { writer in
+            let ingestor = Ingestor(pipeline: pipeline, writer: writer)
             for path in paths {
                 do {
-                    let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-                    let encoding: BodyEncoding = bytes.starts(with: [0x1F, 0x8B]) ? .gzip : .identity
-                    let items = try pipeline.prepare(
-                        body: ByteBuffer(bytes: bytes), encoding: encoding, family: nil, app: app,
-                        receivedAt: now * 1000)
-                    let outcome = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
-                    stored += outcome.accepted
+                    stored += try await ingestor.ingest(file: path, app: app, receivedAt: now * 1000).accepted
                 } catch {
                     refused += 1
-                    let reason = (error as? APIError).map { "\($0.code): \($0.message)" } ?? "\(error)"
-                    printError("refused \(path): \(reason)")
+                    printError("refused \(path): \(error)")
                 }
             }
         }
 
-        let trial = await RuleTrial.run(rules, database: database, at: now)
+        let trial = await RuleTrial.run(
+            rules, analysis: AnalysisRunner(source: database), store: database.alertState, at: now)
         let snapshot = trial.snapshot
         let records = trial.records
 
         print(
-            "\(rules.rules.count) rules evaluated at \(NotificationPayload.rfc3339(now)) on \(stored) stored document(s) "
+            "\(rules.rules.count) rules evaluated at \(UTCTimestamp.iso8601(now)) on \(stored) stored document(s) "
                 + "of \(app) from \(paths.count) file(s)\(refused > 0 ? ", \(refused) refused" : "")")
         var firingRules: Set<String> = []
         for rule in rules.rules {
@@ -141,7 +136,7 @@ struct RulesTestCommand: AsyncParsableCommand {
         var rest = Substring(text)
         if rest.hasSuffix("Z") { rest = rest.dropLast() }
         let day = String(rest.prefix(10))
-        guard let ordinal = Day.ordinal(day) else { return nil }
+        guard let ordinal = UTCDay(day)?.ordinal else { return nil }
         rest = rest.dropFirst(10)
         guard !rest.isEmpty else { return Int64(ordinal) * 86_400 + 43_200 }
         guard rest.first == "T" || rest.first == " " else { return nil }

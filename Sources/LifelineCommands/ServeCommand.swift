@@ -1,5 +1,6 @@
 import ArgumentParser
 import Hummingbird
+import LifelineModel
 import LifelineServer
 import LifelineStore
 
@@ -57,7 +58,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
         if let days = file?.metrics?.windowDays { server.metricsWindowDays = days }
         if let versions = file?.metrics?.versionsPerApp { server.metricsVersionsPerApp = versions }
-        server.metricsLastDay = file?.metrics?.lastDay
+        server.metricsLastDay = file?.metrics?.lastDay.flatMap { UTCDay($0) }
         server.rulesPath = rules ?? file?.alerts?.rulesFile
         if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
             server.database.synchronous = mode.store

@@ -35,7 +35,7 @@ enum TimestampParser {
         guard let hour = digits(2), expect(UInt8(ascii: ":")), let minute = digits(2), expect(UInt8(ascii: ":")),
             let second = digits(2)
         else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= CivilDate.daysInMonth(year: year, month: month), hour < 24,
+        guard (1...12).contains(month), day >= 1, day <= UTCDay.daysInMonth(year: year, month: month), hour < 24,
             minute < 60,
             second <= 60
         else { return nil }
@@ -66,7 +66,7 @@ enum TimestampParser {
         }
         while i < n && b[i] == 0x20 { i += 1 }
         guard i == n else { return nil }
-        let days = CivilDate.days(year: year, month: month, day: day)
+        let days = UTCDay.days(year: year, month: month, day: day)
         return Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64(offsetSeconds)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
 
 /// Everything one report shows, for one app and window, computed by ``Analyzer`` (the figures of
 /// the HTTP API) and read from the alert state. Rendered by ``ReportHTML``, ``ReportMarkdown``
@@ -123,22 +123,38 @@ package struct Report: Sendable {
     package var failed: Bool { gates.contains { $0.tripped } }
 }
 
-/// Builds a ``Report`` from the query model.
+/// Builds a ``Report`` from the query model: every figure from ``Analyzer`` in one read
+/// transaction of an ``AggregateSource``, fired alerts from an ``AlertStateStore``'s history.
+/// The report imports no store: any store implementing those two protocols serves.
 package struct ReportBuilder: Sendable {
-    package var analyzer: Analyzer
-    package var database: Database
+    package var analysis: AnalysisRunner
+    package var alerts: any AlertStateStore
     package var figures: [ReportFigure]
 
-    package init(database: Database, analyzer: Analyzer) {
-        self.database = database
-        self.analyzer = analyzer
-        self.figures = ReportFigure.standard(analyzer.conventions)
+    package init(analysis: AnalysisRunner, alerts: any AlertStateStore) {
+        self.analysis = analysis
+        self.alerts = alerts
+        self.figures = ReportFigure.standard(analysis.conventions)
     }
 
     /// Computes the report; `progress` is told each section as it starts.
     package func build(
         _ request: Report.Request, gates: [FailCondition] = [], now: Int64,
-        progress: (String) -> Void = { _ in }
+        progress: @escaping @Sendable (String) -> Void = { _ in }
+    ) async throws -> Report {
+        progress("alerts")
+        let alerts = try await firedAlerts(app: request.app, days: request.days)
+        let figures = self.figures
+        return try await analysis.analyze { analyzer in
+            try Self.build(
+                request, gates: gates, now: now, alerts: alerts, figures: figures, analyzer: analyzer,
+                progress: progress)
+        }
+    }
+
+    private static func build(
+        _ request: Report.Request, gates: [FailCondition], now: Int64, alerts: [Report.FiredAlert],
+        figures: [ReportFigure], analyzer: Analyzer, progress: (String) -> Void
     ) throws -> Report {
         let scope = request.scope
         let byVersion = scope.grouped(by: [.version])
@@ -158,8 +174,6 @@ package struct ReportBuilder: Sendable {
             Report.LaunchSeries(name: $0.name, rows: try analyzer.percentiles(byVersion, source: $0.source))
         }
         let hangs = try analyzer.percentiles(byVersion, source: Analyzer.hangHistogram)
-        progress("alerts")
-        let alerts = try firedAlerts(app: request.app, days: request.days)
         var comparison: [Report.ComparisonRow] = []
         if let pair = request.compare {
             progress("comparison \(pair.base)..\(pair.target)")
@@ -186,7 +200,7 @@ package struct ReportBuilder: Sendable {
             gates: gateResults)
     }
 
-    private func version(_ version: String, of scope: Scope) -> Scope {
+    private static func version(_ version: String, of scope: Scope) -> Scope {
         var copy = scope
         copy.versions = [version]
         return copy
@@ -194,11 +208,10 @@ package struct ReportBuilder: Sendable {
 
     /// Alerts labelled with the app that became firing between the window's first and last second,
     /// read from the alert history (kept 30 days by the evaluator), with when they resolved.
-    private func firedAlerts(app: String, days: DayRange) throws -> [Report.FiredAlert] {
-        guard let from = Day.ordinal(days.from), let to = Day.ordinal(days.to) else { return [] }
-        let start = Int64(from) * 86_400
-        let end = Int64(to + 1) * 86_400
-        let history = try database.alertHistory(since: start, limit: 100_000).reversed()  // oldest first
+    private func firedAlerts(app: String, days: DayRange) async throws -> [Report.FiredAlert] {
+        let start = days.from.startEpochSeconds
+        let end = days.to.advanced(by: 1).startEpochSeconds
+        let history = try await alerts.alertHistory(since: start, limit: 100_000).reversed()  // oldest first
         var alerts: [Report.FiredAlert] = []
         for (index, transition) in history.enumerated()
         where transition.to == .firing && transition.at < end && transition.labels["app"] == app {

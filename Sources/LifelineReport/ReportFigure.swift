@@ -124,12 +124,3 @@ package enum NumberText {
         return text
     }
 }
-
-/// Orders version strings by their numeric components (`4.10.0` after `4.9.1`).
-package enum VersionOrder {
-    package static func precedes(_ a: String, _ b: String) -> Bool {
-        let x = a.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        let y = b.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
-        return x != y ? x.lexicographicallyPrecedes(y) : a < b
-    }
-}

@@ -1,7 +1,6 @@
 import Foundation
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
 
 /// The report as one self-contained HTML file: inline CSS and SVG, no script, no network.
 /// ``sections(_:)`` is also what the dashboard page shows, live.
@@ -47,12 +46,12 @@ package enum ReportHTML {
 
     static func header(_ report: Report) -> String {
         var html = "<h1>\(HTML.escape(report.request.app))</h1><p class=\"meta\">"
-        html += "\(HTML.escape(report.request.days.from)) – \(HTML.escape(report.request.days.to))"
+        html += "\(report.request.days.from) – \(report.request.days.to)"
         html += " (\(report.request.days.dayCount) days, UTC)"
         if !report.request.versions.isEmpty {
             html += " · versions \(HTML.escape(report.request.versions.joined(separator: ", ")))"
         }
-        html += " · generated \(HTML.escape(Timestamps.iso(report.generatedAt)))</p>"
+        html += " · generated \(HTML.escape(UTCTimestamp.iso8601(report.generatedAt)))</p>"
         return html
     }
 
@@ -191,7 +190,7 @@ package enum ReportHTML {
             html += "</td><td class=\"n\">\(crash.count)</td><td>"
             html += HTML.escape(Stack.versions(crash.countByVersion))
             html +=
-                "</td><td>\(Timestamps.iso(crash.group.firstSeen))<br>\(Timestamps.iso(crash.group.lastSeen))</td></tr>"
+                "</td><td>\(UTCTimestamp.iso8601(crash.group.firstSeen))<br>\(UTCTimestamp.iso8601(crash.group.lastSeen))</td></tr>"
         }
         return html + "</table>"
     }
@@ -227,7 +226,7 @@ package enum ReportHTML {
             let badge = alert.resolvedAt == nil ? "bad" : "ok"
             html += "<tr><td>\(HTML.escape(alert.rule))</td><td>\(HTML.escape(labels))</td>"
             html += "<td><span class=\"badge \(badge)\">\(alert.status)</span></td>"
-            html += "<td>\(Timestamps.iso(alert.firedAt))</td><td>\(alert.resolvedAt.map(Timestamps.iso) ?? "—")</td>"
+            html += "<td>\(UTCTimestamp.iso8601(alert.firedAt))</td><td>\(alert.resolvedAt.map(UTCTimestamp.iso8601) ?? "—")</td>"
             html += "<td class=\"n\">\(alert.value.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
         }
         return html + "</table>"
@@ -281,15 +280,5 @@ enum Stack {
     static func versions(_ counts: [String: Int64]) -> String {
         counts.sorted { VersionOrder.precedes($1.key, $0.key) }.map { "\($0.key): \($0.value)" }
             .joined(separator: ", ")
-    }
-}
-
-/// UTC timestamps as ISO 8601 (`2026-11-22T10:04:05Z`).
-package enum Timestamps {
-    package static func iso(_ epochSeconds: Int64) -> String {
-        let day = Day.of(epochSeconds: epochSeconds)
-        let seconds = ((epochSeconds % 86_400) + 86_400) % 86_400
-        func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(day)T\(two(seconds / 3600)):\(two(seconds / 60 % 60)):\(two(seconds % 60))Z"
     }
 }

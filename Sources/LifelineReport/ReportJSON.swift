@@ -2,193 +2,102 @@ import Foundation
 import LifelineAnalysis
 import LifelineModel
 
-/// The report as JSON (snake_case keys, the HTTP API's field names; a figure that cannot be
-/// computed is `null`).
+/// The report as JSON. Figure rows are the HTTP API's rows (``FigureJSON``): same names, same
+/// values, `null` for a figure that cannot be computed (never a missing key).
 package enum ReportJSON {
     package static func render(_ report: Report) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.keyEncodingStrategy = .convertToSnakeCase
         return String(decoding: try encoder.encode(Body(report)), as: UTF8.self) + "\n"
     }
 
+    typealias Key = FigureJSON.DynamicKey
+
     struct Body: Encodable {
-        struct Window: Encodable {
-            var from: String
-            var to: String
-            var days: Int
-        }
-        struct Figure: Encodable {
-            var name: String
-            var title: String
-            var value: Double?
-        }
-        struct Comparison: Encodable {
-            var base: String
-            var target: String
-            var figures: [Row]
-            struct Row: Encodable {
-                var name: String
-                var base: Double?
-                var target: Double?
-                var delta: Double?
-            }
-        }
-        struct Gate: Encodable {
-            var condition: String
-            var value: Double?
-            var tripped: Bool
-        }
-        struct Exit: Encodable {
-            var version: String?
-            var state: String
-            var reason: String
-            var count: Int64
-            var deviceDays: Int64
-            var per1000DeviceDays: Double?
-            var perHour: Double?
-            enum CodingKeys: String, CodingKey {
-                case version, state, reason, count, deviceDays, perHour
-                case per1000DeviceDays = "per_1000_device_days"
-            }
-        }
-        struct Handler: Encodable {
-            var version: String?
-            var category: String
-            var handler: String
-            var entered: Int64
-            var exited: Int64
-            var imbalance: Int64
-            var imbalanceRatio: Double?
-            var flagged: Bool
-            var assertionTimeoutExits: Int64
-        }
-        struct Restoration: Encodable {
-            var version: String?
-            var day: String?
-            var attempts: Int64
-            var failures: Int64
-            var errorRate: Double?
-            var p50Ms: Double?
-            var p95Ms: Double?
-            var durationSamples: Int64
-        }
-        struct Crash: Encodable {
-            var groupId: Int64
-            var fingerprint: String
-            var kind: String
-            var title: String
-            var count: Int64
-            var countByVersion: [String: Int64]
-            var exceptionName: String?
-            var signalName: String?
-            var watchdog: Bool
-            var firstSeen: String
-            var lastSeen: String
-            var sampleStack: [Frame]
-            struct Frame: Encodable {
-                var binary: String?
-                var address: String
-                var offset: UInt64
-            }
-        }
-        struct Percentiles: Encodable {
-            var histogram: String
-            var version: String?
-            var samples: Int64
-            var p50: Double?
-            var p90: Double?
-            var p95: Double?
-            var p99: Double?
-        }
-        struct Alert: Encodable {
-            var rule: String
-            var labels: [String: String]
-            var status: String
-            var firedAt: String
-            var resolvedAt: String?
-            var value: Double?
-        }
+        var report: Report
+        init(_ report: Report) { self.report = report }
 
-        var app: String
-        var window: Window
-        var versions: [String]
-        var generatedAt: String
-        var summary: [Figure]
-        var comparison: Comparison?
-        var gates: [Gate]
-        var failed: Bool
-        var exits: [Exit]
-        var expirationHandlers: [Handler]
-        var restorationByVersion: [Restoration]
-        var restorationByDay: [Restoration]
-        var crashGroups: Int
-        var topCrashes: [Crash]
-        var percentiles: [Percentiles]
-        var alerts: [Alert]
-
-        init(_ report: Report) {
-            app = report.request.app
-            window = Window(
-                from: report.request.days.from, to: report.request.days.to, days: report.request.days.dayCount)
-            versions = report.versions
-            generatedAt = Timestamps.iso(report.generatedAt)
-            summary = report.summary.map { Figure(name: $0.figure.name, title: $0.figure.title, value: $0.value) }
-            comparison = report.request.compare.map { pair in
-                Comparison(
-                    base: pair.base, target: pair.target,
-                    figures: report.comparison.map {
-                        Comparison.Row(name: $0.figure.name, base: $0.base, target: $0.target, delta: $0.delta)
-                    })
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(report.request.app, forKey: "app")
+            try c.encode(FigureJSON.Window(report.request.days), forKey: "window")
+            try c.encode(report.versions, forKey: "versions")
+            try c.encode(UTCTimestamp.iso8601(report.generatedAt), forKey: "generated_at")
+            try c.encode(report.summary.map(Figure.init), forKey: "summary")
+            if let pair = report.request.compare {
+                try c.encode(Comparison(pair: pair, rows: report.comparison), forKey: "comparison")
+            } else {
+                try c.encodeNil(forKey: "comparison")
             }
-            gates = report.gates.map { Gate(condition: $0.condition.text, value: $0.value, tripped: $0.tripped) }
-            failed = report.failed
-            exits = report.exits.map {
-                Exit(
-                    version: $0.key.version, state: $0.state.rawValue, reason: $0.reason, count: $0.count,
-                    deviceDays: $0.deviceDays, per1000DeviceDays: $0.perThousandDeviceDays, perHour: $0.perHour)
-            }
-            expirationHandlers = report.handlers.map {
-                Handler(
-                    version: $0.key.version, category: $0.category, handler: $0.handler, entered: $0.entered,
-                    exited: $0.exited, imbalance: $0.imbalance, imbalanceRatio: $0.imbalanceRatio, flagged: $0.flagged,
-                    assertionTimeoutExits: $0.assertionTimeoutExits)
-            }
-            func restoration(_ row: RestorationFigure) -> Restoration {
-                Restoration(
-                    version: row.key.version, day: row.key.day, attempts: row.attempts, failures: row.failures,
-                    errorRate: row.errorRate, p50Ms: row.p50Milliseconds, p95Ms: row.p95Milliseconds,
-                    durationSamples: row.durationSamples)
-            }
-            restorationByVersion = report.restorationByVersion.map(restoration)
-            restorationByDay = report.restorationByDay.map(restoration)
-            crashGroups = report.crashGroupCount
-            topCrashes = report.crashes.map { crash in
-                Crash(
-                    groupId: crash.group.id, fingerprint: crash.group.fingerprint, kind: crash.kind.rawValue,
-                    title: crash.group.title, count: crash.count, countByVersion: crash.countByVersion,
-                    exceptionName: crash.exceptionName, signalName: crash.signalName, watchdog: crash.isWatchdog,
-                    firstSeen: Timestamps.iso(crash.group.firstSeen), lastSeen: Timestamps.iso(crash.group.lastSeen),
-                    sampleStack: crash.group.sampleFrames.map {
-                        Crash.Frame(
-                            binary: $0.binaryName, address: "0x" + String($0.address, radix: 16), offset: $0.offset)
-                    })
-            }
-            percentiles =
+            try c.encode(report.gates.map(Gate.init), forKey: "gates")
+            try c.encode(report.failed, forKey: "failed")
+            try c.encode(report.exits.map(FigureJSON.ExitRow.init), forKey: "exits")
+            try c.encode(report.handlers.map(FigureJSON.HandlerRow.init), forKey: "expiration_handlers")
+            try c.encode(report.restorationByVersion.map(FigureJSON.RestorationRow.init), forKey: "restoration_by_version")
+            try c.encode(report.restorationByDay.map(FigureJSON.RestorationRow.init), forKey: "restoration_by_day")
+            try c.encode(report.crashGroupCount, forKey: "crash_groups")
+            try c.encode(
+                report.crashes.map { FigureJSON.CrashRow(figure: $0, withStack: true) }, forKey: "top_crashes")
+            let percentiles =
                 report.launch.flatMap { series in
-                    series.rows.map { Self.percentiles(series.name, $0) }
-                } + report.hangs.map { Self.percentiles("hang_time", $0) }
-            alerts = report.alerts.map {
-                Alert(
-                    rule: $0.rule, labels: $0.labels, status: $0.status, firedAt: Timestamps.iso($0.firedAt),
-                    resolvedAt: $0.resolvedAt.map(Timestamps.iso), value: $0.value)
+                    series.rows.map { FigureJSON.PercentileRow(name: series.name, figure: $0) }
+                } + report.hangs.map { FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0) }
+            try c.encode(percentiles, forKey: "percentiles")
+            try c.encode(report.alerts.map(Alert.init), forKey: "alerts")
+        }
+    }
+
+    struct Figure: Encodable {
+        var value: Report.FigureValue
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(value.figure.name, forKey: "name")
+            try c.encode(value.figure.title, forKey: "title")
+            try c.encode(value.value, forKey: "value")
+        }
+    }
+
+    struct Comparison: Encodable {
+        var pair: Report.VersionPair
+        var rows: [Report.ComparisonRow]
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(pair.base, forKey: "base")
+            try c.encode(pair.target, forKey: "target")
+            try c.encode(rows.map(Row.init), forKey: "figures")
+        }
+        struct Row: Encodable {
+            var row: Report.ComparisonRow
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: Key.self)
+                try c.encode(row.figure.name, forKey: "name")
+                try c.encode(row.base, forKey: "base")
+                try c.encode(row.target, forKey: "target")
+                try c.encode(row.delta, forKey: "delta")
             }
         }
+    }
 
-        static func percentiles(_ name: String, _ row: PercentileFigure) -> Percentiles {
-            Percentiles(
-                histogram: name, version: row.key.version, samples: row.samples, p50: row.p50, p90: row.p90,
-                p95: row.p95, p99: row.p99)
+    struct Gate: Encodable {
+        var result: Report.GateResult
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(result.condition.text, forKey: "condition")
+            try c.encode(result.value, forKey: "value")
+            try c.encode(result.tripped, forKey: "tripped")
+        }
+    }
+
+    struct Alert: Encodable {
+        var alert: Report.FiredAlert
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(alert.rule, forKey: "rule")
+            try c.encode(alert.labels, forKey: "labels")
+            try c.encode(alert.status, forKey: "status")
+            try c.encode(UTCTimestamp.iso8601(alert.firedAt), forKey: "fired_at")
+            try c.encode(alert.resolvedAt.map(UTCTimestamp.iso8601), forKey: "resolved_at")
+            try c.encode(alert.value, forKey: "value")
         }
     }
 }

@@ -11,7 +11,7 @@ package enum ReportMarkdown {
         if !report.request.versions.isEmpty {
             md += ", versions \(esc(report.request.versions.joined(separator: ", ")))"
         }
-        md += ". Generated \(Timestamps.iso(report.generatedAt)).\n\n## Summary\n\n"
+        md += ". Generated \(UTCTimestamp.iso8601(report.generatedAt)).\n\n## Summary\n\n"
         md += table(
             ["figure", "name", "value"],
             report.summary.map { [$0.figure.title, "`\($0.figure.name)`", $0.figure.display($0.value)] })
@@ -91,13 +91,13 @@ package enum ReportMarkdown {
             md += "\(crash.kind.rawValue), \(crash.count) occurrences (\(esc(Stack.versions(crash.countByVersion))))"
             md += decoded.isEmpty ? "" : ", \(esc(decoded))"
             md +=
-                "; first seen \(Timestamps.iso(crash.group.firstSeen)), last \(Timestamps.iso(crash.group.lastSeen))\n\n"
+                "; first seen \(UTCTimestamp.iso8601(crash.group.firstSeen)), last \(UTCTimestamp.iso8601(crash.group.lastSeen))\n\n"
             md += fenced(Stack.text(crash.group))
         }
         md += "\n## Launch and hang percentiles\n\n"
         let percentileRows =
             report.launch.flatMap { series in series.rows.map { (series.name, $0) } }
-            + report.hangs.map { ("hang_time", $0) }
+            + report.hangs.map { (Analyzer.hangHistogramName, $0) }
         md +=
             percentileRows.isEmpty
             ? "_No launch or hang histograms in scope._\n"
@@ -118,7 +118,7 @@ package enum ReportMarkdown {
                 ["rule", "status", "fired", "resolved", "value when fired"],
                 report.alerts.map {
                     [
-                        $0.rule, $0.status, Timestamps.iso($0.firedAt), $0.resolvedAt.map(Timestamps.iso) ?? "—",
+                        $0.rule, $0.status, UTCTimestamp.iso8601($0.firedAt), $0.resolvedAt.map(UTCTimestamp.iso8601) ?? "—",
                         $0.value.map { NumberText.fixed($0, digits: 4) } ?? "—",
                     ]
                 })

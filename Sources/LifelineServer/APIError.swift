@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LifelineModel
+import LifelineIngest
 import LifelineStore
 
 /// An error answered to a client: an HTTP status and `{"error": {"code", "message"}}`.
@@ -57,15 +58,15 @@ extension APIError {
         APIError(.serviceUnavailable, code: "unavailable", message, headers: [.retryAfter: "5"])
     }
 
-    /// Maps a decoder error to its HTTP answer (400 malformed, 422 not MetricKit, 413 over a limit).
-    init(_ error: DecodeError) {
-        switch error.code {
-        case .malformedJSON:
-            self.init(.badRequest, code: "malformed_json", error.message)
-        case .notMetricKit:
-            self.init(.unprocessableContent, code: "not_metrickit", error.message)
-        case .limitExceeded:
-            self.init(.contentTooLarge, code: "limit_exceeded", error.message)
+    /// Maps an ingest refusal to its HTTP answer.
+    init(_ error: IngestError) {
+        switch error.kind {
+        case .badRequest: self.init(.badRequest, code: error.code, error.message)
+        case .forbidden: self.init(.forbidden, code: error.code, error.message)
+        case .tooLarge: self.init(.contentTooLarge, code: error.code, error.message)
+        case .unprocessable: self.init(.unprocessableContent, code: error.code, error.message)
+        case .unavailable: self = .unavailable(error.message)
+        case .internal: self.init(.internalServerError, code: error.code, error.message)
         }
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LifelineAlerts
+import LifelineModel
 import LifelineStore
 
 /// The alerting endpoints: `GET /v1/alerts` and `GET /v1/rules` (read key), and
@@ -106,12 +107,12 @@ struct AlertsController: Sendable {
             state = record.status.rawValue
             labels = record.labels
             annotations = record.annotations
-            activeSince = NotificationPayload.rfc3339(record.activeSince)
-            firedAt = record.firedAt.map(NotificationPayload.rfc3339)
-            resolvedAt = record.resolvedAt.map(NotificationPayload.rfc3339)
+            activeSince = UTCTimestamp.iso8601(record.activeSince)
+            firedAt = record.firedAt.map(UTCTimestamp.iso8601)
+            resolvedAt = record.resolvedAt.map(UTCTimestamp.iso8601)
             value = record.lastValue.flatMap { $0.isFinite ? $0 : nil }
             samples = record.lastSamples
-            lastEvaluation = NotificationPayload.rfc3339(record.lastEval)
+            lastEvaluation = UTCTimestamp.iso8601(record.lastEval)
         }
 
         enum CodingKeys: String, CodingKey {
@@ -138,7 +139,7 @@ struct AlertsController: Sendable {
             labels = transition.labels
             from = transition.from.rawValue
             to = transition.to.rawValue
-            at = NotificationPayload.rfc3339(transition.at)
+            at = UTCTimestamp.iso8601(transition.at)
             value = transition.value.flatMap { $0.isFinite ? $0 : nil }
         }
     }
@@ -154,7 +155,7 @@ struct AlertsController: Sendable {
         ///   the evaluation's value summary and error (they cover every app), and no receivers.
         init(_ snapshot: AlertsSnapshot, onlyApp: String? = nil) {
             file = snapshot.rulesPath.map { ($0 as NSString).lastPathComponent }
-            loadedAt = NotificationPayload.rfc3339(snapshot.loadedAt)
+            loadedAt = UTCTimestamp.iso8601(snapshot.loadedAt)
             evaluationIntervalSeconds = snapshot.rules.evaluationInterval
             rules = snapshot.rules.rules.filter { onlyApp == nil || $0.app == nil || $0.app == onlyApp }.map { rule in
                 var body = RuleBody(
@@ -217,7 +218,7 @@ struct AlertsController: Sendable {
             app = rule.app
             labels = rule.labels
             annotations = rule.annotations.mapValues(\.source)
-            lastEvaluation = evaluation.map { NotificationPayload.rfc3339($0.lastEval) }
+            lastEvaluation = evaluation.map { UTCTimestamp.iso8601($0.lastEval) }
             evaluationMilliseconds = evaluation?.durationMilliseconds
             valueSummary = evaluation?.valueSummary
             error = evaluation?.error

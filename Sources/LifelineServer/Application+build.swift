@@ -1,6 +1,7 @@
 import Hummingbird
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
 import LifelineStore
 import Logging
@@ -22,11 +23,11 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
     let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
     let evaluator = AlertEvaluator(
-        analyzer: Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
-        store: database, rules: rules, rulesPath: config.rulesPath,
+        analysis: AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
+        store: database.alertState, rules: rules, rulesPath: config.rulesPath,
         options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
         logger: logger)
-    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
+    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
     let router = buildRouter(
         config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
     var app = Application(
@@ -50,22 +51,24 @@ func buildRouter(
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
     HealthController(database: database, writer: writer).addRoutes(to: router)
-    let keys = keys ?? KeyCache(ttl: config.keyCacheTTL) { token in try database.verify(token: token) }
+    let keys =
+        keys ?? KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
-        pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer,
+        ingestor: Ingestor(
+            pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer),
         metrics: metrics
     ).addRoutes(to: v1)
-    let analyzer = Analyzer(reader: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
-    QueryController(analyzer: analyzer).addRoutes(to: v1)
+    let analysis = AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
+    QueryController(analysis: analysis).addRoutes(to: v1)
     DashboardController(
-        database: database, analyzer: analyzer, keys: keys, sessionSeconds: config.sessionSeconds,
+        database: database, analysis: analysis, keys: keys, sessionSeconds: config.sessionSeconds,
         secureCookies: config.secureCookies
     ).addRoutes(to: router)
     MetricsController(
         service: metrics, writer: writer, evaluator: evaluator,
         product: ProductMetrics(
-            analyzer: analyzer, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
+            analysis: analysis, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
             lastDay: config.metricsLastDay)
     ).addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
     if let evaluator {

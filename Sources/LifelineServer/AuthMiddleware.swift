@@ -23,7 +23,7 @@ struct AuthMiddleware: RouterMiddleware {
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
         let key: APIKey?
         do {
-            key = try keys.key(for: token)
+            key = try await keys.key(for: token)
         } catch {
             context.logger.error("key verification failed", metadata: ["error": "\(error)"])
             throw APIError.unavailable("keys cannot be verified right now")

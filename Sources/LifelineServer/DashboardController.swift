@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LifelineAnalysis
+import LifelineModel
 import LifelineReport
 import LifelineStore
 
@@ -16,7 +17,7 @@ import LifelineStore
 /// `Referrer-Policy: no-referrer`. A key scoped to one app sees only that app.
 struct DashboardController: Sendable {
     let database: Database
-    let analyzer: Analyzer
+    let analysis: AnalysisRunner
     let keys: KeyCache
     var sessionSeconds: Int64 = 12 * 3_600
     var secureCookies = false
@@ -27,7 +28,7 @@ struct DashboardController: Sendable {
         router.get("/") { request, _ in try await page(request) }
         router.post("login") { request, _ in try await login(request) }
         router.post("logout") { request, _ in
-            if let session = sessionCookie(request) { try database.deleteSession(session) }
+            if let session = sessionCookie(request) { try await database.write { try $0.deleteSession(session) } }
             var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = clearCookie(request)
             Self.secure(&response.headers)
@@ -40,9 +41,11 @@ struct DashboardController: Sendable {
     private func page(_ request: Request) async throws -> Response {
         let key: APIKey?
         if let token = bearer(request) {
-            key = try verified(token)
+            key = try await verified(token)
         } else if let session = sessionCookie(request) {
-            key = try database.sessionKey(session).flatMap { $0.role == .read || $0.role == .admin ? $0 : nil }
+            key = try await database.write { try $0.sessionKey(session) }.flatMap {
+                $0.role == .read || $0.role == .admin ? $0 : nil
+            }
         } else {
             return html(DashboardHTML.login(error: nil), status: .ok)
         }
@@ -54,13 +57,15 @@ struct DashboardController: Sendable {
             return response
         }
         let query = request.uri.queryParameters
-        let today = Day.of(epochSeconds: Int64(Date().timeIntervalSince1970))
+        let today = min(max(UTCDay(epochSeconds: WallClock.nowSeconds()), .first), .last)
         var form = DashboardHTML.Form(
             app: query["app"].map(String.init), from: query["from"].map(String.init) ?? "",
             to: query["to"].map(String.init) ?? "", versions: query.getAll("version").map { String($0) })
-        if form.to.isEmpty { form.to = today }
-        if form.from.isEmpty, let to = Day.ordinal(form.to) { form.from = Day.string(to - 29) }
-        let apps = try analyzer.reader.apps().map(\.bundleID).filter { key.app == nil || $0 == key.app }
+        if form.to.isEmpty { form.to = today.string }
+        if form.from.isEmpty, let to = UTCDay(form.to) { form.from = DayRange(last: to, count: 30).from.string }
+        let apps = try await analysis.analyze { try $0.apps() }.map(\.bundleID).filter {
+            key.app == nil || $0 == key.app
+        }
         guard !apps.isEmpty else {
             return html(
                 DashboardHTML.page(
@@ -74,20 +79,18 @@ struct DashboardController: Sendable {
             app = key.app ?? apps[0]
         }
         form.app = app
-        let first = Day.ordinal(form.from) ?? Int.max
-        let last = Day.ordinal(form.to) ?? Int.min
-        guard first <= last, last - first < 3_660 else {
+        guard let first = UTCDay(form.from), let last = UTCDay(form.to), first <= last,
+            last.ordinal - first.ordinal < 3_660
+        else {
             let message = DashboardHTML.message(
                 "The window must be two dates YYYY-MM-DD, from ≤ to, at most 3,660 days apart.")
             return html(DashboardHTML.page(form: form, apps: apps, versions: [], content: message), status: .badRequest)
         }
-        let days = DayRange(from: form.from, to: form.to)
-        let versions = try analyzer.reader.usage(Scope(app: app, days: days, groupBy: [.version]))
-            .compactMap(\.key.version).sorted(by: VersionOrder.precedes)
+        let days = DayRange(from: first, to: last)
+        let versions = try await analysis.analyze { try $0.versions(Scope(app: app, days: days)) }
         form.versions = form.versions.filter(versions.contains)
-        let report = try ReportBuilder(database: database, analyzer: analyzer).build(
-            Report.Request(app: app, days: days, versions: form.versions),
-            now: Int64(Date().timeIntervalSince1970))
+        let report = try await ReportBuilder(analysis: analysis, alerts: database.alertState).build(
+            Report.Request(app: app, days: days, versions: form.versions), now: WallClock.nowSeconds())
         let content = ReportHTML.sections(report)
         return html(DashboardHTML.page(form: form, apps: apps, versions: versions, content: content), status: .ok)
     }
@@ -101,13 +104,14 @@ struct DashboardController: Sendable {
         let body = try await request.body.collect(upTo: 4_096)
         let fields = URLEncodedForm.parse(String(buffer: body))
         guard let token = fields["key"]?.trimmingCharacters(in: .whitespaces), !token.isEmpty,
-            let key = try verified(token)
+            let key = try await verified(token)
         else {
             return html(
                 DashboardHTML.login(error: "That key is unknown, expired, revoked, or not a read key."),
                 status: .unauthorized)
         }
-        let session = try database.createSession(keyID: key.id, ttl: sessionSeconds)
+        let sessionSeconds = self.sessionSeconds
+        let session = try await database.write { try $0.createSession(keyID: key.id, ttl: sessionSeconds) }
         var response = Response.redirect(to: "/", type: .found)
         response.headers[.setCookie] =
             "\(Self.cookie)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(sessionSeconds)"
@@ -160,8 +164,8 @@ struct DashboardController: Sendable {
     }
 
     /// The key if it exists, is not revoked, and may read.
-    private func verified(_ token: String) throws -> APIKey? {
-        guard let key = try keys.key(for: token), key.role == .read || key.role == .admin else { return nil }
+    private func verified(_ token: String) async throws -> APIKey? {
+        guard let key = try await keys.key(for: token), key.role == .read || key.role == .admin else { return nil }
         return key
     }
 

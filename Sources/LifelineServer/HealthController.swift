@@ -19,7 +19,7 @@ struct HealthController: Sendable {
         }
         router.get("readyz") { _, context in
             do {
-                _ = try database.ping()
+                _ = try await database.write { try $0.ping() }
             } catch {
                 context.logger.warning("readiness: database check failed", metadata: ["error": "\(error)"])
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"database\"}")

@@ -1,18 +1,20 @@
 import Foundation
 import Hummingbird
+import LifelineIngest
 import LifelineModel
-import LifelineStore
 import NIOCore
 
-/// `POST /v1/metrics` and `POST /v1/diagnostics`: accept MetricKit documents, answer 202 once
-/// they are committed to disk.
+/// `POST /v1/metrics` and `POST /v1/diagnostics`: a thin HTTP front door over ``Ingestor``
+/// (key, headers and body collection here; decode, checks, dedupe and the durable write there).
+/// Answers 202 once the documents are committed to disk.
 struct IngestController: Sendable {
     static let replayedHeader = HTTPFields.Element.Name("Idempotent-Replayed")
     static let idempotencyHeader = HTTPFields.Element.Name("Idempotency-Key")
 
-    let pipeline: IngestPipeline
-    let writer: IngestWriter
+    let ingestor: Ingestor
     var metrics: ServiceMetrics?
+
+    private var limits: IngestLimits { ingestor.pipeline.limits }
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.post("metrics") { request, context in
@@ -51,14 +53,15 @@ struct IngestController: Sendable {
         }
         let idempotencyKey = try idempotencyKey(request)
         let body = try await collectBody(request)
-        let receivedAt = Int64(Date().timeIntervalSince1970 * 1000)
-        let items = try pipeline.prepare(
-            body: body, encoding: encoding, family: family, app: app, receivedAt: receivedAt)
         let outcome: IngestOutcome
         do {
-            outcome = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: idempotencyKey))
+            outcome = try await ingestor.ingest(
+                body: body, encoding: encoding, family: family, app: app, idempotencyKey: idempotencyKey,
+                receivedAt: WallClock.nowMilliseconds())
         } catch {
-            context.logger.error("ingest write failed", metadata: ["error": "\(error)", "app": "\(app)"])
+            if error.kind == .unavailable || error.kind == .internal {
+                context.logger.error("ingest write failed", metadata: ["error": "\(error)", "app": "\(app)"])
+            }
             throw APIError(error)
         }
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
@@ -70,19 +73,19 @@ struct IngestController: Sendable {
         guard let name = Self.idempotencyHeader, let value = request.headers[name] else { return nil }
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         // Visible ASCII only, so its length is the same in bytes and in characters.
-        guard !trimmed.isEmpty, trimmed.utf8.count <= pipeline.limits.maxIdempotencyKeyBytes,
+        guard !trimmed.isEmpty, trimmed.utf8.count <= limits.maxIdempotencyKeyBytes,
             trimmed.utf8.allSatisfy({ $0 >= 0x21 && $0 <= 0x7E })
         else {
             throw APIError.badRequest(
                 "invalid_idempotency_key",
-                "Idempotency-Key must be 1 to \(pipeline.limits.maxIdempotencyKeyBytes) visible ASCII characters")
+                "Idempotency-Key must be 1 to \(limits.maxIdempotencyKeyBytes) visible ASCII characters")
         }
         return trimmed
     }
 
     /// Collects the body, refusing it with 413 as soon as it passes the limit.
     private func collectBody(_ request: Request) async throws -> ByteBuffer {
-        let limit = pipeline.limits.maxBodyBytes
+        let limit = limits.maxBodyBytes
         let tooLarge = APIError(
             .contentTooLarge, code: "body_too_large", "body is over the limit of \(limit) bytes")
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {

@@ -14,7 +14,7 @@ package final class KeyCache: Sendable {
         var expires: ContinuousClock.Instant
     }
 
-    private let verify: @Sendable (String) throws -> APIKey?
+    private let verify: @Sendable (String) async throws -> APIKey?
     private let entries = Mutex<[Data: Entry]>([:])
     private let ttl: Duration
     private let maxEntries = 10_000
@@ -24,14 +24,14 @@ package final class KeyCache: Sendable {
     /// - Parameters:
     ///   - ttl: how long a verified key is trusted without asking the store again.
     ///   - verify: the store's verification (hash + constant-time compare + revocation check).
-    package init(ttl: Duration = .seconds(5), verify: @escaping @Sendable (String) throws -> APIKey?) {
+    package init(ttl: Duration = .seconds(5), verify: @escaping @Sendable (String) async throws -> APIKey?) {
         self.ttl = ttl
         self.verify = verify
     }
 
     /// The key for `token`, or `nil` when it is unknown, revoked or expired. Each hit is noted
     /// for ``drainUses()`` (`last_used_at`, written in batches, never a write per request).
-    package func key(for token: String) throws -> APIKey? {
+    package func key(for token: String) async throws -> APIKey? {
         let digest = Data(SHA256.hash(data: Data(token.utf8)))
         let now = ContinuousClock.now
         let wall = Int64(Date().timeIntervalSince1970)
@@ -39,7 +39,7 @@ package final class KeyCache: Sendable {
             noteUse(hit.key.id, at: wall)
             return hit.key
         }
-        guard let key = try verify(token) else {
+        guard let key = try await verify(token) else {
             entries.withLock { _ = $0.removeValue(forKey: digest) }
             return nil
         }

@@ -14,18 +14,18 @@ struct KeyUseRecorder: Service {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: interval)
-                flush()
+                await flush()
             }
         }
-        flush()
+        await flush()
     }
 
     /// Writes what the cache noted since the last flush.
-    func flush() {
+    func flush() async {
         let uses = keys.drainUses()
         guard !uses.isEmpty else { return }
         do {
-            try database.recordKeyUse(uses)
+            try await database.write { try $0.recordKeyUse(uses) }
         } catch {
             logger.warning("could not record key use", metadata: ["error": "\(error)"])
         }

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineModel
 import LifelineStore
 import Prometheus
 
@@ -32,12 +33,8 @@ struct MetricsController: Sendable {
         let now = PrometheusCollectorRegistry()  // values read now: no stale series survive a scrape
         let snapshot = await evaluator?.snapshot()
         let product = self.product
-        let text = try await Task.detached {
-            // SQLite reads block: off the request's executor.
-            try product.emit(
-                into: now, today: Day.of(epochSeconds: Int64(Date().timeIntervalSince1970)), onlyApp: onlyApp)
-            return now.emitToString()
-        }.value
+        try await product.emit(into: now, today: UTCDay(epochSeconds: WallClock.nowSeconds()), onlyApp: onlyApp)
+        let text = now.emitToString()
         var body = onlyApp == nil ? service.registry.emitToString() : ""
         body += gauges(snapshot: snapshot, onlyApp: onlyApp)
         body += text

@@ -11,36 +11,40 @@ import Prometheus
 /// (computed over those versions together, not summed from rows); `state` and `reason` are
 /// MetricKit's closed sets; `handler` is limited to the handlers found by the signpost naming
 /// conventions; alerts are counted per rule.
-struct ProductMetrics {
-    var analyzer: Analyzer
+struct ProductMetrics: Sendable {
+    var analysis: AnalysisRunner
     /// Days in the window, ending today (UTC).
     var windowDays: Int
     var versionsPerApp: Int
     /// The window's last day; `nil` for today.
-    var lastDay: String?
+    var lastDay: UTCDay?
 
     static let other = "other"
 
-    /// Adds every app's figures (only `onlyApp`'s when set) to `registry`.
-    func emit(into registry: PrometheusCollectorRegistry, today: String, onlyApp: String?) throws {
-        let today = lastDay ?? today
-        let last = Day.ordinal(today) ?? Day.lastOrdinal
-        let days = DayRange(
-            from: Day.string(max(Day.firstOrdinal, last - (windowDays - 1))), to: Day.string(last))
+    /// Adds every app's figures (only `onlyApp`'s when set) to `registry`, from one read
+    /// transaction on the store's threads.
+    func emit(into registry: PrometheusCollectorRegistry, today: UTCDay, onlyApp: String?) async throws {
+        let days = DayRange(last: min(max(lastDay ?? today, .first), .last), count: windowDays)
         registry.makeGauge(
             descriptor: .init(
-                namespace: "lifeline", metricName: "metrics_window", unitName: "days",
-                helpText: "Length of the trailing window (UTC days, ending today) of the lifeline_app_* figures"),
+                namespace: "lifeline", metricName: "metrics_window", unitName: "seconds",
+                helpText:
+                    "Length of the trailing window (whole UTC days, ending today) of the lifeline_app_* figures"),
             labels: []
-        ).set(Double(windowDays))
-        for app in try analyzer.reader.apps() where onlyApp == nil || app.bundleID == onlyApp {
-            try emit(app: app.bundleID, days: days, into: registry)
+        ).set(Double(windowDays) * 86_400)
+        let this = self
+        try await analysis.analyze { analyzer in
+            for app in try analyzer.apps() where onlyApp == nil || app.bundleID == onlyApp {
+                try this.emit(app: app.bundleID, days: days, analyzer: analyzer, into: registry)
+            }
         }
     }
 
-    private func emit(app: String, days: DayRange, into registry: PrometheusCollectorRegistry) throws {
+    private func emit(
+        app: String, days: DayRange, analyzer: Analyzer, into registry: PrometheusCollectorRegistry
+    ) throws {
         let scope = Scope(app: app, days: days)
-        let usage = try analyzer.reader.usage(scope.grouped(by: [.version]))
+        let usage = try analyzer.usage(scope.grouped(by: [.version]))
         guard !usage.isEmpty else { return }
         let ranked = usage.sorted { ($1.payloads, $0.key.version ?? "") < ($0.payloads, $1.key.version ?? "") }
             .compactMap(\.key.version)
@@ -52,7 +56,7 @@ struct ProductMetrics {
         if !rest.isEmpty { groups.append(({ _ in Self.other }, Scope(app: app, days: days, versions: rest))) }
         let gauges = Gauges(registry: registry)
         for (label, scope) in groups {
-            for row in try analyzer.reader.usage(scope) {
+            for row in try analyzer.usage(scope) {
                 gauges.deviceDays(app, label(row.key)).set(Double(row.payloads))
             }
             for exit in try analyzer.exits(scope) {

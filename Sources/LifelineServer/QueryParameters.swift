@@ -50,14 +50,14 @@ struct QueryParameters {
     /// The scope of a query over `app`: window (default: the 30 days ending `today`), filters, grouping.
     func scope(
         app: String, defaultGroupBy: [GroupDimension],
-        today: String = Day.of(epochSeconds: Int64(Date().timeIntervalSince1970))
+        today: UTCDay = UTCDay(epochSeconds: Int64(Date().timeIntervalSince1970))
     ) throws(APIError) -> Scope {
-        let toOrdinal = try day("to") ?? Day.ordinal(today) ?? Day.lastOrdinal
-        let fromOrdinal = try day("from") ?? max(Day.firstOrdinal, toOrdinal - 29)
-        guard fromOrdinal <= toOrdinal else {
-            throw Self.invalid("from", "\(Day.string(fromOrdinal)) is after to (\(Day.string(toOrdinal)))")
+        let to = try day("to") ?? min(max(today, .first), .last)
+        let from = try day("from") ?? DayRange(last: to, count: 30).from
+        guard from <= to else {
+            throw Self.invalid("from", "\(from) is after to (\(to))")
         }
-        guard toOrdinal - fromOrdinal < Self.maxDays else {
+        guard to.ordinal - from.ordinal < Self.maxDays else {
             throw Self.invalid("from", "the window spans more than \(Self.maxDays) days")
         }
         var groupBy = defaultGroupBy
@@ -74,7 +74,7 @@ struct QueryParameters {
             }
         }
         return Scope(
-            app: app, days: DayRange(from: Day.string(fromOrdinal), to: Day.string(toOrdinal)),
+            app: app, days: DayRange(from: from, to: to),
             versions: Self.list(values["version"]), oses: Self.list(values["os"]), devices: Self.list(values["device"]),
             groupBy: groupBy)
     }
@@ -91,14 +91,14 @@ struct QueryParameters {
         return value
     }
 
-    /// A day parameter as an ordinal, or `nil` when absent.
-    private func day(_ name: String) throws(APIError) -> Int? {
+    /// A day parameter, or `nil` when absent.
+    private func day(_ name: String) throws(APIError) -> UTCDay? {
         guard let value = values[name] else { return nil }
-        guard let ordinal = Day.ordinal(value) else {
+        guard let day = UTCDay(value) else {
             throw Self.invalid(
                 name, "\"\(Self.printable(value))\" is not a date YYYY-MM-DD between 2000-01-01 and 9999-12-31")
         }
-        return ordinal
+        return day
     }
 
     static func invalid(_ parameter: String, _ message: String) -> APIError {

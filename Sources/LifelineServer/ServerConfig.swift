@@ -1,4 +1,5 @@
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
 import LifelineStore
 import Logging
@@ -27,7 +28,7 @@ package struct ServerConfig: Sendable {
     /// `/metrics`: versions per app with their own label; the others are folded into `version="other"`.
     package var metricsVersionsPerApp = 10
     /// `/metrics`: the last day of the window (`YYYY-MM-DD`); `nil` for today (UTC). For tests and demos of old data.
-    package var metricsLastDay: String?
+    package var metricsLastDay: UTCDay?
     /// The alert rule file (`serve --rules FILE` / `alerts.rules_file`); `nil`: no rules (endpoints answer empty).
     package var rulesPath: String?
     /// Reload the rule file on SIGHUP.

@@ -62,7 +62,7 @@ package struct SimulationConfig: Sendable, Equatable {
 
     /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
     package static func dateString(day: Int) -> String {
-        let (year, month, dayOfMonth) = CivilDate.date(fromDays: day)
+        let (year, month, dayOfMonth) = UTCDay.date(fromDays: day)
         let y = String(year)
         let m = month < 10 ? "0\(month)" : "\(month)"
         let d = dayOfMonth < 10 ? "0\(dayOfMonth)" : "\(dayOfMonth)"
@@ -73,8 +73,8 @@ package struct SimulationConfig: Sendable, Equatable {
     package static func day(from text: String) -> Int? {
         let parts = text.split(separator: "-")
         guard parts.count == 3, let y = Int(parts[0]), let m = Int(parts[1]), let d = Int(parts[2]),
-            parts[0].count == 4, CivilDate.isValid(year: y, month: m, day: d)
+            parts[0].count == 4, UTCDay.isValid(year: y, month: m, day: d)
         else { return nil }
-        return CivilDate.days(year: y, month: m, day: d)
+        return UTCDay.days(year: y, month: m, day: d)
     }
 }

@@ -1,3 +1,4 @@
+import LifelineIngest
 import LifelineModel
 
 /// Writes batches of ``IngestRequest``s on one connection: one transaction per batch, one
@@ -183,7 +184,7 @@ final class BatchWriter {
             )
         }
         let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
-        let day = UTCDay.string(epochSeconds: occurredAt)
+        let day = UTCDay(epochSeconds: occurredAt).string
         try connection.run(
             Self.insertPayload,
             [

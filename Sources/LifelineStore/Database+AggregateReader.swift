@@ -1,11 +1,19 @@
 import LifelineAnalysis
 import LifelineModel
 
-/// The analysis queries, answered from the rollup tables on the read-only connection pool.
-extension Database: AggregateReader {
+/// The analysis queries, answered from the rollup tables inside one read transaction on one
+/// read-only connection (see ``Database/read(_:)``).
+struct SQLiteAggregateReader: AggregateReader {
+    let connection: Connection
+    let names: DimensionNames
+
+    private func withConnection<R>(_ body: (Connection) throws(StoreError) -> R) throws(StoreError) -> R {
+        try body(connection)
+    }
+
     /// Every app with its payload counts and first and last day.
-    package func apps() throws -> [AppInfo] {
-        try readers.withConnection { (connection) throws(StoreError) -> [AppInfo] in
+    func apps() throws -> [AppInfo] {
+        try withConnection { (connection) throws(StoreError) -> [AppInfo] in
             let apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY bundle_id") {
                 ($0.int64(0), $0.text(1))
             }
@@ -31,14 +39,14 @@ extension Database: AggregateReader {
     }
 
     /// Whether `bundleID` has a row in `apps`.
-    package func hasApp(_ bundleID: String) throws -> Bool {
-        try readers.withConnection { (connection) throws(StoreError) -> Bool in
+    func hasApp(_ bundleID: String) throws -> Bool {
+        try withConnection { (connection) throws(StoreError) -> Bool in
             try connection.first("SELECT 1 FROM apps WHERE bundle_id = ?", [.text(bundleID)]) { $0.int64(0) } != nil
         }
     }
 
     /// Metric payloads and app time per group, from `rollup_metrics*`.
-    package func usage(_ scope: Scope) throws -> [UsageRow] {
+    func usage(_ scope: Scope) throws -> [UsageRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [UsageRow] in
             let sql = query.sql(
                 table: "metrics", keys: [], sums: ["sum(payloads)", "total(foreground_ms)", "total(background_ms)"])
@@ -54,7 +62,7 @@ extension Database: AggregateReader {
     }
 
     /// Exit counts per group, state and reason, from the packed `exits` of `rollup_metrics*`.
-    package func exits(_ scope: Scope) throws -> [ExitRow] {
+    func exits(_ scope: Scope) throws -> [ExitRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
             var rows: [ExitRow] = []
             let sql = query.cellsSQL(table: "metrics", column: "exits")
@@ -72,7 +80,7 @@ extension Database: AggregateReader {
     }
 
     /// Signpost totals per group, category and name, from the packed `signposts` of `rollup_metrics*`.
-    package func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
+    func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
             var wanted: Set<Int64>?
             if !categories.isEmpty {
@@ -97,7 +105,7 @@ extension Database: AggregateReader {
 
     /// Merged buckets per group, from the packed `rollup_buckets_by_version` cells, or from the
     /// normalized histograms when the scope filters or groups by OS or device.
-    package func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
+    func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
             guard query.level.hasBuckets else { return try payloadBuckets(query, source: source, on: connection) }
             guard
@@ -119,7 +127,7 @@ extension Database: AggregateReader {
     }
 
     /// Diagnostic counts per group, kind and crash group, from `rollup_diagnostics*`.
-    package func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
+    func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
         try aggregate(scope) { (query, connection) throws(StoreError) -> [DiagnosticRow] in
             let sql = query.sql(table: "diagnostics", keys: ["kind", "crash_group"], sums: ["sum(count)"])
             let first = query.firstValueColumn
@@ -133,9 +141,9 @@ extension Database: AggregateReader {
     }
 
     /// The crash groups `ids` of `app`, each with its most recent diagnostic as the sample.
-    package func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
+    func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
         guard !ids.isEmpty else { return [] }
-        return try readers.withConnection { (connection) throws(StoreError) -> [CrashGroupInfo] in
+        return try withConnection { (connection) throws(StoreError) -> [CrashGroupInfo] in
             let groups = try connection.query(
                 """
                 SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
@@ -258,16 +266,12 @@ extension Database: AggregateReader {
         return sums.map { (group: $0.key, entries: $0.value) }.sorted { $0.group.lexicographicallyPrecedes($1.group) }
     }
 
-    /// Runs `body` with the scope translated for the rollups, on a read connection, in one read
-    /// transaction (one snapshot); no rows when the scope matches nothing.
+    /// Runs `body` with the scope translated for the rollups (inside the reader's transaction);
+    /// no rows when the scope matches nothing.
     private func aggregate<R: RangeReplaceableCollection & Sendable>(
         _ scope: Scope, _ body: (RollupQuery, Connection) throws(StoreError) -> R
     ) throws(StoreError) -> R {
-        try readers.withConnection { (connection) throws(StoreError) -> R in
-            try connection.execute("BEGIN")
-            defer { connection.rollbackQuietly() }
-            guard let query = try RollupQuery.make(scope, on: connection) else { return R() }
-            return try body(query, connection)
-        }
+        guard let query = try RollupQuery.make(scope, on: connection) else { return R() }
+        return try body(query, connection)
     }
 }

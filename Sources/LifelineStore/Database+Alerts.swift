@@ -1,6 +1,9 @@
 import Foundation
+import LifelineAlerts
 
-extension Database: AlertStore {
+/// The alert state of ``AlertStateStore``, on this object's connection (synchronous: see
+/// ``SQLiteAlertStateStore`` for the async conformance that runs them on store threads).
+extension Database {
     package func alertStates() throws(StoreError) -> [AlertStateRecord] {
         try withConnection { (connection) throws(StoreError) -> [AlertStateRecord] in
             try connection.query(

@@ -1,3 +1,5 @@
+import LifelineModel
+
 extension Database {
     /// The columns ``key(from:)`` reads, in order.
     private static let keyColumns =
@@ -163,7 +165,7 @@ extension Database {
     /// Ends a session (logout); unknown ids are ignored.
     package func deleteSession(_ sessionID: String) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
-            try connection.run("DELETE FROM dashboard_sessions WHERE id_hash = ?", [.blob(KeyToken.hash(sessionID))])
+            _ = try connection.run("DELETE FROM dashboard_sessions WHERE id_hash = ?", [.blob(KeyToken.hash(sessionID))])
         }
     }
 

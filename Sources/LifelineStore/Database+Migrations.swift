@@ -1,3 +1,5 @@
+import LifelineModel
+
 extension Database {
     /// Applies the pending migrations (by default the ones embedded in this binary), each in its
     /// own transaction, and returns the ones applied by this call.

@@ -1,4 +1,5 @@
 import CSQLite
+import LifelineAnalysis
 import Synchronization
 
 /// The Lifeline SQLite database: one file in WAL mode.
@@ -7,8 +8,12 @@ import Synchronization
 /// management, and a small pool of read-only connections for the aggregate queries
 /// (``AggregateReader``); ingest goes through an ``IngestWriter``, which opens its own write
 /// connection to the same file.
-/// Calls block the calling thread for the duration of a SQLite call.
-package final class Database: Sendable {
+///
+/// One rule for blocking work: async code calls ``read(_:)`` (one read transaction on a pooled
+/// read-only connection) or ``write(_:)`` (this object's connection); both run on dedicated
+/// threads (``StoreThreads``), never on Swift's cooperative pool. The synchronous methods block
+/// the calling thread: they are for those closures, tools and tests.
+package final class Database: Sendable, AggregateSource {
     /// How connections are opened.
     package struct Options: Sendable, Equatable {
         /// `PRAGMA synchronous`: ``Synchronous/full`` (default) makes every commit durable
@@ -56,6 +61,26 @@ package final class Database: Sendable {
         let connection = try Connection(path: path, options: options)
         self.connection = Mutex(connection)
         self.readers = ReadPool(path: path, options: options)
+    }
+
+    /// Runs `body` inside one read transaction (one snapshot) on a pooled read-only connection,
+    /// on a reader thread.
+    package func read<T: Sendable>(
+        _ body: @escaping @Sendable (any AggregateReader) throws -> T
+    ) async throws -> T {
+        let readers = self.readers
+        let names = self.names
+        return try await StoreThreads.reads.runIfActive {
+            try readers.transaction { connection in
+                try body(SQLiteAggregateReader(connection: connection, names: names))
+            }
+        }
+    }
+
+    /// Runs `body` (calls of this object's synchronous methods: keys, sessions, alert state) on a
+    /// store thread.
+    package func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await StoreThreads.writes.runIfActive { try body(self) }
     }
 
     /// Runs `body` with exclusive use of this object's connection.

@@ -1,3 +1,4 @@
+import LifelineIngest
 import Foundation
 import Logging
 import ServiceLifecycle

@@ -1,3 +1,4 @@
+import LifelineIngest
 import LifelineModel
 
 /// A newly inserted payload, as seen by the ``ItemWriteStage``s.

@@ -13,7 +13,10 @@ final class ReadPool: Sendable {
     private let path: String
     private let options: Database.Options
 
-    init(path: String, options: Database.Options, size: Int = 4) {
+    /// Connections (and reader threads, ``StoreThreads/reads``) per database.
+    static let defaultSize = 4
+
+    init(path: String, options: Database.Options, size: Int = ReadPool.defaultSize) {
         self.path = path
         self.options = options
         self.slots = (0..<max(1, size)).map { _ in Slot() }
@@ -45,5 +48,16 @@ final class ReadPool: Sendable {
         }
         guard let connection else { throw StoreError(.internal, "internal storage error") }
         return try body(connection)
+    }
+
+    /// Runs `body` on a free connection inside one read transaction (`BEGIN` … `ROLLBACK`: nothing
+    /// is written), so every query of `body` sees the same snapshot.
+    func transaction<R: Sendable>(_ body: (Connection) throws -> R) throws -> R {
+        let result = try withConnection { (connection) throws(StoreError) -> Result<R, any Error> in
+            try connection.execute("BEGIN")
+            defer { connection.rollbackQuietly() }
+            return Result { try body(connection) }
+        }
+        return try result.get()
     }
 }

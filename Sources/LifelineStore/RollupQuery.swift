@@ -1,3 +1,4 @@
+import LifelineModel
 import LifelineAnalysis
 
 /// A ``Scope`` translated for the rollup tables: the coarsest level that can answer it, the
@@ -9,18 +10,14 @@ struct RollupQuery {
     /// `app = ?1 AND day BETWEEN ?2 AND ?3 …`, without `WHERE`.
     let condition: String
     let bindings: [SQLValue]
-    /// `apps.id` and the inclusive day range (days since 1970-01-01).
+    /// `apps.id` and the inclusive day range.
     let app: Int64
-    let from: Int
-    let to: Int
+    let days: DayRange
     /// Dimension filters as (column, JSON array of ids), for queries on the normalized rows.
     let filters: [(column: String, ids: String)]
 
     /// `nil` when the scope matches nothing (unknown app, or a filter with no known value).
     static func make(_ scope: Scope, on connection: Connection) throws(StoreError) -> RollupQuery? {
-        guard let from = Day.ordinal(scope.days.from), let to = Day.ordinal(scope.days.to) else {
-            throw StoreError(.invalid, "days must be valid YYYY-MM-DD dates")
-        }
         guard
             let app = try connection.first(
                 "SELECT id FROM apps WHERE bundle_id = ?", [.text(scope.app)], { $0.int64(0) })
@@ -30,7 +27,7 @@ struct RollupQuery {
             filtersOSOrDevice: !scope.oses.isEmpty || !scope.devices.isEmpty,
             groupsOSOrDevice: grouped.contains(.os) || grouped.contains(.device))
         var condition = "app = ?1 AND day BETWEEN ?2 AND ?3"
-        var bindings: [SQLValue] = [.integer(app), .integer(Int64(from)), .integer(Int64(to))]
+        var bindings: [SQLValue] = [.integer(app), .integer(Int64(scope.days.from.ordinal)), .integer(Int64(scope.days.to.ordinal))]
         var filters: [(column: String, ids: String)] = []
         for (values, dimension, column) in [
             (scope.versions, Dimension.appVersion, "app_version"), (scope.oses, .osVersion, "os_version"),
@@ -48,7 +45,7 @@ struct RollupQuery {
         ]
         return RollupQuery(
             level: level, groups: columns.filter { grouped.contains($0.0) }, condition: condition, bindings: bindings,
-            app: app, from: from, to: to, filters: filters)
+            app: app, days: scope.days, filters: filters)
     }
 
     /// The ids of `values` in `dimension`; `unknown` also stands for id 0 (no value in the payload).
@@ -89,7 +86,7 @@ struct RollupQuery {
             group.column == "day" ? "CAST(julianday(p.day) - 2440587.5 AS INTEGER)" : "coalesce(p.\(group.column), 0)"
         }
         var condition = "p.app = ?1 AND p.kind = 'metric' AND p.day BETWEEN ?2 AND ?3"
-        var bindings: [SQLValue] = [.integer(app), .text(Day.string(from)), .text(Day.string(to))]
+        var bindings: [SQLValue] = [.integer(app), .text(days.from.string), .text(days.to.string)]
         for filter in filters {
             bindings.append(.text(filter.ids))
             condition += " AND coalesce(p.\(filter.column), 0) IN (SELECT value FROM json_each(?\(bindings.count)))"
@@ -110,7 +107,7 @@ struct RollupQuery {
             case .version: key.version = try names.name(.appVersion, id, on: connection)
             case .os: key.os = try names.name(.osVersion, id, on: connection)
             case .device: key.device = try names.name(.deviceType, id, on: connection)
-            case .day: key.day = Day.string(Int(id))
+            case .day: key.day = UTCDay(epochSeconds: id * 86_400).string
             }
         }
         return key

@@ -1,3 +1,4 @@
+import LifelineIngest
 import Dispatch
 import Logging
 import Synchronization

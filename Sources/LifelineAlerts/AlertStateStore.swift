@@ -1,21 +1,22 @@
 /// Where the alert rule evaluator keeps alert state, history and rule evaluations, so a restart
-/// neither re-fires nor forgets. SQL stays behind this protocol (``Database`` implements it).
-package protocol AlertStore: Sendable {
+/// neither re-fires nor forgets. Owned here, by its consumer; each store module implements it
+/// (SQL stays there), running its blocking work off Swift's cooperative pool.
+package protocol AlertStateStore: Sendable {
     /// Every stored alert (pending, firing, resolved).
-    func alertStates() throws(StoreError) -> [AlertStateRecord]
+    func alertStates() async throws -> [AlertStateRecord]
     /// Records one evaluation of a rule atomically: the rule's outcome, changed alert states,
     /// alerts gone inactive (`deletions`: rule and fingerprint) and the state changes.
     func recordEvaluation(
         _ evaluation: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
         transitions: [AlertTransition]
-    ) throws(StoreError)
+    ) async throws
     /// The last evaluation of every rule.
-    func ruleEvaluations() throws(StoreError) -> [RuleEvaluationRecord]
+    func ruleEvaluations() async throws -> [RuleEvaluationRecord]
     /// State changes at or after `since`, newest first, at most `limit`.
-    func alertHistory(since: Int64, limit: Int) throws(StoreError) -> [AlertTransition]
+    func alertHistory(since: Int64, limit: Int) async throws -> [AlertTransition]
     /// Forgets the state and last evaluation of every rule not in `rules` (after a reload);
     /// history is kept.
-    func forgetAlertRules(except rules: Set<String>) throws(StoreError)
+    func forgetAlertRules(except rules: Set<String>) async throws
     /// Deletes resolved alerts resolved before `resolvedBefore` and history older than `historyBefore`.
-    func pruneAlerts(resolvedBefore: Int64, historyBefore: Int64) throws(StoreError)
+    func pruneAlerts(resolvedBefore: Int64, historyBefore: Int64) async throws
 }

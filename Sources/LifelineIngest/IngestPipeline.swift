@@ -1,7 +1,6 @@
 import CompressNIO
 import Crypto
 import LifelineModel
-import LifelineStore
 import NIOCore
 
 /// How a body was encoded on the wire (`Content-Encoding`).
@@ -43,10 +42,10 @@ package struct IngestPipeline: Sendable {
     ///   - receivedAt: reception time, epoch milliseconds.
     package func prepare(
         body: ByteBuffer, encoding: BodyEncoding, family: DocumentFamily?, app: String, receivedAt: Int64
-    ) throws(APIError) -> [IngestItem] {
+    ) throws(IngestError) -> [IngestItem] {
         if body.readableBytes > limits.maxBodyBytes {
-            throw APIError(
-                .contentTooLarge, code: "body_too_large",
+            throw IngestError(
+                .tooLarge, code: "body_too_large",
                 "body is \(body.readableBytes) bytes, over the limit of \(limits.maxBodyBytes)")
         }
         let json: ByteBuffer
@@ -60,7 +59,11 @@ package struct IngestPipeline: Sendable {
                 try MetricKitDecoder.decode(raw, family: family, limits: decodeLimits)
             }
         } catch {
-            throw APIError(error)
+            switch error.code {
+            case .malformedJSON: throw IngestError(.badRequest, code: "malformed_json", error.message)
+            case .notMetricKit: throw IngestError(.unprocessable, code: "not_metrickit", error.message)
+            case .limitExceeded: throw IngestError(.tooLarge, code: "limit_exceeded", error.message)
+            }
         }
         // A single gzip document is kept exactly as received; otherwise each document is compressed on its own.
         let keepBodyAsRaw = encoding == .gzip && documents.count == 1
@@ -69,14 +72,14 @@ package struct IngestPipeline: Sendable {
         for (index, document) in documents.enumerated() {
             if let claimed = document.bundleIdentifier, claimed != app {
                 let position = documents.count > 1 ? "document \(index): " : ""
-                throw APIError.forbidden(
-                    "\(position)bundleIdentifier \"\(claimed)\" differs from the key's app \"\(app)\"")
+                throw IngestError(
+                    .forbidden, code: "forbidden", "\(position)bundleIdentifier \"\(claimed)\" differs from the key's app \"\(app)\"")
             }
             guard
                 let slice = json.getSlice(
                     at: json.readerIndex + document.byteRange.lowerBound, length: document.byteRange.count)
             else {
-                throw APIError(.internalServerError, code: "internal", "a document's bytes could not be read back")
+                throw IngestError(.internal, code: "internal", "a document's bytes could not be read back")
             }
             let hash = slice.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
             let raw: [UInt8]
@@ -91,36 +94,36 @@ package struct IngestPipeline: Sendable {
     }
 
     /// Inflates a gzip body, refusing it as soon as it passes its budget (bounded memory).
-    package func inflate(_ body: ByteBuffer) throws(APIError) -> ByteBuffer {
+    package func inflate(_ body: ByteBuffer) throws(IngestError) -> ByteBuffer {
         let budget = limits.inflateBudget(compressedBytes: body.readableBytes)
         var input = body
         do {
             return try input.decompress(with: .gzip(), maxSize: budget)
         } catch let error as CompressNIOError where error == .bufferOverflow {
-            throw APIError(
-                .contentTooLarge, code: "decompressed_too_large",
+            throw IngestError(
+                .tooLarge, code: "decompressed_too_large",
                 "gzip body inflates past \(budget) bytes (limits: \(limits.maxDecompressedBytes) bytes, "
                     + "ratio \(limits.maxCompressionRatio):1); refused while inflating")
         } catch {
-            throw APIError.badRequest("malformed_gzip", "body is not valid gzip: \(error)")
+            throw IngestError(.badRequest, code: "malformed_gzip", "body is not valid gzip: \(error)")
         }
     }
 
     /// Compresses one document for the raw copy (fastest level: the raw copy is for re-derivation, not archival).
-    static func gzip(_ buffer: ByteBuffer) throws(APIError) -> [UInt8] {
+    static func gzip(_ buffer: ByteBuffer) throws(IngestError) -> [UInt8] {
         var input = buffer
         do {
             let out = try input.compress(
                 with: .gzip(configuration: .init(compressionLevel: .fastestCompression)))
             return Array(buffer: out)
         } catch {
-            throw APIError(.internalServerError, code: "internal", "could not compress the raw copy")
+            throw IngestError(.internal, code: "internal", "could not compress the raw copy")
         }
     }
 }
 
 extension String {
-    func trimmingWhitespace() -> Substring {
+    package func trimmingWhitespace() -> Substring {
         var s = self[...]
         while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" { s.removeLast() }

@@ -1,0 +1,236 @@
+import LifelineModel
+
+/// The one JSON encoding of every figure: the rows of the aggregate endpoints and the same rows
+/// in `lifeline report --format json`, so a figure has one name and one value everywhere (a test
+/// compares the two). Keys are snake_case; a figure that cannot be computed is `null`, never left
+/// out; grouping keys appear only for the dimensions grouped by.
+package enum FigureJSON {
+    package struct Window: Encodable, Sendable {
+        var from: String
+        var to: String
+        var days: Int
+        package init(_ range: DayRange) {
+            from = range.from.string
+            to = range.to.string
+            days = range.dayCount
+        }
+    }
+
+    /// `{"app", "window", "group_by", "<rows key>": [...]}` and extra top-level figures.
+    package struct Envelope<Row: Encodable & Sendable>: Encodable, Sendable {
+        var app: String
+        var window: Window
+        var groupBy: [String]
+        var rowsKey: String
+        var rows: [Row]
+
+        package init(_ scope: Scope, rowsKey: String = "rows", rows: [Row]) {
+            app = scope.app
+            window = Window(scope.days)
+            groupBy = scope.groupBy.map(\.rawValue)
+            self.rowsKey = rowsKey
+            self.rows = rows
+        }
+
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try c.encode(app, forKey: "app")
+            try c.encode(window, forKey: "window")
+            try c.encode(groupBy, forKey: "group_by")
+            try c.encode(rows, forKey: DynamicKey(rowsKey))
+        }
+    }
+
+    package struct DynamicKey: CodingKey, ExpressibleByStringLiteral {
+        package var stringValue: String
+        package var intValue: Int? { nil }
+        package init(_ string: String) { stringValue = string }
+        package init(stringLiteral value: String) { stringValue = value }
+        package init?(stringValue: String) { self.stringValue = stringValue }
+        package init?(intValue: Int) { nil }
+    }
+
+    /// Encodes the grouping keys of a row.
+    package static func encode(_ key: GroupKey, into c: inout KeyedEncodingContainer<DynamicKey>) throws {
+        for dimension in GroupDimension.allCases {
+            if let value = key[dimension] { try c.encode(value, forKey: DynamicKey(dimension.rawValue)) }
+        }
+    }
+
+    package struct ExitRow: Encodable, Sendable {
+        var figure: ExitFigure
+        package init(_ figure: ExitFigure) { self.figure = figure }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try FigureJSON.encode(figure.key, into: &c)
+            try c.encode(figure.state.rawValue, forKey: "state")
+            try c.encode(figure.reason, forKey: "reason")
+            try c.encode(figure.count, forKey: "count")
+            try c.encode(figure.deviceDays, forKey: "device_days")
+            try c.encode(figure.perThousandDeviceDays, forKey: "per_1000_device_days")
+            try c.encode(figure.perHour, forKey: "per_hour")
+        }
+    }
+
+    package struct SignpostRowBody: Encodable, Sendable {
+        var row: SignpostRow
+        package init(_ row: SignpostRow) { self.row = row }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try FigureJSON.encode(row.key, into: &c)
+            try c.encode(row.category, forKey: "category")
+            try c.encode(row.name, forKey: "name")
+            try c.encode(row.count, forKey: "count")
+        }
+    }
+
+    package struct HandlerRow: Encodable, Sendable {
+        var figure: HandlerFigure
+        package init(_ figure: HandlerFigure) { self.figure = figure }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try FigureJSON.encode(figure.key, into: &c)
+            try c.encode(figure.category, forKey: "category")
+            try c.encode(figure.handler, forKey: "handler")
+            try c.encode(figure.entered, forKey: "entered")
+            try c.encode(figure.exited, forKey: "exited")
+            try c.encode(figure.imbalance, forKey: "imbalance")
+            try c.encode(figure.imbalanceRatio, forKey: "imbalance_ratio")
+            try c.encode(figure.flagged, forKey: "flagged")
+            try c.encode(figure.assertionTimeoutExits, forKey: "background_task_assertion_timeout_exits")
+        }
+    }
+
+    package struct RestorationRow: Encodable, Sendable {
+        var figure: RestorationFigure
+        package init(_ figure: RestorationFigure) { self.figure = figure }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try FigureJSON.encode(figure.key, into: &c)
+            try c.encode(figure.attempts, forKey: "attempts")
+            try c.encode(figure.failures, forKey: "failures")
+            try c.encode(figure.errorRate, forKey: "error_rate")
+            try c.encode(figure.p50Milliseconds, forKey: "p50_ms")
+            try c.encode(figure.p95Milliseconds, forKey: "p95_ms")
+            try c.encode(figure.durationSamples, forKey: "duration_samples")
+        }
+    }
+
+    package struct PercentileRow: Encodable, Sendable {
+        var name: String
+        var figure: PercentileFigure
+        package init(name: String, figure: PercentileFigure) {
+            self.name = name
+            self.figure = figure
+        }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try FigureJSON.encode(figure.key, into: &c)
+            try c.encode(name, forKey: "metric")
+            try c.encode(figure.samples, forKey: "samples")
+            try c.encode(figure.p50, forKey: "p50_ms")
+            try c.encode(figure.p90, forKey: "p90_ms")
+            try c.encode(figure.p95, forKey: "p95_ms")
+            try c.encode(figure.p99, forKey: "p99_ms")
+        }
+    }
+
+    package struct Frame: Encodable, Sendable {
+        var binaryName: String?
+        var binaryUUID: String?
+        var address: String
+        var offset: String
+        init(_ frame: SampleFrame) {
+            binaryName = frame.binaryName
+            binaryUUID = frame.binaryUUID
+            address = "0x" + String(frame.address, radix: 16)
+            offset = "0x" + String(frame.offset, radix: 16)
+        }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try c.encode(binaryName, forKey: "binary_name")
+            try c.encode(binaryUUID, forKey: "binary_uuid")
+            try c.encode(address, forKey: "address")
+            try c.encode(offset, forKey: "offset")
+        }
+    }
+
+    package struct CrashRow: Encodable, Sendable {
+        var figure: CrashFigure
+        var withStack: Bool
+        package init(figure: CrashFigure, withStack: Bool) {
+            self.figure = figure
+            self.withStack = withStack
+        }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            let g = figure.group
+            try c.encode(g.id, forKey: "id")
+            try c.encode(g.fingerprint, forKey: "fingerprint")
+            try c.encode(figure.kind.rawValue, forKey: "kind")
+            try c.encode(g.groupKind, forKey: "group_kind")
+            try c.encode(g.title, forKey: "title")
+            try c.encode(figure.count, forKey: "count")
+            try c.encode(figure.countByVersion, forKey: "count_by_version")
+            try c.encode(UTCDay(epochSeconds: g.firstSeen).string, forKey: "first_seen")
+            try c.encode(UTCDay(epochSeconds: g.lastSeen).string, forKey: "last_seen")
+            try c.encode(g.exceptionType, forKey: "exception_type")
+            try c.encode(figure.exceptionName, forKey: "exception_name")
+            try c.encode(g.signal, forKey: "signal")
+            try c.encode(figure.signalName, forKey: "signal_name")
+            try c.encode(figure.isWatchdog, forKey: "watchdog")
+            if withStack {
+                try c.encode(g.terminationReason, forKey: "termination_reason")
+                try c.encode(g.sampleFrames.map(Frame.init), forKey: "sample_stack")
+            } else {
+                try c.encode(g.sampleFrames.prefix(3).map(Frame.init), forKey: "sample_stack")
+            }
+        }
+    }
+
+    /// `GET /v1/apps` and the report's app line.
+    package struct AppsBody: Encodable, Sendable {
+        var apps: [AppBody]
+        package init(_ apps: [AppInfo]) { self.apps = apps.map(AppBody.init) }
+    }
+
+    package struct AppBody: Encodable, Sendable {
+        var info: AppInfo
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try c.encode(info.bundleID, forKey: "bundle_id")
+            try c.encode(info.metricPayloads, forKey: "metric_payloads")
+            try c.encode(info.diagnosticPayloads, forKey: "diagnostic_payloads")
+            try c.encode(info.firstDay, forKey: "first_day")
+            try c.encode(info.lastDay, forKey: "last_day")
+        }
+    }
+
+    /// `GET /v1/apps/{bundleId}/summary`: the headline figures of a scope.
+    package struct SummaryBody: Encodable, Sendable {
+        var scope: Scope
+        var figure: SummaryFigure
+        package init(_ scope: Scope, _ figure: SummaryFigure) {
+            self.scope = scope
+            self.figure = figure
+        }
+        package func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            try c.encode(scope.app, forKey: "app")
+            try c.encode(Window(scope.days), forKey: "window")
+            try c.encode(figure.deviceDays, forKey: "device_days")
+            try c.encode(figure.foregroundExits, forKey: "foreground_exits")
+            try c.encode(figure.backgroundExits, forKey: "background_exits")
+            try c.encode(figure.foregroundExitsPerThousandDeviceDays, forKey: "foreground_exits_per_1000_device_days")
+            try c.encode(figure.backgroundExitsPerThousandDeviceDays, forKey: "background_exits_per_1000_device_days")
+            try c.encode(figure.restorationAttempts, forKey: "restoration_attempts")
+            try c.encode(figure.restorationFailures, forKey: "restoration_failures")
+            try c.encode(figure.restorationErrorRate, forKey: "restoration_error_rate")
+            try c.encode(figure.flaggedHandlers, forKey: "flagged_handlers")
+            try c.encode(
+                Dictionary(uniqueKeysWithValues: figure.diagnostics.map { ($0.key.rawValue, $0.value) }),
+                forKey: "diagnostics")
+            try c.encode(figure.crashGroups, forKey: "crash_groups")
+        }
+    }
+}
