@@ -141,19 +141,38 @@ let package = Package(
             dependencies: ["LifelineCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
+        .target(
+            name: "LifelineTestSupport",
+            dependencies: [
+                "LifelineModel",
+                "LifelineAnalysis",
+                "LifelineIngest",
+                "LifelineServer",
+                "LifelineStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/LifelineTestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "LifelineModelTests",
-            dependencies: ["LifelineModel"],
+            dependencies: ["LifelineTestSupport", "LifelineModel"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LifelineStoreTests",
-            dependencies: ["LifelineStore", "LifelineModel", "LifelineAnalysis"],
+            dependencies: ["LifelineTestSupport", "LifelineStore", "LifelineIngest", "LifelineModel", "LifelineAnalysis"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LifelineServerTests",
             dependencies: [
+                "LifelineTestSupport",
+                "LifelineIngest",
                 "lifeline",
                 "LifelineServer",
                 "LifelineStore",
@@ -172,6 +191,8 @@ let package = Package(
         .testTarget(
             name: "LifelineSimulatorTests",
             dependencies: [
+                "LifelineTestSupport",
+                "LifelineIngest",
                 "LifelineSimulator",
                 "LifelineModel",
                 "LifelineServer",
@@ -189,6 +210,8 @@ let package = Package(
         .testTarget(
             name: "LifelineAlertsTests",
             dependencies: [
+                "LifelineTestSupport",
+                "LifelineIngest",
                 "LifelineAlerts",
                 "LifelineAnalysis",
                 "LifelineModel",

@@ -52,9 +52,15 @@ struct BenchQueryCommand: AsyncParsableCommand {
         // Each run is one read transaction on the store's reader threads, as a request is.
         let queries: [(String, @Sendable (Analyzer) throws -> Int)] = [
             ("exits by version, \(days) days", { analyzer in try analyzer.exits(scope.grouped(by: [.version])).count }),
-            ("exits by version and day", { analyzer in try analyzer.exits(scope.grouped(by: [.version, .day])).count }),
+            (
+                "exits by version and day",
+                { analyzer in try analyzer.exits(scope.grouped(by: [.version, .day])).count }
+            ),
             ("exits by os and device", { analyzer in try analyzer.exits(scope.grouped(by: [.os, .device])).count }),
-            ("expiration handlers by version", { analyzer in try analyzer.handlers(scope.grouped(by: [.version])).count }),
+            (
+                "expiration handlers by version",
+                { analyzer in try analyzer.handlers(scope.grouped(by: [.version])).count }
+            ),
             ("restoration by version", { analyzer in try analyzer.restoration(scope.grouped(by: [.version])).count }),
             (
                 "launch p50..p99 by version",

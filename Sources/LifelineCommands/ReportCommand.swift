@@ -122,7 +122,8 @@ struct ReportCommand: AsyncParsableCommand {
         let now = WallClock.nowSeconds()
         // Validated by validate(); today (clamped to the days Lifeline knows) when absent.
         let lastDay = to.flatMap { UTCDay($0) } ?? min(max(UTCDay(epochSeconds: now), .first), .last)
-        let days = from.flatMap { UTCDay($0) }.map { DayRange(from: $0, to: lastDay) } ?? DayRange(last: lastDay, count: 30)
+        let days =
+            from.flatMap { UTCDay($0) }.map { DayRange(from: $0, to: lastDay) } ?? DayRange(last: lastDay, count: 30)
         let builder = ReportBuilder(analysis: analysis, alerts: database.alertState)
         let gates = try failOn.map { try FailCondition($0, figures: builder.figures) }
         let request = Report.Request(

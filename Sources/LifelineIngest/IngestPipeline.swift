@@ -73,7 +73,8 @@ package struct IngestPipeline: Sendable {
             if let claimed = document.bundleIdentifier, claimed != app {
                 let position = documents.count > 1 ? "document \(index): " : ""
                 throw IngestError(
-                    .forbidden, code: "forbidden", "\(position)bundleIdentifier \"\(claimed)\" differs from the key's app \"\(app)\"")
+                    .forbidden, code: "forbidden",
+                    "\(position)bundleIdentifier \"\(claimed)\" differs from the key's app \"\(app)\"")
             }
             guard
                 let slice = json.getSlice(

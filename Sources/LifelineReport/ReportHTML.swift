@@ -226,7 +226,8 @@ package enum ReportHTML {
             let badge = alert.resolvedAt == nil ? "bad" : "ok"
             html += "<tr><td>\(HTML.escape(alert.rule))</td><td>\(HTML.escape(labels))</td>"
             html += "<td><span class=\"badge \(badge)\">\(alert.status)</span></td>"
-            html += "<td>\(UTCTimestamp.iso8601(alert.firedAt))</td><td>\(alert.resolvedAt.map(UTCTimestamp.iso8601) ?? "—")</td>"
+            html +=
+                "<td>\(UTCTimestamp.iso8601(alert.firedAt))</td><td>\(alert.resolvedAt.map(UTCTimestamp.iso8601) ?? "—")</td>"
             html += "<td class=\"n\">\(alert.value.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
         }
         return html + "</table>"

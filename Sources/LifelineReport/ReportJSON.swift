@@ -33,7 +33,8 @@ package enum ReportJSON {
             try c.encode(report.failed, forKey: "failed")
             try c.encode(report.exits.map(FigureJSON.ExitRow.init), forKey: "exits")
             try c.encode(report.handlers.map(FigureJSON.HandlerRow.init), forKey: "expiration_handlers")
-            try c.encode(report.restorationByVersion.map(FigureJSON.RestorationRow.init), forKey: "restoration_by_version")
+            try c.encode(
+                report.restorationByVersion.map(FigureJSON.RestorationRow.init), forKey: "restoration_by_version")
             try c.encode(report.restorationByDay.map(FigureJSON.RestorationRow.init), forKey: "restoration_by_day")
             try c.encode(report.crashGroupCount, forKey: "crash_groups")
             try c.encode(

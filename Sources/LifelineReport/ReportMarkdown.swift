@@ -118,7 +118,8 @@ package enum ReportMarkdown {
                 ["rule", "status", "fired", "resolved", "value when fired"],
                 report.alerts.map {
                     [
-                        $0.rule, $0.status, UTCTimestamp.iso8601($0.firedAt), $0.resolvedAt.map(UTCTimestamp.iso8601) ?? "—",
+                        $0.rule, $0.status, UTCTimestamp.iso8601($0.firedAt),
+                        $0.resolvedAt.map(UTCTimestamp.iso8601) ?? "—",
                         $0.value.map { NumberText.fixed($0, digits: 4) } ?? "—",
                     ]
                 })

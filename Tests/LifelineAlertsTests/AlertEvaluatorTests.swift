@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LifelineAlerts
 import LifelineAnalysis
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("Evaluating rules against the store, with state in SQLite and notifications to real receivers")
@@ -47,10 +48,10 @@ struct AlertEvaluatorTests {
     }
 
     private func makeEvaluator(
-        _ env: AlertTestEnvironment, path: String, clock: ManualClock
+        _ env: TemporaryDatabase, path: String, clock: ManualClock
     ) throws -> AlertEvaluator {
         AlertEvaluator(
-            analyzer: Analyzer(reader: env.database), store: env.database,
+            analysis: AnalysisRunner(source: env.database), store: env.database.alertState,
             rules: try RuleFileLoader.load(path: path), rulesPath: path, clock: clock, logger: .quiet)
     }
 
@@ -77,7 +78,7 @@ struct AlertEvaluatorTests {
 
     @Test("an alert goes pending, fires after `for`, survives a restart without re-firing, and resolves")
     func lifecycle() async throws {
-        let env = try AlertTestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await env.ingest([
             Payloads.metric(day: Self.day, version: "4.2.0", attempts: 100, failures: 5),
@@ -165,7 +166,7 @@ struct AlertEvaluatorTests {
 
     @Test("the minimum-sample guard skips thin groups, and keep_firing_for holds a firing alert")
     func guardAndKeepFiring() async throws {
-        let env = try AlertTestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         // 4.3.0 has only 20 attempts: under min_samples 50, never an alert despite 50 % failures.
         try await env.ingest([
@@ -196,7 +197,7 @@ struct AlertEvaluatorTests {
 
     @Test("an invalid reload is refused with every error and the old rules keep running")
     func invalidReload() async throws {
-        let env = try AlertTestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await env.ingest([Payloads.metric(day: Self.day, attempts: 100, failures: 5)])
         let path = try env.write("rules.yaml", Self.rules(port: 9, forDuration: "0s"))

@@ -1,6 +1,7 @@
 import LifelineAlerts
 import LifelineAnalysis
 import LifelineStore
+import LifelineTestSupport
 import Synchronization
 import Testing
 
@@ -27,12 +28,12 @@ struct AlertServiceTests {
 
     @Test("run() evaluates at the clock's time, waits the evaluation interval, and ends when cancelled")
     func runsUntilCancelled() async throws {
-        let env = try AlertTestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await env.ingest([Payloads.metric(day: "2026-11-01", attempts: 100, failures: 5)])
         let clock = SteppingClock(Payloads.time("2026-11-01", hour: 12))
         let evaluator = AlertEvaluator(
-            analyzer: Analyzer(reader: env.database), store: env.database,
+            analysis: AnalysisRunner(source: env.database), store: env.database.alertState,
             rules: try RuleFileLoader.parse(AlertEvaluatorTests.rules(port: 9, forDuration: "0s"), file: "r.yaml"),
             clock: clock, logger: .quiet)
         try await withThrowingTaskGroup { group in

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import LifelineAlerts
 import LifelineAnalysis
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @testable import LifelineServer
@@ -31,12 +32,12 @@ struct AlertsEndpointTests {
 
     @Test("alerts and rules need a read key, reload an admin key; a bad reload is refused with its problems")
     func endpoints() async throws {
-        let env = try AlertTestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await env.ingest([Payloads.metric(day: "2026-11-01", attempts: 100, failures: 5)])
         let path = try env.write("rules.yaml", AlertEvaluatorTests.rules(port: 9, forDuration: "0s"))
         let evaluator = AlertEvaluator(
-            analyzer: Analyzer(reader: env.database), store: env.database,
+            analysis: AnalysisRunner(source: env.database), store: env.database.alertState,
             rules: try RuleFileLoader.load(path: path), rulesPath: path,
             clock: ManualClock(Payloads.time("2026-11-01", hour: 12)), logger: .quiet)
         await evaluator.evaluate(at: Payloads.time("2026-11-01", hour: 12))

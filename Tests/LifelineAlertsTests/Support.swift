@@ -2,51 +2,14 @@ import Foundation
 import Hummingbird
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import Logging
 import NIOCore
 import Synchronization
-
-/// A fresh, migrated database file in its own temporary directory.
-struct AlertTestEnvironment {
-    let directory: URL
-    let databasePath: String
-    let database: Database
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-alerts-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        databasePath = directory.appendingPathComponent("lifeline.sqlite").path
-        database = try Database(path: databasePath, options: .init(synchronous: .normal))
-        try database.migrate()
-    }
-
-    /// Writes `text` to `name` in the directory and returns its path.
-    func write(_ name: String, _ text: String) throws -> String {
-        let url = directory.appendingPathComponent(name)
-        try text.write(to: url, atomically: true, encoding: .utf8)
-        return url.path
-    }
-
-    /// Ingests JSON documents through the same pipeline and writer as the HTTP API.
-    func ingest(_ documents: [String], app: String = Payloads.app) async throws {
-        let pipeline = IngestPipeline()
-        try await IngestWriter.withWriter(database: database, logger: .quiet) { writer in
-            for document in documents {
-                let items = try pipeline.prepare(
-                    body: ByteBuffer(string: document), encoding: .identity, family: nil, app: app,
-                    receivedAt: 1_000)
-                _ = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
-            }
-        }
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
 
 /// Synthetic MetricKit documents.
 enum Payloads {
@@ -79,7 +42,7 @@ enum Payloads {
 
     /// Epoch seconds of `hour`:00 UTC on `day`.
     static func time(_ day: String, hour: Int64 = 0, minute: Int64 = 0) -> Int64 {
-        Int64(Day.ordinal(day)!) * 86_400 + hour * 3600 + minute * 60
+        (UTCDay(day)?.startEpochSeconds ?? 0) + hour * 3600 + minute * 60
     }
 }
 
@@ -128,8 +91,4 @@ enum RecordingReceiver {
         return Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: .quiet)
     }
-}
-
-extension Logger {
-    static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 }

@@ -1,15 +1,11 @@
 import Foundation
 import LifelineModel
+import LifelineTestSupport
 
 /// Access to the shared MetricKit fixtures (`../shared/fixtures/metrickit/` beside the repository).
 enum Fixtures {
-    /// `…/shared/fixtures/metrickit`, found from this file's path (repo/Tests/LifelineModelTests/Fixtures.swift).
-    static let directory: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent()  // LifelineModelTests
-        .deletingLastPathComponent()  // Tests
-        .deletingLastPathComponent()  // repository root
-        .deletingLastPathComponent()  // its parent, which holds shared/
-        .appendingPathComponent("shared/fixtures/metrickit", isDirectory: true)
+    /// `…/shared/fixtures/metrickit` (``Paths/fixtures``).
+    static let directory: URL = Paths.fixtures
 
     /// The bytes of a fixture, e.g. `metrics/lifeline-authored__ios17-full.json`.
     static func bytes(_ relativePath: String) throws -> [UInt8] {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestSupport
 import Testing
 
 /// Headless Chromium (Debian's `chromium` package) rendering a page to PNG, with the page's

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Synchronization
 import Testing
@@ -17,10 +18,10 @@ struct CrashRecoveryTests {
 
     @Test("every acknowledged payload survives SIGKILL under load, and the database is intact")
     func acknowledgedPayloadsSurviveKill() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let server = try Lifeline.Server(database: env.databasePath)
+        let server = try Lifeline.Server(database: env.path)
         try await server.waitUntilReady()
 
         let acknowledged = Acknowledged()
@@ -60,7 +61,7 @@ struct CrashRecoveryTests {
         #expect(stored >= before.count, "stored \(stored) < acknowledged \(before.count)")
 
         // Restart and re-post every acknowledged payload: each must be a duplicate with its original id.
-        let restarted = try Lifeline.Server(database: env.databasePath)
+        let restarted = try Lifeline.Server(database: env.path)
         try await restarted.waitUntilReady()
         try await TestClient.withClient(host: "127.0.0.1", port: restarted.port) { http in
             for (index, id) in before.sorted(by: { $0.key < $1.key }) {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -26,7 +27,7 @@ struct DashboardTests {
 
     @Test("login form, cookie sign-in with a read key only, pickers and the report's sections")
     func signInAndBrowse() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let read = try env.token(.read)
         let ingest = try env.token(.ingest, app: Self.notes)
@@ -88,7 +89,7 @@ struct DashboardTests {
 
     @Test("the cookie is an opaque session id, never the key; logout and revocation end it")
     func sessionsAreOpaqueAndEnd() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let read = try env.database.createKey(role: .read, app: nil)
         try await ReportTests.fill(env) { client, _ in
@@ -123,7 +124,7 @@ struct DashboardTests {
 
     @Test("POST /login from another origin, or with no origin at all, is refused (login CSRF)")
     func loginChecksOrigin() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let read = try env.token(.read)
         try await ReportTests.fill(env) { client, _ in
@@ -143,7 +144,7 @@ struct DashboardTests {
 
     @Test("every HTML answer forbids framing, sniffing and referrers")
     func securityHeaders() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let read = try env.token(.read)
         try await ReportTests.fill(env) { client, _ in
@@ -175,10 +176,10 @@ struct DashboardTests {
         "the dashboard page renders in headless Chromium without console errors",
         .enabled(if: Chromium.isAvailableOrRequired, "chromium is not installed (CI installs it)"))
     func rendersInChromium() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let read = try env.token(.read)
-        let file = env.directory.appendingPathComponent("dashboard.html")
+        let file = env.directory.url.appendingPathComponent("dashboard.html")
         try await ReportTests.fill(env) { client, _ in
             let page = try await client.execute(
                 uri: "/?app=\(Self.notes)&from=2026-10-01&to=2026-11-30", method: .get,

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import LifelineReport
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -17,13 +18,13 @@ struct HostileInputTests {
     /// A live server with the notes fixtures ingested; `body` gets the client and the environment.
     static func withServer(
         rules: String? = nil,
-        _ body: @Sendable (any TestClientProtocol, TestEnvironment) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, TemporaryDatabase) async throws -> Void
     ) async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         var config = env.config()
         if let rules {
-            let path = env.directory.appendingPathComponent("rules.yaml")
+            let path = env.directory.url.appendingPathComponent("rules.yaml")
             try Data(rules.utf8).write(to: path)
             config.rulesPath = path.path
         }
@@ -165,7 +166,7 @@ struct HostileInputTests {
 
     @Test("a key's last use is recorded by the server in a batch (here: the flush on shutdown)")
     func lastUseIsRecorded() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let used = try env.database.createKey(role: .read, app: nil)
         let unused = try env.database.createKey(role: .read, app: nil)

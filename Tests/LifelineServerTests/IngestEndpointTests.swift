@@ -5,6 +5,7 @@ import HummingbirdTesting
 import LifelineModel
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -12,7 +13,7 @@ import Testing
 struct IngestEndpointTests {
     @Test("every shared fixture is accepted, plain and gzip, and stored once")
     func everyFixtureIsAccepted() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         // Fixtures that name their app must be posted with a key of that app.
         let cases: [(file: String, path: String, app: String, documents: Int)] = [
@@ -53,7 +54,7 @@ struct IngestEndpointTests {
 
     @Test("the same document posted twice is stored once and answered as a duplicate with the same id")
     func duplicateIsNotDoubleCounted() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let app = try await buildApplication(env.config())
@@ -78,7 +79,7 @@ struct IngestEndpointTests {
 
     @Test("an array body stores each document and reports duplicates inside it")
     func arrayBodyStoresEachDocument() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let app = try await buildApplication(env.config())
@@ -102,7 +103,7 @@ struct IngestEndpointTests {
 
     @Test("a retried request with the same Idempotency-Key is replayed, not stored again")
     func idempotencyKeyReplays() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let app = try await buildApplication(env.config())
@@ -127,7 +128,7 @@ struct IngestEndpointTests {
 
     @Test("health answers without a key, readiness checks the database")
     func healthAndReadiness() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let app = try await buildApplication(env.config())
         try await app.test(.live) { client in
@@ -142,7 +143,7 @@ struct IngestEndpointTests {
 
     @Test("data is still there after a restart: the same document is then a duplicate")
     func dataSurvivesRestart() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let payload = try gzip(metricPayload(index: 7))

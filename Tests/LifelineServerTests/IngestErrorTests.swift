@@ -2,9 +2,11 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LifelineIngest
 import LifelineModel
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -13,9 +15,9 @@ struct IngestErrorTests {
     /// Runs `body` against a live server on a fresh database with an ingest key for com.example.app.
     func withServer(
         limits: IngestLimits = .init(), options: Database.Options = .init(),
-        _ body: @Sendable (any TestClientProtocol, String, TestEnvironment) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, String, TemporaryDatabase) async throws -> Void
     ) async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let app = try await buildApplication(env.config(options: options, limits: limits))
@@ -64,7 +66,7 @@ struct IngestErrorTests {
 
     @Test("401 once a key is revoked")
     func revokedKey() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let (key, token) = try env.database.createKey(role: .ingest, app: "com.example.app")
         #expect(try env.database.revokeKey(id: key.id))
@@ -150,7 +152,7 @@ struct IngestErrorTests {
     @Test("503 when the store cannot write (disk full), with nothing half-written")
     func diskFull() async throws {
         // Room for the schema and keys, not for a payload with its raw copy and rows.
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         // The pages freed by migrations that drop tables would take the payload: compact them away.

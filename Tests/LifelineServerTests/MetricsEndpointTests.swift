@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -69,7 +70,7 @@ struct MetricsEndpointTests {
         versionsPerApp: Int = 10,
         _ body: @Sendable (any TestClientProtocol, _ ingest: String, _ read: String) async throws -> Void
     ) async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let ingest = try env.token(.ingest, app: notes)
         let read = try env.token(.read)
@@ -153,8 +154,8 @@ struct MetricsEndpointTests {
         try await Self.withServer { client, ingest, read in
             try await Self.ingestFleet(client, ingest)
             let samples = try await Self.scrape(client, read)
-            #expect(samples.value("lifeline_metrics_window_days") == 31)
-            #expect(samples.value("lifeline_app_device_days", ["app": Self.notes, "version": "4.2.0"]) == 4)
+            #expect(samples.value("lifeline_metrics_window_seconds") == Double(31 * 86_400))
+            #expect(samples.value("lifeline_app_metric_payloads", ["app": Self.notes, "version": "4.2.0"]) == 4)
 
             let response = try await client.execute(
                 uri: "/v1/apps/\(Self.notes)/exits?from=2026-10-01&to=2026-10-31&group_by=version", method: .get,
@@ -170,7 +171,7 @@ struct MetricsEndpointTests {
                 #expect(
                     samples.value("lifeline_app_exits", labels) == (row["count"] as? NSNumber)?.doubleValue, "\(row)")
                 #expect(
-                    samples.value("lifeline_app_exits_per_1000_device_days", labels)
+                    samples.value("lifeline_app_exit_rate", labels)
                         == (row["per_1000_device_days"] as? NSNumber)?.doubleValue)
             }
             let handler = ["app": Self.notes, "handler": "ExpirationHandlers/SyncExpirationHandler"]
@@ -193,10 +194,10 @@ struct MetricsEndpointTests {
                     == .accepted)
             let samples = try await Self.scrape(client, read)
             let versions = Set(
-                samples.filter { $0.name == "lifeline_app_device_days" }.compactMap { $0.labels["version"] })
+                samples.filter { $0.name == "lifeline_app_metric_payloads" }.compactMap { $0.labels["version"] })
             #expect(versions == ["4.2.0", "other"])
-            #expect(samples.value("lifeline_app_device_days", ["version": "4.2.0"]) == 5)
-            #expect(samples.value("lifeline_app_device_days", ["version": "other"]) == 4)
+            #expect(samples.value("lifeline_app_metric_payloads", ["version": "4.2.0"]) == 5)
+            #expect(samples.value("lifeline_app_metric_payloads", ["version": "other"]) == 4)
             // The folded group is computed as one scope: 4.1.0's balanced handler is not flagged.
             #expect(samples.value("lifeline_app_handler_flagged", ["version": "other"]) == 0)
         }
@@ -238,9 +239,9 @@ struct MetricsEndpointTests {
         }
         #expect(queried.count >= 15)
         // A server with every kind of series: rules with a receiver, payloads of both versions.
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
-        let rules = env.directory.appendingPathComponent("rules.yaml")
+        let rules = env.directory.url.appendingPathComponent("rules.yaml")
         try Data(
             """
             groups:
@@ -278,6 +279,39 @@ struct MetricsEndpointTests {
                 #expect(
                     families.contains { exported.contains($0) }, "\(name) is queried by a dashboard but not exported")
             }
+            // Prometheus' own linter on the whole exposition (HELP on every family, base units).
+            let response = try await client.execute(
+                uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(read)"])
+            try Self.promtoolCheck(String(buffer: response.body))
         }
+    }
+
+    /// `promtool check metrics` (Debian's `prometheus` package) on `text`: no problem reported.
+    /// Skipped with a note when promtool is not installed, except in CI (`.ci/run` installs it).
+    static func promtoolCheck(_ text: String) throws {
+        let candidates = ["/usr/bin/promtool", "/usr/local/bin/promtool"]
+        guard let promtool = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("promtool is not installed; .ci/run installs Debian's prometheus package")
+            } else {
+                print("note: promtool not installed; `promtool check metrics` skipped")
+            }
+            return
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: promtool)
+        process.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(text.utf8))
+        try input.fileHandleForWriting.close()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "promtool check metrics:\n\(report)")
+        #expect(report.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "\(report)")
     }
 }

@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LifelineServer
+import LifelineTestSupport
 import Testing
 
 @Suite("The OpenAPI document")
@@ -19,7 +20,7 @@ struct OpenAPITests {
     @Test("real responses of every endpoint match the schemas of the spec")
     func responsesMatchSpec() async throws {
         let validator = try SchemaValidator(yaml: try Self.specText)
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         let notes = "com.example.notes"
         let ingest = try env.token(.ingest, app: notes)

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -13,9 +14,9 @@ struct QueryEndpointTests {
     /// Ingests documents through HTTP, then runs `body` with a read token.
     func withIngested(
         _ documents: [(path: String, app: String, body: Data)],
-        _ body: @Sendable (any TestClientProtocol, String, TestEnvironment) async throws -> Void
+        _ body: @Sendable (any TestClientProtocol, String, TemporaryDatabase) async throws -> Void
     ) async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         var ingest: [String: String] = [:]
         for app in Set(documents.map(\.app)) { ingest[app] = try env.token(.ingest, app: app) }

@@ -4,9 +4,11 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineModel
 import LifelineReport
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -19,7 +21,7 @@ struct ReportTests {
 
     /// 4.1.0 with balanced expiration handlers, 4.2.0 entering 20 times and leaving 10 (flagged);
     /// the notes fixtures (restoration signposts) and a real crash report for a second app.
-    static func fill(_ env: TestEnvironment, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
+    static func fill(_ env: TemporaryDatabase, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
         async throws
     {
         let notesKey = try env.token(.ingest, app: notes)
@@ -62,20 +64,21 @@ struct ReportTests {
     }
 
     static func report(
-        _ env: TestEnvironment, app: String, from: String = "2026-10-01", compare: Report.VersionPair? = nil
-    ) throws -> Report {
-        let builder = ReportBuilder(database: env.database, analyzer: Analyzer(reader: env.database))
-        return try builder.build(
-            Report.Request(app: app, days: DayRange(from: from, to: "2026-11-30"), compare: compare),
+        _ env: TemporaryDatabase, app: String, from: String = "2026-10-01", compare: Report.VersionPair? = nil
+    ) async throws -> Report {
+        let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
+        return try await builder.build(
+            Report.Request(
+                app: app, days: DayRange(from: try #require(UTCDay(from)), to: "2026-11-30"), compare: compare),
             now: 1_790_000_000)
     }
 
     @Test("exits, handlers, restoration and crashes in the report equal the query API's figures")
     func figuresMatchTheAPI() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await Self.fill(env) { client, read in
-            let report = try Self.report(env, app: Self.notes)
+            let report = try await Self.report(env, app: Self.notes)
             #expect(report.versions.contains("4.1.0") && report.versions.contains("4.2.0"))
 
             let exits = try await Self.rows(
@@ -119,7 +122,7 @@ struct ReportTests {
             // The crash report is from October 2020.
             let crashes = try await Self.rows(
                 client, "/v1/apps/\(Self.meter)/crashes?from=2020-01-01&to=2026-11-30", read, key: "groups")
-            let meter = try Self.report(env, app: Self.meter, from: "2020-01-01")
+            let meter = try await Self.report(env, app: Self.meter, from: "2020-01-01")
             #expect(!crashes.isEmpty)
             #expect(meter.crashes.map(\.group.id) == crashes.compactMap { ($0["id"] as? NSNumber)?.int64Value })
             #expect(meter.crashes.map(\.count) == crashes.compactMap { ($0["count"] as? NSNumber)?.int64Value })
@@ -134,9 +137,69 @@ struct ReportTests {
         }
     }
 
+    @Test("the report's JSON rows are the API's rows: same names, same values, same nulls")
+    func reportJSONEqualsTheAPI() async throws {
+        let env = try TemporaryDatabase()
+        defer { env.remove() }
+        try await Self.fill(env) { client, read in
+            func object(_ text: String) throws -> [String: Any] {
+                try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+            }
+            func same(_ reportRows: Any?, _ apiRows: [[String: Any]], _ what: String) {
+                let reportRows = reportRows as? [[String: Any]] ?? []
+                #expect(!apiRows.isEmpty, "\(what): the API gave no rows")
+                #expect(
+                    NSArray(array: reportRows).isEqual(to: apiRows),
+                    "\(what):\nreport \(reportRows)\napi    \(apiRows)")
+            }
+            let notes = try object(try ReportJSON.render(try await Self.report(env, app: Self.notes)))
+            let base = "/v1/apps/\(Self.notes)"
+            same(
+                notes["exits"], try await Self.rows(client, "\(base)/exits?\(Self.window)&group_by=version", read),
+                "exits")
+            same(
+                notes["expiration_handlers"],
+                try await Self.rows(client, "\(base)/expiration-handlers?\(Self.window)&group_by=version", read),
+                "expiration handlers")
+            same(
+                notes["restoration_by_version"],
+                try await Self.rows(client, "\(base)/restoration?\(Self.window)&group_by=version", read),
+                "restoration by version")
+            same(
+                notes["restoration_by_day"],
+                try await Self.rows(client, "\(base)/restoration?\(Self.window)&group_by=day", read),
+                "restoration by day")
+            let launch = try await Self.rows(client, "\(base)/launch?\(Self.window)&group_by=version", read)
+            let hangs = try await Self.rows(client, "\(base)/hangs?\(Self.window)&group_by=version", read)
+            same(notes["percentiles"], launch + hangs, "launch and hang percentiles")
+            let window = try #require(notes["window"] as? [String: Any])
+            let apiWindow = try #require(
+                try json(
+                    try await client.execute(
+                        uri: "\(base)/summary?\(Self.window)", method: .get, headers: [.authorization: "Bearer \(read)"]
+                    ).body)["window"] as? [String: Any])
+            #expect(NSDictionary(dictionary: window).isEqual(to: apiWindow))
+
+            // Crash groups: the report lists each with its whole sample stack, as `GET …/crashes/{id}`.
+            let meter = try object(
+                try ReportJSON.render(try await Self.report(env, app: Self.meter, from: "2020-01-01")))
+            let groups = try #require(meter["top_crashes"] as? [[String: Any]])
+            #expect(!groups.isEmpty)
+            var detail: [[String: Any]] = []
+            for group in groups {
+                let id = try #require((group["id"] as? NSNumber)?.int64Value)
+                let response = try await client.execute(
+                    uri: "/v1/apps/\(Self.meter)/crashes/\(id)?from=2020-01-01&to=2026-11-30", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
+                detail.append(try json(response.body))
+            }
+            same(groups, detail, "crash groups")
+        }
+    }
+
     @Test("alerts that fired in the window are listed with when they resolved; those outside it are not")
     func alertsInWindow() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await Self.fill(env) { _, _ in }
         let rules = try RuleFileLoader.parse(
@@ -153,14 +216,16 @@ struct ReportTests {
             """, file: "rules.yaml")
         // 2026-10-14 12:00 UTC: that day's 4.2.0 payload has an unbalanced handler → firing.
         let firedAt: Int64 = 1_791_979_200
-        let fired = await RuleTrial.run(rules, database: env.database, at: firedAt)
+        let fired = await RuleTrial.run(
+            rules, analysis: AnalysisRunner(source: env.database), store: env.database.alertState, at: firedAt)
         #expect(fired.snapshot.alerts.contains { $0.status == .firing && $0.labels["version"] == "4.2.0" })
         // 2026-10-25 12:00 UTC: no payload that day → resolved.
         let resolvedAt: Int64 = 1_792_929_600
-        let resolved = await RuleTrial.run(rules, database: env.database, at: resolvedAt)
+        let resolved = await RuleTrial.run(
+            rules, analysis: AnalysisRunner(source: env.database), store: env.database.alertState, at: resolvedAt)
         #expect(resolved.snapshot.alerts.contains { $0.status == .resolved && $0.labels["version"] == "4.2.0" })
 
-        let report = try Self.report(env, app: Self.notes)
+        let report = try await Self.report(env, app: Self.notes)
         let alert = try #require(report.alerts.first)
         #expect(report.alerts.count == 1)
         #expect(alert.rule == "handler_hangs" && alert.labels["version"] == "4.2.0")
@@ -170,25 +235,25 @@ struct ReportTests {
             ReportMarkdown.render(report).contains(
                 "| handler_hangs | resolved | 2026-10-14T12:00:00Z | 2026-10-25T12:00:00Z | 0.5000 |"))
 
-        let builder = ReportBuilder(database: env.database, analyzer: Analyzer(reader: env.database))
-        let before = try builder.build(
+        let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
+        let before = try await builder.build(
             Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-13")), now: resolvedAt)
         #expect(before.alerts.isEmpty)
-        let other = try builder.build(
+        let other = try await builder.build(
             Report.Request(app: Self.meter, days: DayRange(from: "2026-10-01", to: "2026-11-30")), now: resolvedAt)
         #expect(other.alerts.isEmpty)
     }
 
     @Test("the command writes html, md and json; --compare gives deltas; --fail-on sets the exit status")
     func commandLine() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await Self.fill(env) { _, _ in }
         let base = [
-            "report", "--db", env.databasePath, "--app", Self.notes, "--from", "2026-10-01", "--to", "2026-11-30",
+            "report", "--db", env.path, "--app", Self.notes, "--from", "2026-10-01", "--to", "2026-11-30",
         ]
         for format in ["html", "md", "json"] {
-            let out = env.directory.appendingPathComponent("report.\(format)").path
+            let out = env.directory.url.appendingPathComponent("report.\(format)").path
             let result = try Lifeline.run(base + ["--format", format, "--out", out])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("report: wrote \(out)"))
@@ -197,7 +262,7 @@ struct ReportTests {
         }
 
         // Compare: the handler imbalance ratio goes from 0 (4.1.0) to 0.5 (4.2.0).
-        let jsonPath = env.directory.appendingPathComponent("gate.json").path
+        let jsonPath = env.directory.url.appendingPathComponent("gate.json").path
         let tripped = try Lifeline.run(
             base + [
                 "--format", "json", "--out", jsonPath, "--compare", "4.1.0..4.2.0",
@@ -229,7 +294,7 @@ struct ReportTests {
         let badGate = try Lifeline.run(base + ["--fail-on", "crashiness>1"])
         #expect(badGate.status == 64)
         #expect(badGate.stderr.contains("'crashiness' is neither a report figure"))
-        let unknownApp = try Lifeline.run(["report", "--db", env.databasePath, "--app", "com.example.none"])
+        let unknownApp = try Lifeline.run(["report", "--db", env.path, "--app", "com.example.none"])
         #expect(unknownApp.status == 1)
         #expect(unknownApp.stderr.contains("no app com.example.none"))
         let unknownVersion = try Lifeline.run(base + ["--compare", "4.1.0..9.9.9", "--out", "-"])
@@ -241,11 +306,11 @@ struct ReportTests {
         "the HTML report renders in headless Chromium without console errors",
         .enabled(if: Chromium.isAvailableOrRequired, "chromium is not installed (CI installs it)"))
     func rendersInChromium() async throws {
-        let env = try TestEnvironment()
+        let env = try TemporaryDatabase()
         defer { env.remove() }
         try await Self.fill(env) { _, _ in }
-        let html = env.directory.appendingPathComponent("report.html")
-        try Data(ReportHTML.document(try Self.report(env, app: Self.notes)).utf8).write(to: html)
+        let html = env.directory.url.appendingPathComponent("report.html")
+        try Data(ReportHTML.document(try await Self.report(env, app: Self.notes)).utf8).write(to: html)
         try Chromium.expectRenders(html)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestSupport
 import Yams
 
 /// Checks JSON values against the OpenAPI document's schemas: the subset Lifeline's spec uses

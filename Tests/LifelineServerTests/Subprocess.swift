@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import LifelineTestSupport
 import NIOCore
 
 /// Runs the real `lifeline` binary: short commands to completion, or a server in the background.

@@ -3,83 +3,13 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LifelineIngest
 import LifelineModel
 import LifelineServer
 import LifelineStore
+import LifelineTestSupport
 import Logging
 import NIOCore
-
-/// A fresh database file in its own temporary directory, with keys for the fixture apps.
-struct TestEnvironment {
-    let directory: URL
-    let databasePath: String
-    let database: Database
-
-    init(options: Database.Options = .init()) throws {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("lifeline-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        databasePath = directory.appendingPathComponent("lifeline.sqlite").path
-        database = try Database(path: databasePath, options: options)
-        try database.migrate()
-    }
-
-    /// A token for a new key.
-    func token(_ role: Role, app: String? = nil) throws -> String {
-        try database.createKey(role: role, app: app).token
-    }
-
-    func config(options: Database.Options = .init(), limits: IngestLimits = .init()) -> ServerConfig {
-        var config = ServerConfig()
-        config.databasePath = databasePath
-        config.port = 0
-        config.database = options
-        config.limits = limits
-        config.logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        return config
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-/// The repository's root and the shared fixtures beside it.
-enum Paths {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    static let fixtures = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures/metrickit")
-
-    static func fixture(_ relative: String) throws -> Data {
-        try Data(contentsOf: fixtures.appendingPathComponent(relative))
-    }
-
-    /// The `lifeline` executable built beside the test bundle.
-    static var executable: URL {
-        get throws {
-            let candidates = [
-                URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent(),
-                URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
-                repository.appendingPathComponent(".build/debug"),
-            ]
-            for directory in candidates {
-                let url = directory.appendingPathComponent("lifeline")
-                if FileManager.default.isExecutableFile(atPath: url.path) { return url }
-            }
-            throw TestFailure("lifeline executable not found near \(candidates.map(\.path))")
-        }
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-func gzip(_ data: Data) throws -> ByteBuffer {
-    var buffer = ByteBuffer(bytes: data)
-    return try buffer.compress(with: .gzip())
-}
 
 /// Headers for an ingest request.
 func ingestHeaders(_ token: String?, gzip: Bool = false, idempotencyKey: String? = nil) -> HTTPFields {

@@ -1,6 +1,7 @@
 import Foundation
 import LifelineModel
 @testable import LifelineSimulator
+import LifelineTestSupport
 import Testing
 
 @Suite("Generated payloads")

@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LifelineServer
 import LifelineSimulator
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("Simulating against a live server on 127.0.0.1")
@@ -12,10 +13,10 @@ struct LiveServerTests {
     private func withServer(
         _ body: @Sendable (_ baseURL: String, _ key: String, _ database: Database) async throws -> Void
     ) async throws {
-        let db = try TestDatabase()
+        let db = try TemporaryDatabase()
         defer { db.remove() }
         let key = try db.database.createKey(role: .ingest, app: "com.example.notes").token
-        let app = try await buildApplication(db.serverConfig())
+        let app = try await buildApplication(db.config())
         try await app.test(.live) { client in
             let port = try #require(client.port)
             try await body("http://127.0.0.1:\(port)", key, db.database)

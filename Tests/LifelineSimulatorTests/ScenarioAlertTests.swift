@@ -1,10 +1,12 @@
 import Foundation
 import LifelineAlerts
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
 import LifelineServer
 import LifelineSimulator
 import LifelineStore
+import LifelineTestSupport
 import NIOCore
 import Testing
 
@@ -42,7 +44,7 @@ struct ScenarioAlertTests {
         let lastDay = config.startDay + config.days - 1
         let evaluationTime = Int64(lastDay) * 86_400 + 23 * 3600
 
-        let database = try TestDatabase()
+        let database = try TemporaryDatabase()
         defer { database.remove() }
         try await Self.ingest(simulation, into: database.database, receivedAt: evaluationTime)
 
@@ -93,7 +95,9 @@ struct ScenarioAlertTests {
     /// The firing alerts after evaluating the example rules at `time − for` of every rule and at
     /// `time`, so a rule whose condition holds on the evaluation day has held for its `for`.
     static func firingAlerts(database: Database, at time: Int64) async throws -> [(rule: String, version: String?)] {
-        let trial = await RuleTrial.run(try RuleFileLoader.load(path: exampleRulesPath), database: database, at: time)
+        let rules = try RuleFileLoader.load(path: exampleRulesPath)
+        let trial = await RuleTrial.run(
+            rules, analysis: AnalysisRunner(source: database), store: database.alertState, at: time)
         for record in trial.records.values {
             #expect(record.error == nil, "\(record.rule): \(record.error ?? "")")
         }

@@ -3,40 +3,8 @@ import LifelineModel
 import LifelineServer
 import LifelineSimulator
 import LifelineStore
+import LifelineTestSupport
 import Logging
-
-/// A fresh database in its own temporary directory.
-struct TestDatabase {
-    let directory: URL
-    let path: String
-    let database: Database
-
-    init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-sim-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        path = directory.appendingPathComponent("lifeline.sqlite").path
-        database = try Database(path: path)
-        try database.migrate()
-    }
-
-    /// A server configuration on this database, on a free port, without logs.
-    func serverConfig() -> ServerConfig {
-        var config = ServerConfig()
-        config.databasePath = path
-        config.port = 0
-        config.logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        return config
-    }
-
-    func remove() {
-        try? FileManager.default.removeItem(at: directory)
-    }
-}
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
 
 /// A simulation configuration starting on a fixed day, so tests never depend on today's date.
 func testConfig(

@@ -1,6 +1,8 @@
 import Foundation
+import LifelineIngest
 import LifelineModel
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("WAL checkpoints beside the writer")
@@ -11,11 +13,11 @@ struct CheckpointerTests {
 
     @Test("committed pages reach the database file without SQLite's automatic checkpoint")
     func walCopiedIntoTheDatabaseFile() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         // Far below the writer's automatic threshold (16,000 pages), and the database stays open
         // (no checkpoint on close): only the checkpointer thread copies WAL frames into the file.
-        let before = Self.fileSize(temp.path)
+        let before = Self.fileSize(temp.databasePath)
         var rng = SeededGenerator(seed: 11)
         try await IngestWriter.withWriter(database: database) { writer in
             for index in 0..<40 {
@@ -23,7 +25,7 @@ struct CheckpointerTests {
                 _ = try await writer.submit(IngestRequest(app: Fixtures.app, items: [item]))
             }
         }
-        let after = Self.fileSize(temp.path)
+        let after = Self.fileSize(temp.databasePath)
         #expect(after > before + 100_000, "database file \(before) → \(after) bytes")
         // Everything in the WAL is in the file: a checkpoint now finds nothing left to copy.
         let result = try database.query("PRAGMA wal_checkpoint(PASSIVE)")

@@ -1,30 +1,8 @@
 import Crypto
 import Foundation
+import LifelineIngest
 import LifelineModel
 import LifelineStore
-
-/// A unique temporary directory with a database path, removed on deinit.
-final class TemporaryDatabase {
-    let directory: URL
-    var path: String { directory.appendingPathComponent("lifeline.sqlite").path }
-
-    init() {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "lifeline-store-tests-\(UUID().uuidString)", isDirectory: true)
-        try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    deinit {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
-    /// Opens and migrates the database.
-    func open(_ options: Database.Options = Database.Options()) throws -> Database {
-        let database = try Database(path: path, options: options)
-        try database.migrate()
-        return database
-    }
-}
 
 enum Fixtures {
     static let app = "com.example.app"

@@ -1,5 +1,7 @@
+import LifelineIngest
 import LifelineModel
 import LifelineStore
+import LifelineTestSupport
 import ServiceLifecycle
 import Testing
 
@@ -7,8 +9,8 @@ import Testing
 struct IngestWriterTests {
     @Test("a metric document is written as exact normalized rows")
     func metricDocumentWritesExactRows() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let item = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "m1", raw: [0x1f, 0x8b, 1, 2, 3], unparsed: 1)
         let outcome = try await IngestWriter.withWriter(database: database) { writer in
             try await writer.submit(IngestRequest(app: Fixtures.app, items: [item]))
@@ -38,9 +40,9 @@ struct IngestWriterTests {
         // Zero counters are not stored.
         #expect(
             try database.exitTotals(app: Fixtures.app) == [
-                ExitTotal(state: .foreground, reason: "NormalApp", count: 5),
-                ExitTotal(state: .background, reason: "BackgroundTaskAssertionTimeout", count: 3),
-                ExitTotal(state: .background, reason: "MemoryPressure", count: 13),
+                ExitCount(state: .foreground, reason: "NormalApp", count: 5),
+                ExitCount(state: .background, reason: "BackgroundTaskAssertionTimeout", count: 3),
+                ExitCount(state: .background, reason: "MemoryPressure", count: 13),
             ])
         #expect(try database.query("SELECT count(*) FROM exit_counts") == [[.integer(3)]])
 
@@ -99,8 +101,8 @@ struct IngestWriterTests {
 
     @Test("diagnostics keep their own metadata, top frames and crash groups")
     func diagnosticDocumentWritesRows() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let document = Fixtures.diagnosticPayload([
             Fixtures.crash(version: "1.0", fingerprint: "aaaaaaaaaaaaaaaa"),
             Fixtures.crash(version: "1.1", fingerprint: "aaaaaaaaaaaaaaaa", build: "101"),
@@ -165,8 +167,8 @@ struct IngestWriterTests {
 
     @Test("a document stored twice is a duplicate and counted once, crash groups included")
     func duplicatesAreNotDoubleCounted() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let crash = Fixtures.item(
             .diagnostic(Fixtures.diagnosticPayload([Fixtures.crash(version: "1.0", fingerprint: "bbbbbbbbbbbbbbbb")])),
             hashSeed: "c1")
@@ -192,8 +194,8 @@ struct IngestWriterTests {
 
     @Test("a repeated idempotency key replays the first outcome as all duplicates")
     func idempotencyKeyReplays() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let items = [
             Fixtures.item(.metric(Fixtures.metric()), hashSeed: "a"),
             Fixtures.item(.metric(Fixtures.metric(day: 22)), hashSeed: "b"),
@@ -225,8 +227,8 @@ struct IngestWriterTests {
 
     @Test("200 concurrent submits are all committed in far fewer transactions")
     func concurrentSubmitsAreGroupCommitted() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let writer = try IngestWriter(database: database)
         let ids = try await withThrowingTaskGroup(of: [Int64].self) { group in
             for index in 0..<200 {
@@ -249,8 +251,8 @@ struct IngestWriterTests {
 
     @Test("a rejected request is rolled back alone; the rest of the batch commits")
     func failingRequestIsIsolated() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let writer = try IngestWriter(database: database)
         var invalid = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "bad")
         invalid.contentHash = [1, 2, 3]
@@ -275,8 +277,8 @@ struct IngestWriterTests {
 
     @Test("a document that breaks the transaction fails alone; the other clients' requests in its batch commit")
     func poisonedDocumentFailsOnlyItsOwnRequest() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         // A real SQLite failure that is not a constraint (SQLITE_ERROR from json()): it used to
         // abort the whole group-commit batch.
         try database.execute(
@@ -306,10 +308,10 @@ struct IngestWriterTests {
 
     @Test("a full disk fails the batch with unavailable and leaves no partial rows")
     func diskFullIsUnavailable() async throws {
-        let temp = TemporaryDatabase()
-        let setup = try temp.open()
+        let temp = TemporaryDirectory()
+        let setup = try temp.openDatabase()
         let pages = try #require(try setup.query("PRAGMA page_count").first?.first?.integer)
-        let database = try Database(path: temp.path, options: Database.Options(maxPageCount: Int(pages) + 1))
+        let database = try Database(path: temp.databasePath, options: Database.Options(maxPageCount: Int(pages) + 1))
         let writer = try IngestWriter(database: database)
         let big = Fixtures.item(
             .metric(Fixtures.metric()), hashSeed: "big", raw: [UInt8](repeating: 7, count: 300_000))
@@ -330,8 +332,8 @@ struct IngestWriterTests {
 
     @Test("submitting after shutdown is unavailable; the service stops on graceful shutdown")
     func serviceLifecycle() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let writer = try IngestWriter(database: database)
         let group = ServiceGroup(services: [writer], logger: .init(label: "test"))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
@@ -351,10 +353,10 @@ struct IngestWriterTests {
 
     @Test("stored data survives closing and reopening the database")
     func dataSurvivesReopen() async throws {
-        let temp = TemporaryDatabase()
+        let temp = TemporaryDirectory()
         var ids: [Int64] = []
         do {
-            let database = try temp.open()
+            let database = try temp.openDatabase()
             ids = try await IngestWriter.withWriter(database: database) { writer in
                 try await writer.submit(
                     IngestRequest(
@@ -367,7 +369,7 @@ struct IngestWriterTests {
                 ).ids
             }
         }
-        let reopened = try temp.open()
+        let reopened = try temp.openDatabase()
         #expect(try reopened.payloadCount() == 2)
         #expect(try reopened.payload(id: ids[0])?.raw == [9, 8, 7])
         #expect(try reopened.crashGroups(app: Fixtures.app).count == 1)

@@ -1,12 +1,13 @@
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("API keys")
 struct KeyTests {
     @Test("a created key verifies with its token and only its token")
     func createAndVerify() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let (key, token) = try database.createKey(role: .ingest, app: "com.example.app")
         #expect(key.role == .ingest && key.app == "com.example.app" && !key.isRevoked)
         #expect(token.hasPrefix("ll_\(key.id)_"))
@@ -35,8 +36,8 @@ struct KeyTests {
 
     @Test("revoked keys no longer verify")
     func revoke() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let (key, token) = try database.createKey(role: .read, app: nil)
         let (other, otherToken) = try database.createKey(role: .admin, app: nil)
         #expect(try database.revokeKey(id: key.id))
@@ -52,8 +53,8 @@ struct KeyTests {
 
     @Test("ingest keys need an app and admin keys cannot have one")
     func scopeValidation() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         #expect(throws: StoreError.self) { try database.createKey(role: .ingest, app: nil) }
         #expect(throws: StoreError.self) { try database.createKey(role: .ingest, app: "") }
         #expect(throws: StoreError.self) { try database.createKey(role: .admin, app: "com.example.app") }
@@ -63,8 +64,8 @@ struct KeyTests {
 
     @Test("tokens are unique and hashes compare in constant time")
     func tokensAndComparison() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let tokens = try (0..<20).map { _ in try database.createKey(role: .read, app: nil).token }
         #expect(Set(tokens).count == 20)
         #expect(Set(try database.listKeys().map(\.id)).count == 20)
@@ -79,8 +80,8 @@ struct KeyTests {
 
     @Test("a key created with an expiry stops verifying at that time, and a past expiry is refused")
     func expiry() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let now: Int64 = 1_800_000_000
         let (key, token) = try database.createKey(role: .read, app: nil, expiresAt: now + 90 * 86_400, now: now)
         #expect(key.expiresAt == now + 90 * 86_400)
@@ -92,8 +93,8 @@ struct KeyTests {
 
     @Test("rotation: the new secret works, the old one only during its grace period; ids, roles and apps stay")
     func rotation() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let now: Int64 = 1_800_000_000
         let (key, old) = try database.createKey(role: .ingest, app: "com.example.app", now: now)
         let (rotated, new) = try database.rotateKey(id: key.id, grace: 3_600, now: now + 10)
@@ -117,8 +118,8 @@ struct KeyTests {
 
     @Test("last use is recorded in one batch and only moves forward")
     func lastUse() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let (a, _) = try database.createKey(role: .read, app: nil)
         let (b, _) = try database.createKey(role: .admin, app: nil)
         #expect(try database.listKeys().allSatisfy { $0.lastUsedAt == nil })

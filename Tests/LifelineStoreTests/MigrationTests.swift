@@ -1,14 +1,15 @@
 import Foundation
 import LifelineModel
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("Migrations")
 struct MigrationTests {
     @Test("migrations apply in order and are recorded with their checksum")
     func migrationsApplyAndAreRecorded() throws {
-        let temp = TemporaryDatabase()
-        let database = try Database(path: temp.path)
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
         let applied = try database.migrate()
         #expect(applied.map(\.version) == EmbeddedMigrations.all.map(\.version))
         let recorded = try database.appliedMigrations()
@@ -31,12 +32,12 @@ struct MigrationTests {
 
     @Test("re-opening and migrating again changes nothing")
     func reopenIsIdempotent() throws {
-        let temp = TemporaryDatabase()
+        let temp = TemporaryDirectory()
         do {
-            let database = try Database(path: temp.path)
+            let database = try Database(path: temp.databasePath)
             #expect(try database.migrate().count == EmbeddedMigrations.all.count)
         }
-        let database = try Database(path: temp.path, options: Database.Options(synchronous: .normal))
+        let database = try Database(path: temp.databasePath, options: Database.Options(synchronous: .normal))
         #expect(try database.migrate().isEmpty)
         #expect(try database.migrate().isEmpty)
         #expect(try database.appliedMigrations().count == EmbeddedMigrations.all.count)
@@ -45,8 +46,8 @@ struct MigrationTests {
 
     @Test("a shipped migration whose checksum changed is refused, naming it")
     func tamperedChecksumIsRefused() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         var changed = EmbeddedMigrations.all
         changed[0].sql += "\n-- edited after shipping\n"
         let error = #expect(throws: StoreError.self) { try database.migrate(changed) }
@@ -62,8 +63,8 @@ struct MigrationTests {
 
     @Test("a database migrated by a newer binary is refused")
     func newerDatabaseIsRefused() async throws {
-        let temp = TemporaryDatabase()
-        let database = try Database(path: temp.path)
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
         let future = Migration(version: 9_999, name: "future", sql: "CREATE TABLE future (x INTEGER);\n")
         try database.migrate(EmbeddedMigrations.all + [future])
         let error = #expect(throws: StoreError.self) { try database.migrate() }
@@ -74,16 +75,16 @@ struct MigrationTests {
 
     @Test("the writer refuses a database that is not migrated")
     func writerRequiresMigratedDatabase() throws {
-        let temp = TemporaryDatabase()
-        let database = try Database(path: temp.path)
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
         let error = #expect(throws: StoreError.self) { try IngestWriter(database: database) }
         #expect(error?.code == .migration)
     }
 
     @Test("a failing migration leaves nothing behind")
     func failingMigrationRollsBack() throws {
-        let temp = TemporaryDatabase()
-        let database = try Database(path: temp.path)
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
         let broken = Migration(
             version: 9_000, name: "broken", sql: "CREATE TABLE half (x INTEGER); SELECT * FROM nowhere;")
         let error = #expect(throws: StoreError.self) { try database.migrate(EmbeddedMigrations.all + [broken]) }
@@ -109,14 +110,14 @@ struct MigrationTests {
         #expect(!fromFiles.isEmpty)
         #expect(
             fromFiles == EmbeddedMigrations.all,
-            "Sources/LifelineStore/EmbeddedMigrations.swift is stale: run scripts/embed-migrations.sh")
+            "Sources/LifelineStore/Migrations/EmbeddedMigrations.swift is stale: run scripts/embed-migrations.sh")
         #expect(fromFiles.map(\.identifier) == files.map { String($0.dropLast(4)) })
     }
 
     @Test("every measurement unit has its row in the units table")
     func unitsTableMatchesModel() throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         let rows = try database.query("SELECT name FROM units ORDER BY id").compactMap { $0.first?.text }
         #expect(Set(rows) == Set(MeasurementUnit.allCases.map(\.rawValue)))
     }

@@ -1,6 +1,8 @@
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
 @testable import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("Packed rollup cells")
@@ -22,8 +24,8 @@ struct PackedRollupTests {
 
     @Test("one row per metric cell and per bucket source, merged across batches by the SQL merge functions")
     func oneRowPerCellMergedAcrossBatches() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         // Three batches into the same cell (same app, day, version, OS, device).
         try await IngestWriter.withWriter(database: database) { writer in
             for seed in ["p1", "p2", "p3"] {
@@ -38,7 +40,8 @@ struct PackedRollupTests {
         // Two sources (launch histogram, restoration durations), one version cell each.
         #expect(try database.query("SELECT count(*) FROM rollup_buckets_by_version") == [[.integer(2)]])
         // Counts summed three times: NormalApp 5 → 15, MemoryPressure 13 → 39, zero counts not stored.
-        let exits = try database.exits(Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")))
+        let exits = try await database.reads.exits(
+            Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")))
         #expect(
             exits.map { "\($0.state) \($0.reason) \($0.count)" }.sorted() == [
                 "background BackgroundTaskAssertionTimeout 9", "background MemoryPressure 39",
@@ -49,8 +52,8 @@ struct PackedRollupTests {
 
     @Test("a cell's buckets stay within 128 entries with exact sample counts when layouts differ")
     func bucketsCoarsenedWithExactCounts() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         // 100 + 100 distinct bounds in two batches: each fits, so the merge in the upsert
         // (ll_merge_buckets) is what must coarsen (200 > 128).
         let first = Self.wideHistogramMetric(offset: 0, count: 100)
@@ -72,7 +75,7 @@ struct PackedRollupTests {
         #expect(entries.first?[4] == .real(0))
         #expect(entries.map { $0[5] }.contains(.real(1_005)))
         // The reader sums the same cell into the same total.
-        let rows = try database.buckets(
+        let rows = try await database.reads.buckets(
             Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")), source: .metric(Self.launch)
         )
         #expect(rows.map(\.count).reduce(0, +) == expected)

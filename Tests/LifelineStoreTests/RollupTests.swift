@@ -1,6 +1,8 @@
 import LifelineAnalysis
+import LifelineIngest
 import LifelineModel
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 /// Shared data for the rollup and reader tests.
@@ -97,8 +99,8 @@ enum RollupFixtures {
 struct RollupTests {
     @Test("rollups equal sums over the raw rows; duplicates and rolled-back requests are not counted")
     func rollupsEqualRawSums() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         try await RollupFixtures.ingestMix(into: database)
         #expect(try database.payloadCount(kind: .metric) == 3)
         #expect(try database.query("SELECT count(*) FROM app_versions WHERE value = '9.9.9'") == [[.integer(0)]])
@@ -172,8 +174,8 @@ struct RollupTests {
 
     @Test("rebuildRollups() reproduces the incrementally maintained tables exactly")
     func rebuildReproducesIncremental() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         try await RollupFixtures.ingestMix(into: database)
         var rng = SeededGenerator(seed: 3)
         let items = (0..<60).map { index in
@@ -196,21 +198,21 @@ struct RollupTests {
 
     @Test("a database filled before migration 0002 gets its rollups built when upgraded")
     func upgradeBackfillsRollups() async throws {
-        let filled = TemporaryDatabase()
-        let source = try filled.open()
+        let filled = TemporaryDirectory()
+        let source = try filled.openDatabase()
         try await RollupFixtures.ingestMix(into: source)
         let expected = try RollupFixtures.snapshot(source)
         try source.checkpoint()
 
         // A 0001-only database holding the same rows.
-        let old = TemporaryDatabase()
+        let old = TemporaryDirectory()
         do {
-            let database = try Database(path: old.path)
+            let database = try Database(path: old.databasePath)
             try database.migrate([EmbeddedMigrations.all[0]])
             let tables = try database.query(
                 "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT IN ('schema_migrations', 'units', 'app_states')"
             ).compactMap { $0.first?.text }
-            try database.execute("ATTACH DATABASE '\(filled.path)' AS filled")
+            try database.execute("ATTACH DATABASE '\(filled.databasePath)' AS filled")
             try database.execute("PRAGMA foreign_keys = OFF")
             for table in tables {
                 // The 0001 columns only: later migrations add columns to the filled database's tables.
@@ -223,7 +225,7 @@ struct RollupTests {
             try database.execute("DETACH DATABASE filled")
             #expect(try database.appliedMigrations().map(\.version) == [1])
         }
-        let upgraded = try Database(path: old.path)
+        let upgraded = try Database(path: old.databasePath)
         #expect(try upgraded.migrate().map(\.version).first == 2)
         let backfilled = try RollupFixtures.snapshot(upgraded)
         for table in RollupFixtures.rollupTables {
@@ -232,8 +234,8 @@ struct RollupTests {
         }
         #expect(try upgraded.integrityCheck() == "ok")
         // An empty database is migrated without any backfill work.
-        let empty = TemporaryDatabase()
-        let fresh = try empty.open()
+        let empty = TemporaryDirectory()
+        let fresh = try empty.openDatabase()
         #expect(try fresh.query("SELECT count(*) FROM rollup_metrics") == [[.integer(0)]])
     }
 }

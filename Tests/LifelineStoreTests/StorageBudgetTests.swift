@@ -1,13 +1,15 @@
+import LifelineIngest
 import LifelineModel
 import LifelineStore
+import LifelineTestSupport
 import Testing
 
 @Suite("Storage budget")
 struct StorageBudgetTests {
     @Test("a reference metric payload costs under 4 KB stored, raw included (rollups reported apart)")
     func bytesPerReferencePayload() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         var rng = SeededGenerator(seed: 1)
         // Warm up the lookups so the measurement is about steady state.
         let count = 2_000
@@ -68,8 +70,8 @@ struct StorageBudgetTests {
 struct WriterThroughputTests {
     @Test("single-document requests from 64 concurrent clients are group-committed")
     func concurrentSingleDocumentRequests() async throws {
-        let temp = TemporaryDatabase()
-        let database = try temp.open()
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
         var rng = SeededGenerator(seed: 2)
         let count = 2_000
         var items: [IngestItem] = []

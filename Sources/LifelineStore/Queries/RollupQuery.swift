@@ -27,7 +27,9 @@ struct RollupQuery {
             filtersOSOrDevice: !scope.oses.isEmpty || !scope.devices.isEmpty,
             groupsOSOrDevice: grouped.contains(.os) || grouped.contains(.device))
         var condition = "app = ?1 AND day BETWEEN ?2 AND ?3"
-        var bindings: [SQLValue] = [.integer(app), .integer(Int64(scope.days.from.ordinal)), .integer(Int64(scope.days.to.ordinal))]
+        var bindings: [SQLValue] = [
+            .integer(app), .integer(Int64(scope.days.from.ordinal)), .integer(Int64(scope.days.to.ordinal)),
+        ]
         var filters: [(column: String, ids: String)] = []
         for (values, dimension, column) in [
             (scope.versions, Dimension.appVersion, "app_version"), (scope.oses, .osVersion, "os_version"),

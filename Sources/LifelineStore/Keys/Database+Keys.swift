@@ -165,7 +165,8 @@ extension Database {
     /// Ends a session (logout); unknown ids are ignored.
     package func deleteSession(_ sessionID: String) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
-            _ = try connection.run("DELETE FROM dashboard_sessions WHERE id_hash = ?", [.blob(KeyToken.hash(sessionID))])
+            _ = try connection.run(
+                "DELETE FROM dashboard_sessions WHERE id_hash = ?", [.blob(KeyToken.hash(sessionID))])
         }
     }
 

@@ -115,7 +115,7 @@ struct ProductMetrics: Sendable {
 
         func deviceDays(_ app: String, _ version: String) -> Gauge {
             gauge(
-                "device_days", "Metric payloads (about one per device and day) in the window",
+                "metric_payloads", "Metric payloads in the window (one per device and day: device-days)",
                 [("app", app), ("version", version)])
         }
         func exits(_ labels: [(String, String)]) -> Gauge {
@@ -124,7 +124,7 @@ struct ProductMetrics: Sendable {
                 labels)
         }
         func exitRate(_ labels: [(String, String)]) -> Gauge {
-            gauge("exits_per_1000_device_days", "App exits per 1,000 device-days in the window", labels)
+            gauge("exit_rate", "App exits per 1,000 device-days (metric payloads) in the window", labels)
         }
         func handlerImbalance(_ labels: [(String, String)]) -> Gauge {
             gauge("handler_imbalance", "Expiration-handler signposts entered minus exited in the window", labels)

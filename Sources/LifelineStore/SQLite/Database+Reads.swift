@@ -48,8 +48,8 @@ extension Database {
     }
 
     /// Exit counters summed over all metric payloads of `app`, by state and reason.
-    package func exitTotals(app: String) throws(StoreError) -> [ExitTotal] {
-        try withConnection { (connection) throws(StoreError) -> [ExitTotal] in
+    package func exitTotals(app: String) throws(StoreError) -> [ExitCount] {
+        try withConnection { (connection) throws(StoreError) -> [ExitCount] in
             try connection.query(
                 """
                 SELECT e.state, r.value, sum(e.count)
@@ -61,7 +61,7 @@ extension Database {
                 ORDER BY e.state, r.value
                 """, [.text(app)]
             ) { row in
-                ExitTotal(
+                ExitCount(
                     state: row.int64(0) == 0 ? .foreground : .background, reason: row.text(1), count: row.int64(2))
             }
         }

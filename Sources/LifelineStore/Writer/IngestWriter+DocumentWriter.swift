@@ -10,7 +10,8 @@ extension IngestWriter: DocumentWriter {
             switch error.code {
             case .unavailable:
                 throw IngestError(
-                    .unavailable, code: "unavailable", "the store cannot write right now; nothing was stored, retry later")
+                    .unavailable, code: "unavailable",
+                    "the store cannot write right now; nothing was stored, retry later")
             case .invalid:
                 throw IngestError(.unprocessable, code: "invalid", error.message)
             default:

@@ -1,0 +1,5 @@
+/// Foreground or background, for exit counts.
+package enum AppState: String, Sendable, Equatable, CaseIterable {
+    case foreground
+    case background
+}

@@ -1,0 +1,12 @@
+/// An `MXDiagnosticPayload` (or a bare diagnostic, wrapped, with no timestamps).
+package struct DiagnosticPayload: Sendable, Equatable {
+    package var begin: Timestamp?
+    package var end: Timestamp?
+    package var diagnostics: [Diagnostic]
+
+    package init(begin: Timestamp?, end: Timestamp?, diagnostics: [Diagnostic]) {
+        self.begin = begin
+        self.end = end
+        self.diagnostics = diagnostics
+    }
+}
