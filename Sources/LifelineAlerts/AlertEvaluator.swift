@@ -1,6 +1,7 @@
 import LifelineAnalysis
 import LifelineModel
 import Logging
+import NIOPosix
 import ServiceLifecycle
 import UnixSignals
 
@@ -111,7 +112,18 @@ package actor AlertEvaluator: Service {
                 .init(file: "-", line: nil, subject: nil, message: "no rule file configured (serve --rules FILE)")
             ])
         }
-        let set = try RuleFileLoader.load(path: rulesPath)
+        let loaded: Result<RuleSet, RuleFileError>
+        do {
+            // A file read: on NIO's blocking pool, not in this actor on the cooperative pool.
+            loaded = try await NIOThreadPool.singleton.runIfActive {
+                Result { () throws(RuleFileError) in try RuleFileLoader.load(path: rulesPath) }
+            }
+        } catch {
+            throw RuleFileError([
+                .init(file: rulesPath, line: nil, subject: nil, message: "could not be read: \(error)")
+            ])
+        }
+        let set = try loaded.get()
         await apply(set)
         return set
     }
@@ -255,6 +267,14 @@ package actor AlertEvaluator: Service {
             }
         } catch {
             failure = "\(error)"
+        }
+        // The figures were read on the store's threads, so the actor may have reloaded the rules
+        // meanwhile: a rule removed by that reload leaves no state behind.
+        guard rules.rules.contains(where: { $0.name == rule.name }) else {
+            let record = RuleEvaluationRecord(
+                rule: rule.name, lastEval: now, durationMilliseconds: 0, valueSummary: nil,
+                error: "removed by a rule reload during its evaluation")
+            return (record, [])
         }
         let elapsed = ContinuousClock.now - started
         let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15

@@ -5,6 +5,7 @@ import LifelineIngest
 import LifelineModel
 import LifelineStore
 import Logging
+import NIOPosix
 import ServiceLifecycle
 
 /// Builds the Lifeline HTTP application: opens (and migrates) the database, starts the
@@ -14,14 +15,18 @@ import ServiceLifecycle
 /// first and finishes its in-flight requests while the writer still commits them.
 package func buildApplication(_ config: ServerConfig) async throws -> some ApplicationProtocol {
     let logger = config.logger
-    let database = try Database(path: config.databasePath, options: config.database)
-    let applied = try database.migrate()
-    if !applied.isEmpty {
-        logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
-    }
     let metrics = ServiceMetrics()
-    let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
-    let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
+    // Opening files, migrating and reading the rules block: on NIO's blocking pool.
+    let (database, writer, rules) = try await NIOThreadPool.singleton.runIfActive {
+        let database = try Database(path: config.databasePath, options: config.database)
+        let applied = try database.migrate()
+        if !applied.isEmpty {
+            logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
+        }
+        let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
+        let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
+        return (database, writer, rules)
+    }
     let evaluator = AlertEvaluator(
         analysis: AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
         store: database.alertState, rules: rules, rulesPath: config.rulesPath,

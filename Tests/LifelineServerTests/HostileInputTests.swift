@@ -29,8 +29,7 @@ struct HostileInputTests {
             config.rulesPath = path.path
         }
         let ingest = try env.token(.ingest, app: notes)
-        let app = try await buildApplication(config)
-        try await app.test(.live) { client in
+        try await TemporaryDatabase.withLiveServer(config) { client in
             for file in [
                 "metrics/lifeline-authored__ios17-full.json", "metrics/lifeline-authored__sparse-zoneless.json",
             ] {
@@ -170,8 +169,7 @@ struct HostileInputTests {
         defer { env.remove() }
         let used = try env.database.createKey(role: .read, app: nil)
         let unused = try env.database.createKey(role: .read, app: nil)
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             for _ in 0..<3 {
                 let response = try await Self.get(client, "/v1/apps", used.token)
                 #expect(response.status == .ok)

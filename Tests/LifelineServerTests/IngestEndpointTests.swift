@@ -30,8 +30,7 @@ struct IngestEndpointTests {
         var issued: [String: String] = [:]
         for app in Set(cases.map(\.app)) { issued[app] = try env.token(.ingest, app: app) }
         let tokens = issued
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             for (index, fixture) in cases.enumerated() {
                 let data = try Paths.fixture(fixture.file)
                 let gzipped = index % 2 == 0
@@ -57,9 +56,8 @@ struct IngestEndpointTests {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let app = try await buildApplication(env.config())
         let payload = metricPayload(index: 1)
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let first = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: true), body: try gzip(payload))
             #expect(first.status == .accepted)
@@ -82,11 +80,10 @@ struct IngestEndpointTests {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let app = try await buildApplication(env.config())
         let one = metricPayload(index: 1)
         let two = metricPayload(index: 2)
         let body = Data("[".utf8) + one + Data(",".utf8) + two + Data(",".utf8) + one + Data("]".utf8)
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: true), body: try gzip(body))
             #expect(response.status == .accepted, "\(String(buffer: response.body))")
@@ -106,8 +103,7 @@ struct IngestEndpointTests {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let first = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, idempotencyKey: "upload-42"),
                 body: ByteBuffer(bytes: metricPayload(index: 1)))
@@ -130,8 +126,7 @@ struct IngestEndpointTests {
     func healthAndReadiness() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let health = try await client.execute(uri: "/healthz", method: .get)
             #expect(health.status == .ok)
             #expect(try json(health.body)["status"] as? String == "ok")
@@ -147,15 +142,13 @@ struct IngestEndpointTests {
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         let payload = try gzip(metricPayload(index: 7))
-        let first = try await buildApplication(env.config())
-        let firstIDs = try await first.test(.live) { client in
+        let firstIDs = try await env.withLiveServer { client in
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: true), body: payload)
             #expect(response.status == .accepted)
             return try json(response.body)["ids"] as? [Int]
         }
-        let second = try await buildApplication(env.config())
-        try await second.test(.live) { client in
+        try await env.withLiveServer { client in
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: true), body: payload)
             #expect(response.status == .accepted)

@@ -20,8 +20,7 @@ struct IngestErrorTests {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let app = try await buildApplication(env.config(options: options, limits: limits))
-        try await app.test(.live) { client in try await body(client, token, env) }
+        try await env.withLiveServer(options: options, limits: limits) { client in try await body(client, token, env) }
     }
 
     @Test("400 for a body that is not gzip although it says so")
@@ -70,8 +69,7 @@ struct IngestErrorTests {
         defer { env.remove() }
         let (key, token) = try env.database.createKey(role: .ingest, app: "com.example.app")
         #expect(try env.database.revokeKey(id: key.id))
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token),
                 body: ByteBuffer(bytes: metricPayload(index: 1)))
@@ -161,14 +159,13 @@ struct IngestErrorTests {
         let pages = Int(try #require(env.database.query("PRAGMA page_count").first?.first?.integer))
         var options = Database.Options()
         options.maxPageCount = pages
-        let app = try await buildApplication(env.config(options: options))
         // An unknown key with 200 KB of incompressible text: the raw copy alone needs new pages.
         var noise = [UInt8](repeating: 0, count: 150_000)
         var generator = SystemRandomNumberGenerator()
         for i in noise.indices { noise[i] = UInt8.random(in: 0...255, using: &generator) }
         let padding = "{\"padding\": \"\(Data(noise).base64EncodedString())\","
         let big = Data(padding.utf8) + metricPayload(index: 3).dropFirst()
-        try await app.test(.live) { client in
+        try await env.withLiveServer(options: options) { client in
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token), body: ByteBuffer(bytes: big))
             #expect(response.status == .serviceUnavailable, "\(String(buffer: response.body))")

@@ -78,8 +78,7 @@ struct MetricsEndpointTests {
         config.metricsLastDay = "2026-10-31"
         config.metricsWindowDays = 31
         config.metricsVersionsPerApp = versionsPerApp
-        let app = try await buildApplication(config)
-        try await app.test(.live) { client in try await body(client, ingest, read) }
+        try await TemporaryDatabase.withLiveServer(config) { client in try await body(client, ingest, read) }
     }
 
     static func post(_ client: any TestClientProtocol, _ token: String, _ document: Data) async throws
@@ -266,9 +265,8 @@ struct MetricsEndpointTests {
         config.metricsWindowDays = 61
         let ingest = try env.token(.ingest, app: Self.notes)
         let read = try env.token(.read)
-        let app = try await buildApplication(config)
         let names = queried
-        try await app.test(.live) { client in
+        try await TemporaryDatabase.withLiveServer(config) { client in
             try await Self.ingestFleet(client, ingest)
             // Restoration signposts (1 November).
             let restoration = try Paths.fixture("metrics/lifeline-authored__ios17-full.json")

@@ -25,8 +25,7 @@ struct OpenAPITests {
         let notes = "com.example.notes"
         let ingest = try env.token(.ingest, app: notes)
         let read = try env.token(.read)
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             let served = try await client.execute(uri: "/openapi.yaml", method: .get)
             #expect(served.status == .ok)
             #expect(String(buffer: served.body) == (try Self.specText))

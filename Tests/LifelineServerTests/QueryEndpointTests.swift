@@ -22,8 +22,7 @@ struct QueryEndpointTests {
         for app in Set(documents.map(\.app)) { ingest[app] = try env.token(.ingest, app: app) }
         let tokens = ingest
         let read = try env.token(.read)
-        let app = try await buildApplication(env.config())
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             for document in documents {
                 let response = try await client.execute(
                     uri: document.path, method: .post, headers: ingestHeaders(tokens[document.app], gzip: true),

@@ -42,9 +42,8 @@ struct ReportTests {
                         index: 100 + index, bundle: notes, version: "4.2.0", day: 10 + index, entered: 20, exited: 10)
                 ))
         }
-        let app = try await buildApplication(env.config())
         let all = documents
-        try await app.test(.live) { client in
+        try await env.withLiveServer { client in
             for document in all {
                 let response = try await client.execute(
                     uri: document.path, method: .post, headers: ingestHeaders(document.key, gzip: true),

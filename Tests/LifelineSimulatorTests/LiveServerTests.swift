@@ -16,8 +16,7 @@ struct LiveServerTests {
         let db = try TemporaryDatabase()
         defer { db.remove() }
         let key = try db.database.createKey(role: .ingest, app: "com.example.notes").token
-        let app = try await buildApplication(db.config())
-        try await app.test(.live) { client in
+        try await db.withLiveServer { client in
             let port = try #require(client.port)
             try await body("http://127.0.0.1:\(port)", key, db.database)
         }

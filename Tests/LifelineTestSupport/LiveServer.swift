@@ -1,17 +1,24 @@
 import Hummingbird
 import HummingbirdTesting
+import LifelineIngest
 import LifelineServer
+import LifelineStore
 
 extension TemporaryDatabase {
     /// Runs `body` against a live Lifeline server (real sockets on 127.0.0.1, a free port) on this
-    /// database, built from ``config(options:limits:)`` changed by `configure`.
-    package func withLiveServer(
-        configure: (inout ServerConfig) throws -> Void = { _ in },
-        _ body: @Sendable (any TestClientProtocol) async throws -> Void
-    ) async throws {
-        var config = self.config()
-        try configure(&config)
+    /// database, configured by ``config(options:limits:)``.
+    package func withLiveServer<Value: Sendable>(
+        options: Database.Options = .init(), limits: IngestLimits = .init(),
+        _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
+        try await Self.withLiveServer(config(options: options, limits: limits), body)
+    }
+
+    /// Runs `body` against a live Lifeline server built from `config`.
+    package static func withLiveServer<Value: Sendable>(
+        _ config: ServerConfig, _ body: @Sendable (any TestClientProtocol) async throws -> Value
+    ) async throws -> Value {
         let app = try await buildApplication(config)
-        try await app.test(.live) { client in try await body(client) }
+        return try await app.test(.live) { client in try await body(client) }
     }
 }

@@ -64,14 +64,15 @@ package final class Database: Sendable, AggregateSource {
     }
 
     /// Runs `body` inside one read transaction (one snapshot) on a pooled read-only connection,
-    /// on a reader thread.
+    /// on a reader thread (at a lower CPU priority than ingest: ``StoreThreads/readerNiceness``).
     package func read<T: Sendable>(
         _ body: @escaping @Sendable (any AggregateReader) throws -> T
     ) async throws -> T {
         let readers = self.readers
         let names = self.names
         return try await StoreThreads.reads.runIfActive {
-            try readers.transaction { connection in
+            StoreThreads.lowerReaderPriority()
+            return try readers.transaction { connection in
                 try body(SQLiteAggregateReader(connection: connection, names: names))
             }
         }
