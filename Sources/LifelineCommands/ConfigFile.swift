@@ -15,12 +15,22 @@ struct ConfigFile: Decodable {
         var keyCacheSeconds: Int?
         var secureCookies: Bool?
         var sessionHours: Int?
+        var trustedProxies: [String]?
+        var readTimeoutSeconds: Int?
+        var idleTimeoutSeconds: Int?
+        var maxHeaderBytes: Int?
+        var maxConnections: Int?
 
         enum CodingKeys: String, CodingKey {
             case host, port
             case keyCacheSeconds = "key_cache_seconds"
             case secureCookies = "secure_cookies"
             case sessionHours = "session_hours"
+            case trustedProxies = "trusted_proxies"
+            case readTimeoutSeconds = "read_timeout_seconds"
+            case idleTimeoutSeconds = "idle_timeout_seconds"
+            case maxHeaderBytes = "max_header_bytes"
+            case maxConnections = "max_connections"
         }
     }
 
@@ -29,9 +39,26 @@ struct ConfigFile: Decodable {
         var synchronous: String?
     }
 
+    enum CodingKeys: String, CodingKey {
+        case server, database, limits, analysis, alerts, metrics
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        server = try c.decodeIfPresent(Server.self, forKey: .server)
+        database = try c.decodeIfPresent(DatabaseSection.self, forKey: .database)
+        limits = try c.decodeIfPresent(IngestLimits.self, forKey: .limits)
+        governance = try c.decodeIfPresent(GovernanceLimits.self, forKey: .limits)
+        analysis = try c.decodeIfPresent(Analysis.self, forKey: .analysis)
+        alerts = try c.decodeIfPresent(Alerts.self, forKey: .alerts)
+        metrics = try c.decodeIfPresent(Metrics.self, forKey: .metrics)
+    }
+
     var server: Server?
     var database: DatabaseSection?
     var limits: IngestLimits?
+    /// The same `limits:` section, read for the rate limits, backpressure, quota and disk guard.
+    var governance: GovernanceLimits?
     var analysis: Analysis?
     var alerts: Alerts?
     var metrics: Metrics?
@@ -87,6 +114,28 @@ struct ConfigFile: Decodable {
             }
             if let day = file.metrics?.lastDay, UTCDay(day) == nil {
                 throw CommandError("config file \(path): metrics.last_day must be a date YYYY-MM-DD, got '\(day)'")
+            }
+            for (name, value) in [
+                ("server.read_timeout_seconds", file.server?.readTimeoutSeconds),
+                ("server.idle_timeout_seconds", file.server?.idleTimeoutSeconds),
+                ("server.max_header_bytes", file.server?.maxHeaderBytes),
+                ("server.max_connections", file.server?.maxConnections),
+                ("limits.max_inflight_bytes", file.governance?.maxInflightBytes),
+                ("limits.max_queued_documents", file.governance?.maxQueuedDocuments),
+                ("limits.app_daily_documents", file.governance?.appDailyDocuments),
+            ] {
+                if let value, value < 1 {
+                    throw CommandError("config file \(path): \(name) must be at least 1, got \(value)")
+                }
+            }
+            if let limits = file.governance {
+                for (name, value) in [
+                    ("ingest_rate_per_key", limits.ingestRatePerKey),
+                    ("ingest_burst_per_key", limits.ingestBurstPerKey),
+                    ("ingest_rate_per_ip", limits.ingestRatePerIP), ("ingest_burst_per_ip", limits.ingestBurstPerIP),
+                ] where !(value >= 0 && value.isFinite) {
+                    throw CommandError("config file \(path): limits.\(name) must be 0 (off) or more, got \(value)")
+                }
             }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
                 throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")

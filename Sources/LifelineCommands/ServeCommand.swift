@@ -54,6 +54,12 @@ struct ServeCommand: AsyncParsableCommand {
         if let secure = file?.server?.secureCookies { server.secureCookies = secure }
         if let hours = file?.server?.sessionHours { server.sessionSeconds = Int64(hours) * 3_600 }
         if let limits = file?.limits { server.limits = limits }
+        if let governance = file?.governance { server.governance = governance }
+        if let proxies = file?.server?.trustedProxies { server.trustedProxies = proxies }
+        if let seconds = file?.server?.readTimeoutSeconds { server.readTimeout = .seconds(seconds) }
+        if let seconds = file?.server?.idleTimeoutSeconds { server.idleTimeout = .seconds(seconds) }
+        if let bytes = file?.server?.maxHeaderBytes { server.maxHeaderBytes = bytes }
+        if let connections = file?.server?.maxConnections { server.maxConnections = connections }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
         if let days = file?.metrics?.windowDays { server.metricsWindowDays = days }

@@ -1,4 +1,6 @@
+import Foundation
 import Hummingbird
+import HummingbirdCore
 import LifelineAlerts
 import LifelineAnalysis
 import LifelineIngest
@@ -35,9 +37,19 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     let keys = KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
     let router = buildRouter(
         config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
+    // A stalled request is cut after read_timeout of silence; idle connections after idle_timeout.
+    let silence = min(config.readTimeout, config.idleTimeout)
+    var http = HTTP1Channel.Configuration(
+        idleTimeout: .nanoseconds(
+            silence.components.seconds * 1_000_000_000 + silence.components.attoseconds / 1_000_000_000))
+    http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
+    http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
     var app = Application(
         router: router,
-        configuration: .init(address: .hostname(config.host, port: config.port), serverName: "lifeline"),
+        server: .http1(configuration: http),
+        configuration: .init(
+            address: .hostname(config.host, port: config.port), serverName: "lifeline",
+            availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
         logger: logger
     )
     app.addServices(writer)
@@ -55,14 +67,21 @@ func buildRouter(
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
-    HealthController(database: database, writer: writer).addRoutes(to: router)
+    let admission = IngestAdmission(
+        limits: config.governance, trustedProxies: config.trustedProxies,
+        databaseDirectory: URL(fileURLWithPath: config.databasePath).deletingLastPathComponent().path,
+        queuedDocuments: { writer.statistics.queuedDocuments },
+        receivedSince: { app, since in
+            try await database.write { try $0.documentsReceived(app: app, since: since) }
+        })
+    HealthController(database: database, writer: writer, admission: admission).addRoutes(to: router)
     let keys =
         keys ?? KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
         ingestor: Ingestor(
             pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer),
-        metrics: metrics
+        admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
     let analysis = AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analysis: analysis).addRoutes(to: v1)
@@ -74,7 +93,8 @@ func buildRouter(
         service: metrics, writer: writer, evaluator: evaluator,
         product: ProductMetrics(
             analysis: analysis, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
-            lastDay: config.metricsLastDay)
+            lastDay: config.metricsLastDay),
+        admission: admission
     ).addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
     if let evaluator {
         let alerts = AlertsController(evaluator: evaluator)

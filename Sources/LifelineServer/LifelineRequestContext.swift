@@ -1,17 +1,21 @@
 import Hummingbird
 import LifelineStore
 import Logging
+import NIOCore
 
 /// The request context of every Lifeline route: Hummingbird's core storage plus the caller's key,
 /// set by ``AuthMiddleware``.
-package struct LifelineRequestContext: RequestContext {
+package struct LifelineRequestContext: RequestContext, RemoteAddressRequestContext {
     package var coreContext: CoreRequestContextStorage
     /// The verified key of the caller; `nil` on routes that need none.
     package var apiKey: APIKey?
+    /// The peer of the connection (a proxy's, behind one: see ``IngestAdmission/clientAddress(peer:forwardedFor:)``).
+    package let remoteAddress: SocketAddress?
 
     package init(source: ApplicationRequestContextSource) {
         self.coreContext = .init(source: source)
         self.apiKey = nil
+        self.remoteAddress = source.channel.remoteAddress
     }
 
     /// Request bodies are collected by the ingest controller under its own limit.

@@ -12,6 +12,18 @@ package struct ServerConfig: Sendable {
     package var database = Database.Options()
     package var limits = IngestLimits()
     package var decodeLimits = DecodeLimits()
+    /// Rate limits, backpressure, quota and the free-space guard (`limits:`).
+    package var governance = GovernanceLimits()
+    /// Proxies whose `X-Forwarded-For` is believed (`server.trusted_proxies`, exact addresses).
+    package var trustedProxies: [String] = []
+    /// A request's headers, and its body, must arrive within this (`server.read_timeout_seconds`). Default 30 s.
+    package var readTimeout: Duration = .seconds(30)
+    /// Idle keep-alive connections close after this (`server.idle_timeout_seconds`). Default 60 s.
+    package var idleTimeout: Duration = .seconds(60)
+    /// Largest request head (request line and headers, `server.max_header_bytes`). Default 16 KiB.
+    package var maxHeaderBytes = 16 << 10
+    /// Connections open at once; more wait in the listen backlog (`server.max_connections`). Default 1,024.
+    package var maxConnections = 1_024
     /// How long a verified API key is trusted before the store is asked again.
     package var keyCacheTTL: Duration = .seconds(5)
     /// Dashboard: mark the session cookie `Secure` even when the request did not say it came over

@@ -21,7 +21,9 @@ struct CrashRecoveryTests {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
-        let server = try Lifeline.Server(database: env.path)
+        // 16 clients on 127.0.0.1 as fast as they can: the rate limits would refuse them.
+        let config = try env.write("unlimited.yaml", "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n")
+        let server = try Lifeline.Server(database: env.path, extra: ["--config", config])
         try await server.waitUntilReady()
 
         let acknowledged = Acknowledged()

@@ -29,13 +29,16 @@ package final class TemporaryDatabase: Sendable {
         try database.createKey(role: role, app: app).token
     }
 
-    /// A server configuration on this database, on a free port, without logs.
+    /// A server configuration on this database, on a free port, without logs, rate limits off.
     package func config(options: Database.Options = .init(), limits: IngestLimits = .init()) -> ServerConfig {
         var config = ServerConfig()
         config.databasePath = path
         config.port = 0
         config.database = options
         config.limits = limits
+        // Every test client is 127.0.0.1: rate limits are off unless a test sets them.
+        config.governance.ingestRatePerKey = 0
+        config.governance.ingestRatePerIP = 0
         config.logger = .quiet
         return config
     }

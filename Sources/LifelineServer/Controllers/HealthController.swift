@@ -1,12 +1,14 @@
 import Hummingbird
 import LifelineStore
 
-/// `GET /healthz` (the process answers) and `GET /readyz` (the database answers and the writer
-/// accepts work). Both are open: they reveal nothing but a status, and orchestrators probe them
-/// without credentials.
+/// `GET /healthz` (the process answers) and `GET /readyz` (the database answers, the writer
+/// accepts work and the disk has more than `limits.min_free_disk_bytes` free). Both are open:
+/// they reveal nothing but a status and its reason, and orchestrators probe them without
+/// credentials.
 struct HealthController: Sendable {
     let database: Database
     let writer: IngestWriter
+    let admission: IngestAdmission
 
     func addRoutes(to router: Router<LifelineRequestContext>) {
         router.get("healthz") { _, _ in
@@ -26,6 +28,9 @@ struct HealthController: Sendable {
             }
             guard writer.isAccepting else {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"writer\"}")
+            }
+            if admission.diskStatus().low {
+                return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"disk_space\"}")
             }
             return Self.json(.ok, "{\"status\":\"ready\"}")
         }

@@ -12,7 +12,11 @@ struct IngestController: Sendable {
     static let idempotencyHeader = HTTPFields.Element.Name("Idempotency-Key")
 
     let ingestor: Ingestor
+    let admission: IngestAdmission
+    /// The body must arrive within this.
+    var readTimeout: Duration = .seconds(30)
     var metrics: ServiceMetrics?
+    static let forwardedForHeader = HTTPFields.Element.Name("X-Forwarded-For")
 
     private var limits: IngestLimits { ingestor.pipeline.limits }
 
@@ -52,6 +56,19 @@ struct IngestController: Sendable {
                 "Content-Encoding \"\(request.headers[.contentEncoding] ?? "")\" is not supported; send gzip or none")
         }
         let idempotencyKey = try idempotencyKey(request)
+        // Admission before a byte of the body is read: rate limits, quota, disk, backpressure.
+        let length = request.headers[.contentLength].flatMap { Int($0) }
+        if let length, length > limits.maxBodyBytes {
+            throw APIError(
+                .contentTooLarge, code: "body_too_large", "body is over the limit of \(limits.maxBodyBytes) bytes")
+        }
+        let wire = min(length ?? limits.maxBodyBytes, limits.maxBodyBytes)
+        let reserved = encoding == .gzip ? wire + limits.inflateBudget(compressedBytes: wire) : wire
+        let address = admission.clientAddress(
+            peer: context.remoteAddress?.ipAddress,
+            forwardedFor: Self.forwardedForHeader.flatMap { request.headers[$0] })
+        try await admission.admit(keyID: key.id, app: app, address: address, bytes: reserved)
+        defer { admission.release(reserved) }
         let body = try await collectBody(request)
         let outcome: IngestOutcome
         do {
@@ -64,6 +81,7 @@ struct IngestController: Sendable {
             }
             throw APIError(error)
         }
+        admission.stored(outcome.accepted, app: app)
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8"]
         if outcome.replayed, let name = Self.replayedHeader { headers[name] = "true" }
         return (Response(status: .accepted, headers: headers, body: .init(byteBuffer: Self.encode(outcome))), outcome)
@@ -92,8 +110,16 @@ struct IngestController: Sendable {
             throw tooLarge
         }
         var buffer = ByteBuffer()
+        let deadline = ContinuousClock.now + readTimeout
         for try await chunk in request.body {
             guard buffer.readableBytes + chunk.readableBytes <= limit else { throw tooLarge }
+            // A body dripping in slower than the read timeout allows (a stall is cut by the idle timeout).
+            guard ContinuousClock.now < deadline else {
+                throw APIError(
+                    .requestTimeout, code: "read_timeout",
+                    "the body did not arrive within \(readTimeout.components.seconds) s",
+                    headers: [.connection: "close"])
+            }
             var chunk = chunk
             buffer.writeBuffer(&chunk)
         }

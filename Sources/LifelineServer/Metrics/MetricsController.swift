@@ -15,6 +15,7 @@ struct MetricsController: Sendable {
     let writer: IngestWriter
     let evaluator: AlertEvaluator?
     let product: ProductMetrics
+    var admission: IngestAdmission?
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.get("metrics") { _, context in
@@ -56,12 +57,39 @@ struct MetricsController: Sendable {
                 descriptor: .init(namespace: "lifeline", metricName: name, unitName: "", helpText: help), labels: labels
             )
         }
+        if let admission {
+            for (app, refusals) in admission.refusalCounts where onlyApp == nil || app == onlyApp {
+                for (refusal, count) in refusals {
+                    counter(
+                        "ingest_refusals", "Ingest requests refused by a resource limit, by app and limit",
+                        [("app", app), ("limit", refusal.rawValue)]
+                    ).increment(by: Int64(count))
+                }
+            }
+        }
         if let onlyApp {
             if let snapshot { firingGauges(snapshot, onlyApp: onlyApp, gauge: gauge) }
             return registry.emitToString()
         }
         let statistics = writer.statistics
         gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
+        gauge("writer_queued_documents", "Documents waiting for the writer").set(Double(statistics.queuedDocuments))
+        if let admission {
+            registry.makeGauge(
+                descriptor: .init(
+                    namespace: "lifeline", subsystem: "ingest", metricName: "inflight", unitName: "bytes",
+                    helpText: "Body bytes reserved by ingest requests being received, inflated or decoded"),
+                labels: []
+            ).set(Double(admission.inflightBytes))
+            if let free = admission.diskStatus().free {
+                registry.makeGauge(
+                    descriptor: .init(
+                        namespace: "lifeline", subsystem: "disk", metricName: "free", unitName: "bytes",
+                        helpText: "Free bytes on the database's file system"),
+                    labels: []
+                ).set(Double(free))
+            }
+        }
         counter("writer_transactions", "Writer transactions committed").increment(by: Int64(statistics.transactions))
         counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
             by: Int64(statistics.failedBatches))

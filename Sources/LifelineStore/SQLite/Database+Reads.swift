@@ -16,6 +16,19 @@ extension Database {
         }
     }
 
+    /// Documents of `app` received at or after `since` (epoch milliseconds): the start of the
+    /// per-app daily quota's count.
+    package func documentsReceived(app: String, since: Int64) throws(StoreError) -> Int {
+        try withConnection { (connection) throws(StoreError) -> Int in
+            Int(
+                try connection.first(
+                    """
+                    SELECT count(*) FROM payloads p JOIN apps a ON a.id = p.app
+                    WHERE a.bundle_id = ? AND p.received_at_ms >= ?
+                    """, [.text(app), .integer(since)], { $0.int64(0) }) ?? 0)
+        }
+    }
+
     /// The payload with `id`, with its raw document; `nil` if there is none.
     package func payload(id: Int64) throws(StoreError) -> StoredPayload? {
         try withConnection { (connection) throws(StoreError) -> StoredPayload? in

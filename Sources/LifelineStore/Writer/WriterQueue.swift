@@ -47,6 +47,7 @@ final class WriterQueue: Sendable {
         state.withLock { state in
             var statistics = state.statistics
             statistics.queued = state.queue.count
+            statistics.queuedDocuments = state.queue.reduce(0) { $0 + $1.request.items.count }
             return statistics
         }
     }

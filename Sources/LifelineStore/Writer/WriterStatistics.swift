@@ -12,6 +12,8 @@ package struct WriterStatistics: Sendable, Equatable {
     package var largestBatch: Int = 0
     /// Requests waiting for the writer when the statistics were read.
     package var queued: Int = 0
+    /// Documents of those requests.
+    package var queuedDocuments: Int = 0
 
     package init() {}
 }
