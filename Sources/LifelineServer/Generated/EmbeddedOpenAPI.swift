@@ -200,8 +200,11 @@ package enum EmbeddedOpenAPI {
                 "413": { $ref: "#/components/responses/Error" }
                 "415": { $ref: "#/components/responses/Error" }
                 "422": { $ref: "#/components/responses/Error" }
+                "408": { $ref: "#/components/responses/Error" }
+                "429": { $ref: "#/components/responses/Limited" }
                 "500": { $ref: "#/components/responses/Error" }
-                "503": { $ref: "#/components/responses/Error" }
+                "503": { $ref: "#/components/responses/Limited" }
+                "507": { $ref: "#/components/responses/Limited" }
           /v1/diagnostics:
             post:
               tags: [ingest]
@@ -231,8 +234,11 @@ package enum EmbeddedOpenAPI {
                 "413": { $ref: "#/components/responses/Error" }
                 "415": { $ref: "#/components/responses/Error" }
                 "422": { $ref: "#/components/responses/Error" }
+                "408": { $ref: "#/components/responses/Error" }
+                "429": { $ref: "#/components/responses/Limited" }
                 "500": { $ref: "#/components/responses/Error" }
-                "503": { $ref: "#/components/responses/Error" }
+                "503": { $ref: "#/components/responses/Limited" }
+                "507": { $ref: "#/components/responses/Limited" }
           /v1/apps:
             get:
               tags: [query]
@@ -560,6 +566,20 @@ package enum EmbeddedOpenAPI {
                         items: { type: integer }
             Error:
               description: Refused; the message names the problem.
+              content:
+                application/json:
+                  schema: { $ref: "#/components/schemas/Error" }
+            Limited:
+              description: |
+                Refused by a resource limit before the body was read, nothing stored: 429 over a rate
+                (`ingest_rate_per_key`, `ingest_rate_per_ip`) or the app's daily quota
+                (`app_daily_documents`); 503 when the server is saturated (`max_inflight_bytes`,
+                `max_queued_documents`) or the store cannot write (`unavailable`); 507 when the disk is
+                nearly full (`insufficient_storage`). Retry after `Retry-After` seconds.
+              headers:
+                Retry-After:
+                  description: Seconds to wait before retrying.
+                  schema: { type: integer, minimum: 0 }
               content:
                 application/json:
                   schema: { $ref: "#/components/schemas/Error" }
