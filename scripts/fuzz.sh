@@ -4,7 +4,7 @@
 # usage: scripts/fuzz.sh [SECONDS]          (default 60)
 #        FUZZ_RUNS=10000000 scripts/fuzz.sh  (a fixed number of executions instead of a time)
 #
-# Builds Fuzz/DecoderFuzzer.swift together with Sources/LifelineModel/*.swift (one module, outside
+# Builds Fuzz/DecoderFuzzer.swift together with every Swift file under Sources/LifelineModel (one module, outside
 # the SwiftPM build) into .build-fuzz/decoder-fuzzer, seeds a corpus from ../shared/fixtures/metrickit
 # (plain, once per selector byte, and gzipped) plus the adversarial shapes of `lifeline bench hostile`
 # when a built `lifeline` is found, and runs libFuzzer with Fuzz/metrickit.dict. Exits non-zero when
@@ -22,8 +22,9 @@ mkdir -p "$out/corpus" "$out/seeds" "$out/findings"
 if [ ! -x "$out/decoder-fuzzer" ] || [ -n "$(find Sources/LifelineModel Fuzz -newer "$out/decoder-fuzzer" \
     \( -name '*.swift' -o -name '*.h' -o -name '*.modulemap' \) | head -1)" ]; then
     echo "fuzz: building $out/decoder-fuzzer"
+    mapfile -t model < <(find Sources/LifelineModel -name '*.swift' | sort)
     swiftc -sanitize=fuzzer,address -O -g -parse-as-library -module-name LifelineModel -package-name lifeline \
-        -I Fuzz/CZlib Sources/LifelineModel/*.swift Fuzz/DecoderFuzzer.swift -o "$out/decoder-fuzzer.tmp"
+        -I Fuzz/CZlib "${model[@]}" Fuzz/DecoderFuzzer.swift -o "$out/decoder-fuzzer.tmp"
     mv -f "$out/decoder-fuzzer.tmp" "$out/decoder-fuzzer"
 fi
 

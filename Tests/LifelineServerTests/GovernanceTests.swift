@@ -184,6 +184,26 @@ struct GovernanceTests {
         #expect(try env.database.payloadCount(app: Self.app) == 0)
     }
 
+    @Test("a request head over max_header_bytes gets 400 and a closed connection")
+    func oversizedHead() async throws {
+        let env = try TemporaryDatabase()
+        var config = env.config()
+        config.maxHeaderBytes = 4_096
+        try await TemporaryDatabase.withLiveServer(config) { client async throws in
+            let connection = try RawConnection(port: try #require(client.port))
+            try connection.send(
+                "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: \(String(repeating: "a", count: 8_000))\r\n\r\n"
+            )
+            let answer = try await connection.receive(timeout: .seconds(5))
+            #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
+            let small = try RawConnection(port: try #require(client.port))
+            try small.send(
+                "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: \(String(repeating: "a", count: 2_000))\r\n\r\n"
+            )
+            #expect(try await small.receive(timeout: .seconds(5)).text.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
     @Test("a client that sends half a request and stalls is cut off after the read timeout")
     func stalledClientIsCutOff() async throws {
         let env = try TemporaryDatabase()
