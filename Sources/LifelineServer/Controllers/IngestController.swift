@@ -62,7 +62,8 @@ struct IngestController: Sendable {
             throw APIError(
                 .contentTooLarge, code: "body_too_large", "body is over the limit of \(limits.maxBodyBytes) bytes")
         }
-        let wire = min(length ?? limits.maxBodyBytes, limits.maxBodyBytes)
+        // Never a negative reservation, whatever Content-Length says (the parser refuses those anyway).
+        let wire = max(0, min(length ?? limits.maxBodyBytes, limits.maxBodyBytes))
         let reserved = encoding == .gzip ? wire + limits.inflateBudget(compressedBytes: wire) : wire
         let address = admission.clientAddress(
             peer: context.remoteAddress?.ipAddress,
