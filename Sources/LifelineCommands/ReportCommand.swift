@@ -121,7 +121,7 @@ struct ReportCommand: AsyncParsableCommand {
         }
         let now = WallClock.nowSeconds()
         // Validated by validate(); today (clamped to the days Lifeline knows) when absent.
-        let lastDay = to.flatMap { UTCDay($0) } ?? min(max(UTCDay(epochSeconds: now), .first), .last)
+        let lastDay = to.flatMap { UTCDay($0) } ?? UTCDay(epochSeconds: now).clamped
         let days =
             from.flatMap { UTCDay($0) }.map { DayRange(from: $0, to: lastDay) } ?? DayRange(last: lastDay, count: 30)
         let builder = ReportBuilder(analysis: analysis, alerts: database.alertState)

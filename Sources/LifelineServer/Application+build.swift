@@ -7,6 +7,7 @@ import LifelineIngest
 import LifelineModel
 import LifelineStore
 import Logging
+import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
@@ -34,14 +35,12 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
         store: database.alertState, rules: rules, rulesPath: config.rulesPath,
         options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
         logger: logger)
-    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
+    let keys = KeyCache(ttl: config.keyCacheTTL, database: database)
     let router = buildRouter(
         config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
     // A stalled request is cut after read_timeout of silence; idle connections after idle_timeout.
     let silence = min(config.readTimeout, config.idleTimeout)
-    var http = HTTP1Channel.Configuration(
-        idleTimeout: .nanoseconds(
-            silence.components.seconds * 1_000_000_000 + silence.components.attoseconds / 1_000_000_000))
+    var http = HTTP1Channel.Configuration(idleTimeout: TimeAmount(silence))
     http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
     http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
     var app = Application(
@@ -76,7 +75,7 @@ func buildRouter(
         })
     HealthController(database: database, writer: writer, admission: admission).addRoutes(to: router)
     let keys =
-        keys ?? KeyCache(ttl: config.keyCacheTTL) { token in try await database.write { try $0.verify(token: token) } }
+        keys ?? KeyCache(ttl: config.keyCacheTTL, database: database)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
         ingestor: Ingestor(

@@ -56,6 +56,12 @@ package struct UTCDay: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     package var description: String { string }
 
+    /// This day, moved into ``first``…``last`` (the days a window may span).
+    package var clamped: UTCDay { min(max(self, .first), .last) }
+
+    /// Today (UTC), within ``first``…``last``.
+    package static var today: UTCDay { UTCDay(epochSeconds: WallClock.nowSeconds()).clamped }
+
     /// The first second of the day.
     package var startEpochSeconds: Int64 { Int64(ordinal) * 86_400 }
 

@@ -102,14 +102,12 @@ struct IngestController: Sendable {
         return trimmed
     }
 
-    /// Collects the body, refusing it with 413 as soon as it passes the limit.
+    /// Collects the body, refusing it with 413 as soon as it passes the limit (a declared
+    /// `Content-Length` over it was refused before admission).
     private func collectBody(_ request: Request) async throws -> ByteBuffer {
         let limit = limits.maxBodyBytes
         let tooLarge = APIError(
             .contentTooLarge, code: "body_too_large", "body is over the limit of \(limit) bytes")
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
-            throw tooLarge
-        }
         var buffer = ByteBuffer()
         let deadline = ContinuousClock.now + readTimeout
         for try await chunk in request.body {

@@ -50,9 +50,9 @@ struct QueryParameters {
     /// The scope of a query over `app`: window (default: the 30 days ending `today`), filters, grouping.
     func scope(
         app: String, defaultGroupBy: [GroupDimension],
-        today: UTCDay = UTCDay(epochSeconds: Int64(Date().timeIntervalSince1970))
+        today: UTCDay = .today
     ) throws(APIError) -> Scope {
-        let to = try day("to") ?? min(max(today, .first), .last)
+        let to = try day("to") ?? today.clamped
         let from = try day("from") ?? DayRange(last: to, count: 30).from
         guard from <= to else {
             throw Self.invalid("from", "\(from) is after to (\(to))")

@@ -57,7 +57,7 @@ struct DashboardController: Sendable {
             return response
         }
         let query = request.uri.queryParameters
-        let today = min(max(UTCDay(epochSeconds: WallClock.nowSeconds()), .first), .last)
+        let today = UTCDay.today
         var form = DashboardHTML.Form(
             app: query["app"].map(String.init), from: query["from"].map(String.init) ?? "",
             to: query["to"].map(String.init) ?? "", versions: query.getAll("version").map { String($0) })

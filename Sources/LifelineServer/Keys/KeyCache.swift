@@ -29,6 +29,11 @@ package final class KeyCache: Sendable {
         self.verify = verify
     }
 
+    /// A cache in front of `database`'s keys (lookups on the store's threads).
+    package convenience init(ttl: Duration = .seconds(5), database: Database) {
+        self.init(ttl: ttl) { token in try await database.write { try $0.verify(token: token) } }
+    }
+
     /// The key for `token`, or `nil` when it is unknown, revoked or expired. Each hit is noted
     /// for ``drainUses()`` (`last_used_at`, written in batches, never a write per request).
     package func key(for token: String) async throws -> APIKey? {

@@ -34,7 +34,7 @@ struct MetricsController: Sendable {
         let now = PrometheusCollectorRegistry()  // values read now: no stale series survive a scrape
         let snapshot = await evaluator?.snapshot()
         let product = self.product
-        try await product.emit(into: now, today: UTCDay(epochSeconds: WallClock.nowSeconds()), onlyApp: onlyApp)
+        try await product.emit(into: now, today: .today, onlyApp: onlyApp)
         let text = now.emitToString()
         var body = onlyApp == nil ? service.registry.emitToString() : ""
         body += gauges(snapshot: snapshot, onlyApp: onlyApp)

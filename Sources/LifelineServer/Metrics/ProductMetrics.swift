@@ -24,7 +24,7 @@ struct ProductMetrics: Sendable {
     /// Adds every app's figures (only `onlyApp`'s when set) to `registry`, from one read
     /// transaction on the store's threads.
     func emit(into registry: PrometheusCollectorRegistry, today: UTCDay, onlyApp: String?) async throws {
-        let days = DayRange(last: min(max(lastDay ?? today, .first), .last), count: windowDays)
+        let days = DayRange(last: (lastDay ?? today).clamped, count: windowDays)
         registry.makeGauge(
             descriptor: .init(
                 namespace: "lifeline", metricName: "metrics_window", unitName: "seconds",

@@ -7,42 +7,34 @@ struct SQLiteAggregateReader: AggregateReader {
     let connection: Connection
     let names: DimensionNames
 
-    private func withConnection<R>(_ body: (Connection) throws(StoreError) -> R) throws(StoreError) -> R {
-        try body(connection)
-    }
-
     /// Every app with its payload counts and first and last day.
     func apps() throws -> [AppInfo] {
-        try withConnection { (connection) throws(StoreError) -> [AppInfo] in
-            let apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY bundle_id") {
-                ($0.int64(0), $0.text(1))
-            }
-            var infos: [AppInfo] = []
-            for (id, bundleID) in apps {
-                let metric = try connection.first(
-                    "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric'",
-                    [.integer(id)]
-                ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
-                let diagnostic = try connection.first(
-                    "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic'",
-                    [.integer(id)]
-                ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
-                let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }
-                let lasts = [metric?.2, diagnostic?.2].compactMap { $0 }
-                infos.append(
-                    AppInfo(
-                        bundleID: bundleID, metricPayloads: metric?.0 ?? 0, diagnosticPayloads: diagnostic?.0 ?? 0,
-                        firstDay: firsts.min(), lastDay: lasts.max()))
-            }
-            return infos
+        let apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY bundle_id") {
+            ($0.int64(0), $0.text(1))
         }
+        var infos: [AppInfo] = []
+        for (id, bundleID) in apps {
+            let metric = try connection.first(
+                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric'",
+                [.integer(id)]
+            ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
+            let diagnostic = try connection.first(
+                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic'",
+                [.integer(id)]
+            ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
+            let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }
+            let lasts = [metric?.2, diagnostic?.2].compactMap { $0 }
+            infos.append(
+                AppInfo(
+                    bundleID: bundleID, metricPayloads: metric?.0 ?? 0, diagnosticPayloads: diagnostic?.0 ?? 0,
+                    firstDay: firsts.min(), lastDay: lasts.max()))
+        }
+        return infos
     }
 
     /// Whether `bundleID` has a row in `apps`.
     func hasApp(_ bundleID: String) throws -> Bool {
-        try withConnection { (connection) throws(StoreError) -> Bool in
-            try connection.first("SELECT 1 FROM apps WHERE bundle_id = ?", [.text(bundleID)]) { $0.int64(0) } != nil
-        }
+        try connection.first("SELECT 1 FROM apps WHERE bundle_id = ?", [.text(bundleID)]) { $0.int64(0) } != nil
     }
 
     /// Metric payloads and app time per group, from `rollup_metrics*`.
@@ -143,48 +135,46 @@ struct SQLiteAggregateReader: AggregateReader {
     /// The crash groups `ids` of `app`, each with its most recent diagnostic as the sample.
     func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
         guard !ids.isEmpty else { return [] }
-        return try withConnection { (connection) throws(StoreError) -> [CrashGroupInfo] in
-            let groups = try connection.query(
-                """
-                SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
-                FROM crash_groups g JOIN apps a ON a.id = g.app
-                WHERE a.bundle_id = ?1 AND g.id IN (SELECT value FROM json_each(?2))
-                ORDER BY g.id
-                """, [.text(app), .text("[" + Set(ids).map(String.init).joined(separator: ",") + "]")]
-            ) { row in
-                CrashGroupInfo(
-                    id: row.int64(0), fingerprint: row.text(1), groupKind: row.text(2), title: row.text(3),
-                    firstSeen: row.int64(4), lastSeen: row.int64(5), exceptionType: nil, signal: nil,
-                    terminationReason: nil, sampleFrames: [])
-            }
-            var infos: [CrashGroupInfo] = []
-            for var info in groups {
-                // The most recent diagnostic of the group is its sample.
-                let sample = try connection.first(
-                    """
-                    SELECT id, exception_type, signal, termination_reason FROM diagnostics
-                    WHERE crash_group = ? ORDER BY occurred_at DESC, id DESC LIMIT 1
-                    """, [.integer(info.id)]
-                ) { ($0.int64(0), $0.optionalInt64(1), $0.optionalInt64(2), $0.optionalText(3)) }
-                if let sample {
-                    info.exceptionType = sample.1
-                    info.signal = sample.2
-                    info.terminationReason = sample.3
-                    info.sampleFrames = try connection.query(
-                        """
-                        SELECT binary_name, binary_uuid, address, offset FROM diagnostic_frames
-                        WHERE diagnostic = ? ORDER BY position
-                        """, [.integer(sample.0)]
-                    ) { row in
-                        SampleFrame(
-                            binaryName: row.optionalText(0), binaryUUID: row.optionalText(1),
-                            address: UInt64(bitPattern: row.int64(2)), offset: UInt64(bitPattern: row.int64(3)))
-                    }
-                }
-                infos.append(info)
-            }
-            return infos
+        let groups = try connection.query(
+            """
+            SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
+            FROM crash_groups g JOIN apps a ON a.id = g.app
+            WHERE a.bundle_id = ?1 AND g.id IN (SELECT value FROM json_each(?2))
+            ORDER BY g.id
+            """, [.text(app), .text("[" + Set(ids).map(String.init).joined(separator: ",") + "]")]
+        ) { row in
+            CrashGroupInfo(
+                id: row.int64(0), fingerprint: row.text(1), groupKind: row.text(2), title: row.text(3),
+                firstSeen: row.int64(4), lastSeen: row.int64(5), exceptionType: nil, signal: nil,
+                terminationReason: nil, sampleFrames: [])
         }
+        var infos: [CrashGroupInfo] = []
+        for var info in groups {
+            // The most recent diagnostic of the group is its sample.
+            let sample = try connection.first(
+                """
+                SELECT id, exception_type, signal, termination_reason FROM diagnostics
+                WHERE crash_group = ? ORDER BY occurred_at DESC, id DESC LIMIT 1
+                """, [.integer(info.id)]
+            ) { ($0.int64(0), $0.optionalInt64(1), $0.optionalInt64(2), $0.optionalText(3)) }
+            if let sample {
+                info.exceptionType = sample.1
+                info.signal = sample.2
+                info.terminationReason = sample.3
+                info.sampleFrames = try connection.query(
+                    """
+                    SELECT binary_name, binary_uuid, address, offset FROM diagnostic_frames
+                    WHERE diagnostic = ? ORDER BY position
+                    """, [.integer(sample.0)]
+                ) { row in
+                    SampleFrame(
+                        binaryName: row.optionalText(0), binaryUUID: row.optionalText(1),
+                        address: UInt64(bitPattern: row.int64(2)), offset: UInt64(bitPattern: row.int64(3)))
+                }
+            }
+            infos.append(info)
+        }
+        return infos
     }
 
     /// Buckets of a scope filtered or grouped by OS or device, merged from the normalized
