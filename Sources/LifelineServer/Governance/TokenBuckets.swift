@@ -42,9 +42,6 @@ package final class TokenBuckets: Sendable {
         }
     }
 
-    /// Names tracked now (for tests and gauges).
-    package var count: Int { buckets.withLock { $0.count } }
-
     private func forgetFull(_ buckets: inout [String: Bucket], now: ContinuousClock.Instant) {
         let refill = (burst / rate)
         buckets = buckets.filter { _, bucket in
