@@ -40,7 +40,7 @@ struct ConfigFile: Decodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case server, database, limits, analysis, alerts, metrics
+        case server, database, limits, analysis, alerts, metrics, retention
     }
 
     init(from decoder: any Decoder) throws {
@@ -52,6 +52,8 @@ struct ConfigFile: Decodable {
         analysis = try c.decodeIfPresent(Analysis.self, forKey: .analysis)
         alerts = try c.decodeIfPresent(Alerts.self, forKey: .alerts)
         metrics = try c.decodeIfPresent(Metrics.self, forKey: .metrics)
+        retention = try c.decodeIfPresent(RetentionPolicy.self, forKey: .retention)
+        retentionSchedule = try c.decodeIfPresent(RetentionSchedule.self, forKey: .retention)
     }
 
     var server: Server?
@@ -62,6 +64,16 @@ struct ConfigFile: Decodable {
     var analysis: Analysis?
     var alerts: Alerts?
     var metrics: Metrics?
+    /// `retention:` — how long each kind of data is kept (defaults in ``RetentionPolicy``).
+    var retention: RetentionPolicy?
+    /// The same `retention:` section, read for the pruning schedule.
+    var retentionSchedule: RetentionSchedule?
+
+    /// `retention.prune_interval_minutes`: time between two pruning runs of the server.
+    struct RetentionSchedule: Decodable {
+        var pruneIntervalMinutes: Int?
+        enum CodingKeys: String, CodingKey { case pruneIntervalMinutes = "prune_interval_minutes" }
+    }
 
     /// `metrics`: the window and version bound of the per-app figures on `/metrics`.
     struct Metrics: Decodable {
@@ -136,6 +148,13 @@ struct ConfigFile: Decodable {
                 ] where !(value >= 0 && value.isFinite) {
                     throw CommandError("config file \(path): limits.\(name) must be 0 (off) or more, got \(value)")
                 }
+            }
+            if let errors = file.retention?.validationErrors, let first = errors.first {
+                throw CommandError("config file \(path): \(first)")
+            }
+            if let minutes = file.retentionSchedule?.pruneIntervalMinutes, !(1...1_440).contains(minutes) {
+                throw CommandError(
+                    "config file \(path): retention.prune_interval_minutes must be 1…1440, got \(minutes)")
             }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
                 throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")

@@ -24,7 +24,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "TCP port (default 8080).")
     var port: Int?
 
-    @Option(help: "YAML configuration file (server, database, limits, analysis and alerts sections).")
+    @Option(help: "YAML configuration file (server, database, limits, retention, analysis and alerts sections).")
     var config: String?
 
     @Option(help: "Alert rule file (YAML, see config/rules.example.yaml); reloaded on SIGHUP and POST /-/reload.")
@@ -60,6 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let seconds = file?.server?.idleTimeoutSeconds { server.idleTimeout = .seconds(seconds) }
         if let bytes = file?.server?.maxHeaderBytes { server.maxHeaderBytes = bytes }
         if let connections = file?.server?.maxConnections { server.maxConnections = connections }
+        if let retention = file?.retention { server.retention = retention }
+        if let minutes = file?.retentionSchedule?.pruneIntervalMinutes { server.pruneInterval = .seconds(minutes * 60) }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
         if let flag = file?.analysis?.handlerFlag { server.handlerFlag = flag }
         if let days = file?.metrics?.windowDays { server.metricsWindowDays = days }

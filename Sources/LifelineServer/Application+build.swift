@@ -55,6 +55,14 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     // After the writer, so it stops before it on shutdown.
     app.addServices(evaluator)
     app.addServices(KeyUseRecorder(keys: keys, database: database, logger: logger))
+    app.addServices(
+        RetentionService(
+            pruner: Pruner(
+                database: database, policy: config.retention,
+                // Freed pages beyond a tenth of the file go back to the file system; the rest is
+                // reused by the next days' inserts.
+                options: .init(keepFreeFraction: 0.1)),
+            interval: config.pruneInterval, initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
     return app
 }
 

@@ -24,6 +24,12 @@ package struct ServerConfig: Sendable {
     package var maxHeaderBytes = 16 << 10
     /// Connections open at once; more wait in the listen backlog (`server.max_connections`). Default 1,024.
     package var maxConnections = 1_024
+    /// What is kept how long (`retention:`); pruned by a service every ``pruneInterval``.
+    package var retention = RetentionPolicy()
+    /// Time between two pruning runs (`retention.prune_interval_minutes`). Default 1 h.
+    package var pruneInterval: Duration = .seconds(3_600)
+    /// Time from start to the first pruning run. Default 30 s.
+    package var pruneInitialDelay: Duration = .seconds(30)
     /// How long a verified API key is trusted before the store is asked again.
     package var keyCacheTTL: Duration = .seconds(5)
     /// Dashboard: mark the session cookie `Secure` even when the request did not say it came over

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 import LifelineStore
 import LifelineTestSupport
 import Testing
@@ -93,5 +94,41 @@ struct CommandLineTests {
         let again = try Lifeline.run(["backup", "--db", env.path, "--out", copyPath])
         #expect(again.status != 0)
         #expect(again.stderr.contains("already exists"))
+    }
+
+    @Test("prune --dry-run counts and keeps; prune removes the old days and keeps the rest; a bad policy is named")
+    func prune() throws {
+        let env = try TemporaryDatabase()
+        defer { env.remove() }
+        let chime = [
+            "diagnostics/ChimeHQ_Meter__real_report.json", "diagnostics/ChimeHQ_Meter__xcode_simulated_ios14.json",
+        ]
+        .map { Paths.fixtures.appendingPathComponent($0).path }
+        let notes = Paths.fixtures.appendingPathComponent("metrics/lifeline-authored__ios17-full.json").path
+        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + chime).status == 0)
+        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.example.notes", notes]).status == 0)
+        // Keep from 2026-01-01: the 2020 diagnostics go, the 2026-11-01 metric payload stays.
+        let kept = try #require(UTCDay("2026-01-01"))
+        let days = UTCDay.today.ordinal - kept.ordinal + 1
+        let config = try env.write("retention.yaml", "retention:\n  data_days: \(days)\n  raw_days: 0\n")
+
+        let dry = try Lifeline.run(["prune", "--db", env.path, "--config", config, "--dry-run"])
+        #expect(dry.status == 0, "\(dry.stderr)")
+        #expect(dry.stdout.contains("would remove 2 payloads, 2 raw documents"), "\(dry.stdout)")
+        #expect(dry.stdout.contains("data kept from 2026-01-01"), "\(dry.stdout)")
+        #expect(try env.database.payloadCount() == 3)
+
+        let real = try Lifeline.run(["prune", "--db", env.path, "--config", config])
+        #expect(real.status == 0, "\(real.stderr)")
+        #expect(real.stdout.contains("removed 2 payloads, 2 raw documents"), "\(real.stdout)")
+        #expect(real.stdout.contains("database file"), "\(real.stdout)")
+        #expect(try env.database.payloadCount(app: "com.chimehq.Meter") == 0)
+        #expect(try env.database.payloadCount(app: "com.example.notes") == 1)
+        #expect(try env.database.crashGroups(app: "com.chimehq.Meter").isEmpty)
+
+        let bad = try env.write("bad.yaml", "retention:\n  data_days: -3\n")
+        let refused = try Lifeline.run(["prune", "--db", env.path, "--config", bad])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("retention.data_days must be 0 (keep forever)"), "\(refused.stderr)")
     }
 }

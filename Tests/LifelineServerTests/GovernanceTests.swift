@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LifelineModel
 import LifelineServer
 import LifelineStore
 import LifelineTestSupport
@@ -227,6 +228,47 @@ struct GovernanceTests {
             let fresh = try RawConnection(port: port)
             try fresh.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             #expect(try await fresh.receive(timeout: .seconds(5)).text.hasPrefix("HTTP/1.1 200"))
+        }
+    }
+
+    @Test("the retention service prunes the days past data_days while the server runs, and counts it on /metrics")
+    func retentionService() async throws {
+        let env = try TemporaryDatabase()
+        let token = try env.token(.ingest, app: Self.app)
+        let read = try env.token(.read)
+        var config = env.config()
+        // Keep from 2026-10-15: the payload of 2026-10-01 goes, the one of 2026-10-20 stays.
+        let kept = try #require(UTCDay("2026-10-15"))
+        config.retention = RetentionPolicy(
+            rawDays: 0, dataDays: UTCDay.today.ordinal - kept.ordinal + 1, idempotencyDays: 0, alertHistoryDays: 0)
+        config.pruneInitialDelay = .zero
+        config.pruneInterval = .milliseconds(100)
+        try await TemporaryDatabase.withLiveServer(config) { client async throws in
+            for (index, day) in [(1, 1), (2, 20)] {
+                let response = try await client.execute(
+                    uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: true),
+                    body: try gzip(metricPayload(index: index, day: day)))
+                #expect(response.status == .accepted)
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try env.database.payloadCount() > 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try env.database.payloadCount() == 1)
+            let apps = try await client.execute(
+                uri: "/v1/apps", method: .get, headers: [.authorization: "Bearer \(read)"])
+            let app = try #require((try json(apps.body)["apps"] as? [[String: Any]])?.first)
+            #expect(app["metric_payloads"] as? Int == 1)
+            #expect(app["first_day"] as? String == "2026-10-20")
+            // Counted when the run ends (after its last step).
+            var counted = false
+            while !counted, ContinuousClock.now < deadline {
+                let metrics = try await client.execute(
+                    uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(read)"])
+                counted = String(buffer: metrics.body).contains(#"lifeline_retention_removed_total{kind="payload"} 1"#)
+                if !counted { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            #expect(counted)
         }
     }
 }

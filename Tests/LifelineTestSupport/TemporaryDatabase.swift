@@ -29,7 +29,7 @@ package final class TemporaryDatabase: Sendable {
         try database.createKey(role: role, app: app).token
     }
 
-    /// A server configuration on this database, on a free port, without logs, rate limits off.
+    /// A server configuration on this database, on a free port, without logs, rate limits and retention off.
     package func config(options: Database.Options = .init(), limits: IngestLimits = .init()) -> ServerConfig {
         var config = ServerConfig()
         config.databasePath = path
@@ -39,6 +39,8 @@ package final class TemporaryDatabase: Sendable {
         // Every test client is 127.0.0.1: rate limits are off unless a test sets them.
         config.governance.ingestRatePerKey = 0
         config.governance.ingestRatePerIP = 0
+        // Tests load fixtures of past years: nothing is pruned unless a test sets a policy.
+        config.retention = .keepForever
         config.logger = .quiet
         return config
     }

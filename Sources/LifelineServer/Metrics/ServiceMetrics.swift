@@ -1,3 +1,4 @@
+import LifelineStore
 import Prometheus
 
 /// The service's own health metrics, in one Prometheus registry per application (not a
@@ -63,5 +64,28 @@ package final class ServiceMetrics: Sendable {
                 helpText: "Ingest requests committed together in one writer transaction"),
             labels: [], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256]
         ).record(Double(requests))
+    }
+
+    /// One pruning run: what it removed, by kind, and when it ended.
+    func pruned(_ report: PruneReport, at seconds: Int64) {
+        for (kind, count) in [
+            ("payload", report.payloads), ("raw_document", report.rawDocuments), ("rollup_row", report.rollupRows),
+            ("crash_group", report.crashGroups), ("idempotency_record", report.idempotencyKeys),
+            ("alert_history", report.alertHistory), ("dashboard_session", report.dashboardSessions),
+            ("page_returned", report.returnedPages),
+        ] {
+            registry.makeCounter(
+                descriptor: .init(
+                    namespace: "lifeline", subsystem: "retention", metricName: "removed", unitName: "total",
+                    helpText: "Rows removed by the retention pruner, by kind (pages returned to the file system too)"),
+                labels: [("kind", kind)]
+            ).increment(by: Int64(count))
+        }
+        registry.makeGauge(
+            descriptor: .init(
+                namespace: "lifeline", subsystem: "retention", metricName: "last_run", unitName: "timestamp_seconds",
+                helpText: "When the retention pruner last finished a run (Unix time)"),
+            labels: []
+        ).set(Double(seconds))
     }
 }

@@ -12,15 +12,17 @@ struct SQLiteAggregateReader: AggregateReader {
         let apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY bundle_id") {
             ($0.int64(0), $0.text(1))
         }
+        // Payloads of days before the retention horizon are being pruned: not counted.
+        let horizon = try Pruner.horizon("data", on: connection).map(Pruner.Cutoffs.text) ?? ""
         var infos: [AppInfo] = []
         for (id, bundleID) in apps {
             let metric = try connection.first(
-                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric'",
-                [.integer(id)]
+                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ?",
+                [.integer(id), .text(horizon)]
             ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
             let diagnostic = try connection.first(
-                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic'",
-                [.integer(id)]
+                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic' AND day >= ?",
+                [.integer(id), .text(horizon)]
             ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
             let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }
             let lasts = [metric?.2, diagnostic?.2].compactMap { $0 }

@@ -16,19 +16,27 @@ struct RollupQuery {
     /// Dimension filters as (column, JSON array of ids), for queries on the normalized rows.
     let filters: [(column: String, ids: String)]
 
-    /// `nil` when the scope matches nothing (unknown app, or a filter with no known value).
+    /// `nil` when the scope matches nothing (unknown app, a filter with no known value, or a window
+    /// that ends before the retention horizon).
     static func make(_ scope: Scope, on connection: Connection) throws(StoreError) -> RollupQuery? {
         guard
             let app = try connection.first(
                 "SELECT id FROM apps WHERE bundle_id = ?", [.text(scope.app)], { $0.int64(0) })
         else { return nil }
+        // Days before the retention horizon answer as if nothing had been stored, also while
+        // the pruner is still deleting them (see Pruner).
+        var days = scope.days
+        if let horizon = try Pruner.horizon("data", on: connection), horizon > days.from.ordinal {
+            guard horizon <= days.to.ordinal, let first = UTCDay(ordinal: horizon) else { return nil }
+            days.from = first
+        }
         let grouped = Set(scope.groupBy)
         let level = RollupLevel.answering(
             filtersOSOrDevice: !scope.oses.isEmpty || !scope.devices.isEmpty,
             groupsOSOrDevice: grouped.contains(.os) || grouped.contains(.device))
         var condition = "app = ?1 AND day BETWEEN ?2 AND ?3"
         var bindings: [SQLValue] = [
-            .integer(app), .integer(Int64(scope.days.from.ordinal)), .integer(Int64(scope.days.to.ordinal)),
+            .integer(app), .integer(Int64(days.from.ordinal)), .integer(Int64(days.to.ordinal)),
         ]
         var filters: [(column: String, ids: String)] = []
         for (values, dimension, column) in [
@@ -47,7 +55,7 @@ struct RollupQuery {
         ]
         return RollupQuery(
             level: level, groups: columns.filter { grouped.contains($0.0) }, condition: condition, bindings: bindings,
-            app: app, days: scope.days, filters: filters)
+            app: app, days: days, filters: filters)
     }
 
     /// The ids of `values` in `dimension`; `unknown` also stands for id 0 (no value in the payload).

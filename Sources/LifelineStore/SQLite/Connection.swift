@@ -24,6 +24,11 @@ final class Connection {
         do throws(StoreError) {
             // page_size only takes effect on a new, empty file (before WAL is enabled).
             try execute("PRAGMA page_size = \(options.pageSize)")
+            // A new file returns the pages pruning frees (`PRAGMA incremental_vacuum`); like the page
+            // size, this can only be chosen before the first table exists.
+            if try first("PRAGMA page_count", [], { $0.int64(0) }) == 0 {
+                try execute("PRAGMA auto_vacuum = INCREMENTAL")
+            }
             let mode = try query("PRAGMA journal_mode = WAL") { $0.text(0) }.first
             guard mode?.lowercased() == "wal" else {
                 throw StoreError(
@@ -126,6 +131,19 @@ final class Connection {
     /// Rolls back the open transaction, if any, ignoring errors (used on failure paths).
     func rollbackQuietly() {
         if inTransaction { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+    }
+
+    /// Runs `body` inside one deferred read transaction (`BEGIN … COMMIT`): one snapshot.
+    func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute("BEGIN")
+        do throws(StoreError) {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error.
