@@ -41,7 +41,7 @@ struct PruneCommand: AsyncParsableCommand {
     var alertHistoryDays: Int?
 
     @Option(help: "Payloads deleted per transaction.")
-    var batchSize: Int = 200
+    var batchSize: Int = 100
 
     @Option(help: "Pause between two transactions, milliseconds (lets a running server's writer in).")
     var pauseMs: Int = 20

@@ -108,7 +108,7 @@ struct CommandLineTests {
         #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + chime).status == 0)
         #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.example.notes", notes]).status == 0)
         // Keep from 2026-01-01: the 2020 diagnostics go, the 2026-11-01 metric payload stays.
-        let kept = try #require(UTCDay("2026-01-01"))
+        let kept: UTCDay = "2026-01-01"
         let days = UTCDay.today.ordinal - kept.ordinal + 1
         let config = try env.write("retention.yaml", "retention:\n  data_days: \(days)\n  raw_days: 0\n")
 
@@ -125,6 +125,15 @@ struct CommandLineTests {
         #expect(try env.database.payloadCount(app: "com.chimehq.Meter") == 0)
         #expect(try env.database.payloadCount(app: "com.example.notes") == 1)
         #expect(try env.database.crashGroups(app: "com.chimehq.Meter").isEmpty)
+
+        // The shipped example configuration loads, and its policy is the documented default.
+        let example = Paths.repository.appendingPathComponent("config/lifeline.example.yaml").path
+        let defaults = try Lifeline.run(["prune", "--db", env.path, "--config", example, "--dry-run"])
+        #expect(defaults.status == 0, "\(defaults.stderr)")
+        #expect(
+            defaults.stderr.contains(
+                "data kept 180 days, raw documents 30 days, idempotency records 7 days, alert history 90 days"),
+            "\(defaults.stderr)")
 
         let bad = try env.write("bad.yaml", "retention:\n  data_days: -3\n")
         let refused = try Lifeline.run(["prune", "--db", env.path, "--config", bad])

@@ -238,7 +238,7 @@ struct GovernanceTests {
         let read = try env.token(.read)
         var config = env.config()
         // Keep from 2026-10-15: the payload of 2026-10-01 goes, the one of 2026-10-20 stays.
-        let kept = try #require(UTCDay("2026-10-15"))
+        let kept: UTCDay = "2026-10-15"
         config.retention = RetentionPolicy(
             rawDays: 0, dataDays: UTCDay.today.ordinal - kept.ordinal + 1, idempotencyDays: 0, alertHistoryDays: 0)
         config.pruneInitialDelay = .zero

@@ -33,6 +33,24 @@ package struct PruneReport: Sendable, Equatable, Encodable {
 
     package init() {}
 
+    enum CodingKeys: String, CodingKey {
+        case dataKeptFrom = "data_kept_from"
+        case rawKeptFrom = "raw_kept_from"
+        case payloads
+        case rawDocuments = "raw_documents"
+        case rollupRows = "rollup_rows"
+        case crashGroups = "crash_groups"
+        case idempotencyKeys = "idempotency_records"
+        case alertHistory = "alert_history"
+        case dashboardSessions = "dashboard_sessions"
+        case freePages = "free_pages"
+        case returnedPages = "returned_pages"
+        case autoVacuum = "auto_vacuum"
+        case pageSize = "page_size"
+        case transactions
+        case dryRun = "dry_run"
+    }
+
     /// Everything removed, in one line.
     package var summary: String {
         let verb = dryRun ? "would remove" : "removed"

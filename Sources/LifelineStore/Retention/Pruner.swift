@@ -22,7 +22,7 @@ import LifelineModel
 package struct Pruner: Sendable {
     package struct Options: Sendable, Equatable {
         /// Payloads deleted per transaction (each takes its normalized rows with it: ~100 rows).
-        package var batchSize = 200
+        package var batchSize = 100
         /// Small records (idempotency, alert history, crash groups) per transaction.
         package var recordBatchSize = 2_000
         /// Pause after every transaction, so waiting writers get the lock.
@@ -31,9 +31,11 @@ package struct Pruner: Sendable {
         package var keepFreeFraction = 0.0
         /// Pages returned per transaction.
         package var vacuumStep = 256
+        /// Times one transaction is tried again when the write lock stays busy past the busy timeout.
+        package var busyRetries = 30
 
         package init(
-            batchSize: Int = 200, recordBatchSize: Int = 2_000, pause: Duration = .milliseconds(20),
+            batchSize: Int = 100, recordBatchSize: Int = 2_000, pause: Duration = .milliseconds(20),
             keepFreeFraction: Double = 0, vacuumStep: Int = 256
         ) {
             self.batchSize = max(1, batchSize)
@@ -170,9 +172,21 @@ package struct Pruner: Sendable {
         _ report: inout PruneReport, _ progress: @Sendable (PruneReport) -> Void,
         _ body: @escaping @Sendable (Connection) throws(StoreError) -> T
     ) async throws -> T {
-        let result = try await database.write { database in
-            try database.withConnection { (connection) throws(StoreError) -> T in
-                try connection.transaction { () throws(StoreError) -> T in try body(connection) }
+        var attempt = 0
+        let result: T
+        while true {
+            do {
+                result = try await database.write { database in
+                    try database.withConnection { (connection) throws(StoreError) -> T in
+                        try connection.transaction { () throws(StoreError) -> T in try body(connection) }
+                    }
+                }
+                break
+            } catch let error as StoreError where error.code == .unavailable && attempt < options.busyRetries {
+                // The write lock stayed busy for the whole busy timeout (ingest at full speed takes
+                // it back to back): wait and try again instead of giving up the run.
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(100 * min(attempt, 20)))
             }
         }
         report.transactions += 1

@@ -1,5 +1,13 @@
 import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One SQLite connection with a cache of prepared statements.
 ///
 /// Not thread-safe: a connection is owned by exactly one user at a time (the ``Database``'s
@@ -20,7 +28,17 @@ final class Connection {
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
-        sqlite3_busy_timeout(db, options.busyTimeoutMilliseconds)
+        // Waiting for a lock: poll every millisecond up to the timeout. SQLite's own busy timeout
+        // backs off to 100 ms sleeps, so a writer that waited behind a short transaction of
+        // another connection (the pruner's) kept sleeping long after the lock was free.
+        sqlite3_busy_handler(
+            db,
+            { context, attempts in
+                let limit = Int32(truncatingIfNeeded: Int(bitPattern: context))
+                guard attempts < limit else { return 0 }
+                usleep(1_000)
+                return 1
+            }, UnsafeMutableRawPointer(bitPattern: Int(max(1, options.busyTimeoutMilliseconds))))
         do throws(StoreError) {
             // page_size only takes effect on a new, empty file (before WAL is enabled).
             try execute("PRAGMA page_size = \(options.pageSize)")
