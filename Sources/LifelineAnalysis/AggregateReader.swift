@@ -107,6 +107,12 @@ package struct CrashGroupInfo: Sendable, Equatable {
     package var terminationReason: String?
     /// The attributed frames of one sample diagnostic, top first.
     package var sampleFrames: [SampleFrame]
+    /// iOS 27 samples: `terminationCategory`, the process id, the `signpostData` JSON and the
+    /// exception reason's composed message.
+    package var terminationCategory: String?
+    package var pid: Int64?
+    package var signpostData: String?
+    package var exceptionMessage: String?
 
     package init(
         id: Int64, fingerprint: String, groupKind: String, title: String, firstSeen: Int64, lastSeen: Int64,

@@ -1,3 +1,4 @@
+import Foundation
 import LifelineModel
 
 /// The one JSON encoding of every figure: the rows of the aggregate endpoints and the same rows
@@ -52,8 +53,53 @@ package enum FigureJSON {
 
     /// Encodes the grouping keys of a row.
     package static func encode(_ key: GroupKey, into c: inout KeyedEncodingContainer<DynamicKey>) throws {
-        for dimension in GroupDimension.allCases {
+        for dimension in GroupDimension.allCases where dimension != .appState {
             if let value = key[dimension] { try c.encode(value, forKey: DynamicKey(dimension.rawValue)) }
+        }
+        if let state = key.appState {
+            try c.encode(state.domain, forKey: "app_state_domain")
+            try c.encode(state.label, forKey: "app_state_label")
+            try c.encode(MetadataObject(json: state.metadata), forKey: "app_state_metadata")
+        }
+    }
+
+    /// A state's stable metadata (canonical JSON text of an object of strings, numbers and
+    /// booleans) encoded back as a JSON object.
+    struct MetadataObject: Encodable {
+        var json: String
+
+        enum Value: Codable {
+            case bool(Bool)
+            case number(Double)
+            case string(String)
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.singleValueContainer()
+                if let value = try? c.decode(Bool.self) {
+                    self = .bool(value)
+                } else if let value = try? c.decode(Double.self) {
+                    self = .number(value)
+                } else {
+                    self = .string(try c.decode(String.self))
+                }
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.singleValueContainer()
+                switch self {
+                case .bool(let value): try c.encode(value)
+                case .number(let value): try c.encode(value)
+                case .string(let value): try c.encode(value)
+                }
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: DynamicKey.self)
+            let object = (try? JSONDecoder().decode([String: Value].self, from: Data(json.utf8))) ?? [:]
+            for key in object.keys.sorted() {
+                if let value = object[key] { try c.encode(value, forKey: DynamicKey(key)) }
+            }
         }
     }
 
@@ -181,10 +227,62 @@ package enum FigureJSON {
             try c.encode(figure.isWatchdog, forKey: "watchdog")
             if withStack {
                 try c.encode(g.terminationReason, forKey: "termination_reason")
+                try c.encode(g.terminationCategory, forKey: "termination_category")
+                try c.encode(g.exceptionMessage, forKey: "exception_message")
+                try c.encode(g.pid, forKey: "pid")
+                try c.encode(g.signpostData.map(RawJSON.init), forKey: "signpost_data")
                 try c.encode(g.sampleFrames.map(Frame.init), forKey: "sample_stack")
             } else {
                 try c.encode(g.sampleFrames.prefix(3).map(Frame.init), forKey: "sample_stack")
             }
+        }
+    }
+
+    /// A JSON value stored as its text (validated when written), re-emitted as JSON.
+    struct RawJSON: Encodable {
+        var text: String
+
+        indirect enum Value: Codable {
+            case null
+            case bool(Bool)
+            case number(Double)
+            case string(String)
+            case array([Value])
+            case object([String: Value])
+
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.singleValueContainer()
+                if c.decodeNil() {
+                    self = .null
+                } else if let value = try? c.decode(Bool.self) {
+                    self = .bool(value)
+                } else if let value = try? c.decode(Double.self) {
+                    self = .number(value)
+                } else if let value = try? c.decode(String.self) {
+                    self = .string(value)
+                } else if let value = try? c.decode([Value].self) {
+                    self = .array(value)
+                } else {
+                    self = .object(try c.decode([String: Value].self))
+                }
+            }
+
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.singleValueContainer()
+                switch self {
+                case .null: try c.encodeNil()
+                case .bool(let value): try c.encode(value)
+                case .number(let value): try c.encode(value)
+                case .string(let value): try c.encode(value)
+                case .array(let value): try c.encode(value)
+                case .object(let value): try c.encode(value)
+                }
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.singleValueContainer()
+            try c.encode((try? JSONDecoder().decode(Value.self, from: Data(text.utf8))) ?? .null)
         }
     }
 

@@ -6,6 +6,8 @@ package enum GroupDimension: String, Sendable, Equatable, Hashable, CaseIterable
     case os
     case device
     case day
+    /// An app-defined state of iOS 27 reports (domain, label, metadata).
+    case appState = "app_state"
 }
 
 /// An inclusive range of UTC days.
@@ -35,6 +37,8 @@ package struct Scope: Sendable, Equatable, Hashable {
     package var versions: [String] = []
     /// Only these OS versions, as stored (e.g. `iPhone OS 17.4 (21E219)`) (empty: all).
     package var oses: [String] = []
+    /// App states `domain/label` (any metadata); empty: no filter. Only iOS 27 data has states.
+    package var appStates: [String] = []
     /// Only these device types (empty: all).
     package var devices: [String] = []
     /// The dimensions figures are split by, in order (empty: one total row).
@@ -42,15 +46,20 @@ package struct Scope: Sendable, Equatable, Hashable {
 
     package init(
         app: String, days: DayRange, versions: [String] = [], oses: [String] = [], devices: [String] = [],
-        groupBy: [GroupDimension] = []
+        appStates: [String] = [], groupBy: [GroupDimension] = []
     ) {
         self.app = app
         self.days = days
         self.versions = versions
         self.oses = oses
         self.devices = devices
+        self.appStates = appStates
         self.groupBy = groupBy
     }
+
+    /// Whether the scope is about app states (filtered or grouped by them): answered from the
+    /// per-state rows of iOS 27 reports instead of the rollups.
+    package var usesAppStates: Bool { !appStates.isEmpty || groupBy.contains(.appState) }
 
     /// The same scope split by other dimensions.
     package func grouped(by dimensions: [GroupDimension]) -> Scope {
@@ -67,12 +76,17 @@ package struct GroupKey: Sendable, Equatable, Hashable, Comparable {
     package var os: String?
     package var device: String?
     package var day: String?
+    package var appState: ReportedState?
 
-    package init(version: String? = nil, os: String? = nil, device: String? = nil, day: String? = nil) {
+    package init(
+        version: String? = nil, os: String? = nil, device: String? = nil, day: String? = nil,
+        appState: ReportedState? = nil
+    ) {
         self.version = version
         self.os = os
         self.device = device
         self.day = day
+        self.appState = appState
     }
 
     /// The total row.
@@ -85,6 +99,10 @@ package struct GroupKey: Sendable, Equatable, Hashable, Comparable {
         case .os: os
         case .device: device
         case .day: day
+        case .appState:
+            appState.map {
+                $0.metadata == "{}" ? "\($0.domain)/\($0.label)" : "\($0.domain)/\($0.label) \($0.metadata)"
+            }
         }
     }
 
@@ -94,7 +112,8 @@ package struct GroupKey: Sendable, Equatable, Hashable, Comparable {
             version: dimensions.contains(.version) ? version : nil,
             os: dimensions.contains(.os) ? os : nil,
             device: dimensions.contains(.device) ? device : nil,
-            day: dimensions.contains(.day) ? day : nil)
+            day: dimensions.contains(.day) ? day : nil,
+            appState: dimensions.contains(.appState) ? appState : nil)
     }
 
     /// Labels for alerts and metrics: `version`, `os`, `device`, `day` for the set dimensions.
@@ -109,6 +128,11 @@ package struct GroupKey: Sendable, Equatable, Hashable, Comparable {
     package static func < (a: GroupKey, b: GroupKey) -> Bool {
         if a.day != b.day { return (a.day ?? "") < (b.day ?? "") }
         if a.version != b.version { return VersionOrder.precedes(a.version ?? "", b.version ?? "") }
-        return (a.os ?? "", a.device ?? "") < (b.os ?? "", b.device ?? "")
+        if (a.os, a.device) != (b.os, b.device) { return (a.os ?? "", a.device ?? "") < (b.os ?? "", b.device ?? "") }
+        switch (a.appState, b.appState) {
+        case (nil, .some): return true
+        case (.some(let x), .some(let y)): return x < y
+        default: return false
+        }
     }
 }

@@ -114,6 +114,9 @@ package struct Report: Sendable {
     package var crashGroupCount: Int
     package var launch: [LaunchSeries]
     package var hangs: [PercentileFigure]
+    /// iOS 27 data: exits and hang percentiles per app state (empty without app states in scope).
+    package var exitsByAppState: [ExitFigure] = []
+    package var hangsByAppState: [PercentileFigure] = []
     /// Alerts of the app that fired inside the window (resolved or not), newest first.
     package var alerts: [FiredAlert]
     package var comparison: [ComparisonRow]
@@ -174,6 +177,10 @@ package struct ReportBuilder: Sendable {
             Report.LaunchSeries(name: $0.name, rows: try analyzer.percentiles(byVersion, source: $0.source))
         }
         let hangs = try analyzer.percentiles(byVersion, source: Analyzer.hangHistogram)
+        progress("app states")
+        let byState = scope.grouped(by: [.appState])
+        let exitsByAppState = try analyzer.exits(byState)
+        let hangsByAppState = try analyzer.percentiles(byState, source: Analyzer.hangHistogram)
         var comparison: [Report.ComparisonRow] = []
         if let pair = request.compare {
             progress("comparison \(pair.base)..\(pair.target)")
@@ -192,12 +199,15 @@ package struct ReportBuilder: Sendable {
         var versions = Set(exits.compactMap(\.key.version))
         versions.formUnion(restorationByVersion.compactMap(\.key.version))
         versions.formUnion(handlers.compactMap(\.key.version))
-        return Report(
+        var report = Report(
             request: request, generatedAt: now, versions: versions.sorted(by: VersionOrder.precedes),
             summary: summary, exits: exits, handlers: handlers, restorationByVersion: restorationByVersion,
             restorationByDay: restorationByDay, crashes: Array(crashes.prefix(request.topCrashes)),
             crashGroupCount: crashes.count, launch: launch, hangs: hangs, alerts: alerts, comparison: comparison,
             gates: gateResults)
+        report.exitsByAppState = exitsByAppState
+        report.hangsByAppState = hangsByAppState.filter { $0.samples > 0 }
+        return report
     }
 
     private static func version(_ version: String, of scope: Scope) -> Scope {

@@ -57,7 +57,7 @@ package enum ReportHTML {
 
     /// Every section of the report, in order.
     package static func sections(_ report: Report) -> String {
-        summary(report) + comparison(report) + gates(report) + exits(report) + handlers(report)
+        summary(report) + comparison(report) + gates(report) + exits(report) + appStates(report) + handlers(report)
             + restoration(report) + crashes(report) + percentiles(report) + alerts(report)
     }
 
@@ -121,6 +121,28 @@ package enum ReportHTML {
             html += "<td class=\"n\">\(row.perHour.map { NumberText.fixed($0, digits: 4) } ?? "—")</td></tr>"
         }
         return html + "</table></details>"
+    }
+
+    /// iOS 27 data: where (which app state) the terminations and hangs happen; nothing without states.
+    static func appStates(_ report: Report) -> String {
+        guard !report.exitsByAppState.isEmpty || !report.hangsByAppState.isEmpty else { return "" }
+        var html = "<h2>By app state</h2><table><tr><th>app state</th><th>state</th><th>reason</th>"
+        html += "<th class=\"n\">count</th><th class=\"n\">per 1k device-days</th></tr>"
+        for row in report.exitsByAppState {
+            html += "<tr><td>\(HTML.escape(row.key[.appState] ?? "—"))</td><td>\(row.state.rawValue)</td>"
+            html += "<td>\(HTML.escape(row.reason))</td><td class=\"n\">\(NumberText.grouped(Double(row.count)))</td>"
+            html +=
+                "<td class=\"n\">\(row.perThousandDeviceDays.map { NumberText.fixed($0, digits: 2) } ?? "—")</td></tr>"
+        }
+        html += "</table><table><tr><th>app state</th><th class=\"n\">hangs</th><th class=\"n\">p50 ms</th>"
+        html += "<th class=\"n\">p95 ms</th></tr>"
+        for row in report.hangsByAppState {
+            html += "<tr><td>\(HTML.escape(row.key[.appState] ?? "—"))</td>"
+            html += "<td class=\"n\">\(NumberText.grouped(Double(row.samples)))</td>"
+            html += "<td class=\"n\">\(row.p50.map { NumberText.fixed($0, digits: 0) } ?? "—")</td>"
+            html += "<td class=\"n\">\(row.p95.map { NumberText.fixed($0, digits: 0) } ?? "—")</td></tr>"
+        }
+        return html + "</table>"
     }
 
     static func handlers(_ report: Report) -> String {

@@ -44,6 +44,10 @@ package enum ReportJSON {
                     series.rows.map { FigureJSON.PercentileRow(name: series.name, figure: $0) }
                 } + report.hangs.map { FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0) }
             try c.encode(percentiles, forKey: "percentiles")
+            try c.encode(report.exitsByAppState.map(FigureJSON.ExitRow.init), forKey: "exits_by_app_state")
+            try c.encode(
+                report.hangsByAppState.map { FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0) },
+                forKey: "hangs_by_app_state")
             try c.encode(report.alerts.map(Alert.init), forKey: "alerts")
         }
     }

@@ -51,6 +51,27 @@ package enum ReportMarkdown {
                         $0.perHour.map { NumberText.fixed($0, digits: 4) } ?? "—",
                     ]
                 })
+        if !report.exitsByAppState.isEmpty || !report.hangsByAppState.isEmpty {
+            md += "\n## By app state (iOS 27 reports)\n\n"
+            md += table(
+                ["app state", "state", "reason", "count", "per 1k device-days"],
+                report.exitsByAppState.map {
+                    [
+                        esc($0.key[.appState] ?? "—"), $0.state.rawValue, esc($0.reason), String($0.count),
+                        $0.perThousandDeviceDays.map { NumberText.fixed($0, digits: 2) } ?? "—",
+                    ]
+                })
+            md += "\n"
+            md += table(
+                ["app state", "hangs", "p50 ms", "p95 ms"],
+                report.hangsByAppState.map {
+                    [
+                        esc($0.key[.appState] ?? "—"), String($0.samples),
+                        $0.p50.map { NumberText.fixed($0, digits: 0) } ?? "—",
+                        $0.p95.map { NumberText.fixed($0, digits: 0) } ?? "—",
+                    ]
+                })
+        }
         md += "\n## Background-task expiration handlers\n\n"
         md +=
             report.handlers.isEmpty

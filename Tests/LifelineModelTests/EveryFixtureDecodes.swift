@@ -23,7 +23,8 @@ struct EveryFixtureDecodes {
             #expect(documents.allSatisfy { $0.unparsedMeasurements == 0 })
             // No real value is out of ValueBounds.
             #expect(documents.allSatisfy { $0.droppedValues == 0 })
-            let family: DocumentFamily = file.hasPrefix("metrics/") ? .metric : .diagnostic
+            let family: DocumentFamily =
+                file.hasPrefix("metrics/") || file.contains("__metric-") ? .metric : .diagnostic
             #expect(try MetricKitDecoder.decode(bytes, family: family) == documents)
         }
     }

@@ -12,12 +12,11 @@ enum Fixtures {
         [UInt8](try Data(contentsOf: directory.appendingPathComponent(relativePath)))
     }
 
-    /// Every `.json` fixture of the legacy format, relative to ``directory``, sorted. `ios27/`
-    /// holds the iOS 27 `MetricReport`/`DiagnosticReport` format (`"version": "2.0.0"`), which the
-    /// decoder does not read yet (issue 14): its captures are left out until then.
+    /// Every `.json` fixture, relative to ``directory``, sorted: the legacy format and the iOS 27
+    /// `MetricReport`/`DiagnosticReport` captures of `ios27/` (`"version": "2.0.0"`).
     static func allJSONFiles() throws -> [String] {
         var files: [String] = []
-        for folder in try FileManager.default.contentsOfDirectory(atPath: directory.path) where folder != "ios27" {
+        for folder in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             var isDirectory: ObjCBool = false
             let path = directory.appendingPathComponent(folder).path
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue

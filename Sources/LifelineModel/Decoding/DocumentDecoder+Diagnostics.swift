@@ -73,6 +73,7 @@ extension DocumentDecoder {
         var reason: ExceptionReason?
         var measurements: [DiagnosticKind: Measurement] = [:]
         var totalSampledTime: Measurement?
+        var terminationCategory: String?
         var sawCrashField = false
 
         func metadataField(_ k: Int, _ v: Int, _ d: inout DocumentDecoder) -> Bool {
@@ -100,8 +101,11 @@ extension DocumentDecoder {
                 measurements[.appLaunch] = d.measurement(v)
             } else if tape.keyEquals(k, "totalCPUTime") {
                 measurements[.cpuException] = d.measurement(v)
-            } else if tape.keyEquals(k, "writesCaused") {
+            } else if tape.keyEquals(k, "writesCaused") || tape.keyEquals(k, "totalBytesWritten") {
                 measurements[.diskWriteException] = d.measurement(v)
+            } else if tape.keyEquals(k, "terminationCategory") {
+                if tape.kind(v) == .string, d.nameFits(v) { terminationCategory = tape.nonEmptyString(v) }
+                sawCrashField = true
             } else if tape.keyEquals(k, "totalSampledTime") {
                 totalSampledTime = d.measurement(v)
             } else {
@@ -151,13 +155,15 @@ extension DocumentDecoder {
         let signature = CrashSignature.compute(
             kind: resolvedKind, exceptionType: exceptionType, signal: signal, terminationReason: terminationReason,
             callStackTree: tree)
-        return Diagnostic(
+        var diagnostic = Diagnostic(
             kind: resolvedKind, version: version, meta: meta, exceptionType: exceptionType,
             exceptionCode: exceptionCode, signal: signal, terminationReason: terminationReason,
             virtualMemoryRegionInfo: virtualMemoryRegionInfo, exceptionReason: reason,
             primaryMeasurement: measurements[resolvedKind],
             totalSampledTime: resolvedKind == .cpuException ? totalSampledTime : nil, callStackTree: tree,
             signature: signature)
+        diagnostic.terminationCategory = terminationCategory
+        return diagnostic
     }
 
     /// An Objective-C exception reason object (a plain string becomes its composed message).
@@ -195,11 +201,26 @@ extension DocumentDecoder {
     mutating func callStackTree(_ t: Int) throws(DecodeError) -> CallStackTree {
         var tree = CallStackTree(callStackPerThread: false, callStacks: [])
         var stacksToken: Int?
+        var binaryInfo: Int?
         tape.forEachMember(t) { k, v in
             if tape.keyEquals(k, "callStackPerThread") {
                 tree.callStackPerThread = tape.bool(v) ?? false
-            } else if tape.keyEquals(k, "callStacks") {
+            } else if tape.keyEquals(k, "callStacks") || tape.keyEquals(k, "callStackThreads") {
                 stacksToken = v
+            } else if tape.keyEquals(k, "binaryInfo") {
+                binaryInfo = v
+            }
+        }
+        // iOS 27 frames carry no binary name: it comes from the tree's `binaryInfo` table by UUID.
+        var names: [String: String] = [:]
+        if let binaryInfo, tape.kind(binaryInfo) == .array {
+            tape.forEachElement(binaryInfo) { e in
+                guard names.count < limits.maxFramesPerTree, tape.kind(e) == .object,
+                    let uuid = tape.member(e, "uuid"), let name = tape.member(e, "name"),
+                    tape.kind(uuid) == .string, tape.kind(name) == .string, nameFits(uuid), nameFits(name),
+                    let uuidText = tape.nonEmptyString(uuid), let nameText = tape.nonEmptyString(name)
+                else { return }
+                names[uuidText] = nameText
             }
         }
         guard let stacksToken else { return tree }
@@ -215,7 +236,7 @@ extension DocumentDecoder {
             tape.forEachMember(s) { k, v in
                 if tape.keyEquals(k, "threadAttributed") {
                     stack.threadAttributed = tape.bool(v)
-                } else if tape.keyEquals(k, "callStackRootFrames") {
+                } else if tape.keyEquals(k, "callStackRootFrames") || tape.keyEquals(k, "rootFrames") {
                     roots = v
                 }
             }
@@ -268,6 +289,7 @@ extension DocumentDecoder {
                             subFrames = v
                         }
                     }
+                    if frame.binaryName == nil, let uuid = frame.binaryUUID { frame.binaryName = names[uuid] }
                     stack.frames.append(FlatFrame(depth: top.depth, frame: frame))
                     if let subFrames, tape.kind(subFrames) == .array, tape.tokens[subFrames].count > 0 {
                         pending.append((subFrames + 1, tape.next(subFrames), top.depth + 1))

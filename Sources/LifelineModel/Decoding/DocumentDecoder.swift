@@ -77,9 +77,44 @@ struct DocumentDecoder {
             }
             let raw = String(decoding: tape.bytes[tape.byteRange(t)], as: UTF8.self)
             return (Measurement(value: value, unit: .count, raw: raw), 1)
+        case .object:
+            return objectMeasurement(t)
         default:
             return nil
         }
+    }
+
+    /// An iOS 27 measurement object, `{"value": 1491, "unit": "s"}`: the number times the factor of
+    /// its unit symbol (read by ``MeasurementParser``, so both formats normalise alike); kept as
+    /// `"1491 s"`. No unit: a count.
+    mutating func objectMeasurement(_ t: Int) -> (measurement: Measurement, factor: Double)? {
+        guard let valueToken = tape.member(t, "value"), tape.kind(valueToken) == .number else { return nil }
+        guard let number = tape.double(valueToken) else {
+            dropped += 1
+            return nil
+        }
+        let numberText = String(decoding: tape.bytes[tape.byteRange(valueToken)], as: UTF8.self)
+        guard let unitToken = tape.member(t, "unit"), tape.kind(unitToken) == .string, nameFits(unitToken),
+            let unit = tape.nonEmptyString(unitToken)
+        else {
+            guard ValueBounds.isPlausible(number, unit: .count) else {
+                dropped += 1
+                return nil
+            }
+            return (Measurement(value: number, unit: .count, raw: numberText), 1)
+        }
+        let raw = numberText + " " + unit
+        var probe = "1 " + unit
+        guard let parsed = probe.withUTF8({ MeasurementParser.parse(UnsafeRawBufferPointer($0)) }) else {
+            unparsed += 1
+            return (Measurement(value: nil, unit: nil, raw: raw), 1)
+        }
+        let value = number * parsed.factor
+        guard ValueBounds.isPlausible(value, unit: parsed.unit) else {
+            dropped += 1
+            return nil
+        }
+        return (Measurement(value: value, unit: parsed.unit, raw: raw), parsed.factor)
     }
 
     /// A measurement value without keeping the raw text (histogram bucket bounds).
@@ -108,6 +143,9 @@ struct DocumentDecoder {
                 return nil
             }
             return (value, .count)
+        case .object:
+            guard let m = objectMeasurement(t)?.measurement, let value = m.value, let unit = m.unit else { return nil }
+            return (value, unit)
         default:
             return nil
         }

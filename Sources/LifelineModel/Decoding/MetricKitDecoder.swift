@@ -3,7 +3,8 @@
 ///
 /// Accepted shapes (DOMAIN.md §1): a metric payload, a diagnostic payload, a bare diagnostic
 /// (`version` / `callStackTree` / `diagnosticMetaData`, decoded as a ``DiagnosticPayload`` with nil
-/// timestamps), or a JSON array of those, each element its own ``DecodedDocument``.
+/// timestamps), an iOS 27 `MetricReport` or `DiagnosticReport` (METRICKIT-27.md), or a JSON array
+/// of those (formats mixed), each element its own ``DecodedDocument``.
 ///
 /// The body is parsed once into a flat token tape (``JSONTape``, iterative, depth- and
 /// string-length-limited), then each document is read from the tape; strings are only
@@ -96,7 +97,7 @@ package enum MetricKitDecoder {
     // MARK: - One document
 
     private enum Shape {
-        case metric, diagnosticPayload, bareDiagnostic
+        case metric, diagnosticPayload, bareDiagnostic, metricReport, diagnosticReport
     }
 
     private static func decodeDocument(
@@ -112,12 +113,12 @@ package enum MetricKitDecoder {
         }
         let shape = try detectShape(tape, t, number: number, family: family)
         switch (family, shape) {
-        case (.metric, .diagnosticPayload), (.metric, .bareDiagnostic):
+        case (.metric, .diagnosticPayload), (.metric, .bareDiagnostic), (.metric, .diagnosticReport):
             throw DecodeError(
                 code: .notMetricKit,
                 message: "document \(number): a diagnostic was posted where a metric payload is expected",
                 offset: range.lowerBound)
-        case (.diagnostic, .metric):
+        case (.diagnostic, .metric), (.diagnostic, .metricReport):
             throw DecodeError(
                 code: .notMetricKit,
                 message: "document \(number): a metric payload was posted where a diagnostic payload is expected",
@@ -135,6 +136,10 @@ package enum MetricKitDecoder {
         case .bareDiagnostic:
             let diagnostic = try decoder.diagnostic(t, kind: nil)
             content = .diagnostic(DiagnosticPayload(begin: nil, end: nil, diagnostics: [diagnostic]))
+        case .metricReport:
+            content = .metric(try decoder.metricReport(t))
+        case .diagnosticReport:
+            content = .diagnostic(try decoder.diagnosticReport(t))
         }
         budget = decoder.budget
         return DecodedDocument(
@@ -144,6 +149,8 @@ package enum MetricKitDecoder {
 
     /// Decides the shape of a document from its top-level keys.
     ///
+    /// - an iOS 27 report (`"version": "2.…"` or `timeRange`/`environment`) with interval or state
+    ///   entries → metric report; with a per-kind diagnostic key → diagnostic report;
     /// - any of the five diagnostic arrays → diagnostic payload;
     /// - `diagnosticMetaData` or `callStackTree` → bare diagnostic;
     /// - a timestamp plus `metaData`, `appVersion` or an object-valued section → metric payload;
@@ -152,6 +159,11 @@ package enum MetricKitDecoder {
     private static func detectShape(
         _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?
     ) throws(DecodeError) -> Shape {
+        switch DocumentDecoder.reportShape(tape, t) {
+        case .metric: return .metricReport
+        case .diagnostic: return .diagnosticReport
+        case nil: break
+        }
         var diagnosticArrays = false
         var bare = false
         var timestamps = false

@@ -23,6 +23,8 @@ package struct DecodeLimits: Sendable, Equatable {
     package var maxBucketsPerHistogram: Int = 4_096
     /// Longest metric name (`section.sub.key`), exit reason, signpost name or binary name, in bytes;
     /// a longer one is dropped (counted in ``DecodedDocument/droppedValues``). Default 256.
+    /// App states (iOS 27 reports) per document; Apple caps them per app (`hasExceededStateLimit`).
+    package var maxStatesPerDocument: Int = 256
     package var maxNameBytes: Int = 256
 
     package init() {}

@@ -18,6 +18,12 @@ package struct Diagnostic: Sendable, Equatable {
     package var callStackTree: CallStackTree?
     /// Stable crash signature, see ``CrashSignature``.
     package var signature: CrashSignature
+    /// iOS 27: `terminationCategory` (`badAccess`, `abnormal`, `watchdog`…).
+    package var terminationCategory: String?
+    /// iOS 27: the app states active just before the event (`environment.states`).
+    package var appStates: [ReportedState] = []
+    /// iOS 27: `environment.signpostData` as sent (a JSON array; bounded), if any.
+    package var signpostData: String?
 
     package init(
         kind: DiagnosticKind, version: String?, meta: DeviceMeta, exceptionType: Int64? = nil,

@@ -9,6 +9,15 @@ package struct MetricPayload: Sendable, Equatable {
     package var signposts: [SignpostMetric]
     package var histograms: [NamedHistogram]
     package var scalars: [ScalarMetric]
+    /// iOS 27 reports (`"version": "2.0.0"`): the metrics per app state (`stateEntries`).
+    package var stateEntries: [StateEntry] = []
+    /// iOS 27 reports: the ~3-hour interval slices beside the full-day entry.
+    package var slices: [IntervalSlice] = []
+    /// Whether this payload is a day of usage of one device. False for an iOS 27 zero-length
+    /// report (`begin == end`), which carries only the disk-space snapshot.
+    package var isDeviceDay = true
+    /// Which format the document was sent in.
+    package var format: PayloadFormat = .legacy
 
     package init(
         begin: Timestamp?, end: Timestamp?, meta: DeviceMeta, exits: [ExitCount] = [],

@@ -4,8 +4,9 @@ import LifelineAnalysis
 import LifelineModel
 
 /// The query string of a read endpoint, parsed once at the edge: `from`, `to` (YYYY-MM-DD,
-/// inclusive, 2000-01-01…9999-12-31), `version`, `os`, `device` (comma lists), `group_by` (comma
-/// list of version, os, device, day), plus the endpoint's own parameters (`kind`, `limit`).
+/// inclusive, 2000-01-01…9999-12-31), `version`, `os`, `device`, `app_state` (comma lists; a state
+/// as `domain/label`), `group_by` (comma list of version, os, device, day, app_state), plus the
+/// endpoint's own parameters (`kind`, `limit`).
 ///
 /// Values are form-decoded (`+` is a space, then `%XX`), each parameter may appear once, and
 /// anything invalid is a ``APIError`` 400 `invalid_parameter` naming the parameter and what was
@@ -16,7 +17,7 @@ struct QueryParameters {
     /// Longest query value accepted, in bytes.
     static let maxValueBytes = 4_096
     /// Parameters every endpoint accepts.
-    static let known: Set<String> = ["from", "to", "version", "os", "device", "group_by"]
+    static let known: Set<String> = ["from", "to", "version", "os", "device", "app_state", "group_by"]
 
     /// The decoded parameters by name.
     private(set) var values: [String: String] = [:]
@@ -73,10 +74,18 @@ struct QueryParameters {
                 if !groupBy.contains(dimension) { groupBy.append(dimension) }
             }
         }
+        let states = Self.list(values["app_state"])
+        for state in states {
+            guard let slash = state.firstIndex(of: "/"), slash != state.startIndex,
+                state.index(after: slash) != state.endIndex
+            else {
+                throw Self.invalid("app_state", "\"\(Self.printable(state))\" is not domain/label")
+            }
+        }
         return Scope(
             app: app, days: DayRange(from: from, to: to),
             versions: Self.list(values["version"]), oses: Self.list(values["os"]), devices: Self.list(values["device"]),
-            groupBy: groupBy)
+            appStates: states, groupBy: groupBy)
     }
 
     /// An integer parameter within `range`, or `nil` when absent.

@@ -176,8 +176,9 @@ package enum EmbeddedOpenAPI {
               tags: [ingest]
               summary: Ingest metric payloads (ingest key).
               description: |
-                Body: one `MXMetricPayload` JSON document or a JSON array of them, plain or
-                `Content-Encoding: gzip`. Answered only after the rows are committed to disk.
+                Body: one `MXMetricPayload` JSON document (`jsonRepresentation()`) or an iOS 27
+                `MetricReport` (`"version": "2.0.0"`, `JSONEncoder` output, either state encoding), or a
+                JSON array of them (formats may mix), plain or `Content-Encoding: gzip`. Answered only after the rows are committed to disk.
                 A document already stored for the app (same decompressed bytes) is a duplicate.
               parameters:
                 - $ref: "#/components/parameters/ContentEncoding"
@@ -187,9 +188,13 @@ package enum EmbeddedOpenAPI {
                 content:
                   application/json:
                     schema:
-                      oneOf:
+                      anyOf:
                         - $ref: "#/components/schemas/MetricPayload"
-                        - { type: array, minItems: 1, maxItems: 1000, items: { $ref: "#/components/schemas/MetricPayload" } }
+                        - $ref: "#/components/schemas/MetricReport"
+                        - type: array
+                          minItems: 1
+                          maxItems: 1000
+                          items: { anyOf: [{ $ref: "#/components/schemas/MetricPayload" }, { $ref: "#/components/schemas/MetricReport" }] }
                     examples:
                       reference: { $ref: "#/components/examples/MetricPayload" }
               responses:
@@ -211,7 +216,9 @@ package enum EmbeddedOpenAPI {
               summary: Ingest diagnostic payloads (ingest key).
               description: |
                 Body: one `MXDiagnosticPayload`, a bare diagnostic (`version`, `callStackTree`,
-                `diagnosticMetaData`), or a JSON array of them, plain or gzip.
+                `diagnosticMetaData`), an iOS 27 `DiagnosticReport` (`"version": "2.0.0"`, one diagnostic:
+                crash, hang, CPU or disk-write exception, app launch or memory exception), or a JSON array
+                of them, plain or gzip.
               parameters:
                 - $ref: "#/components/parameters/ContentEncoding"
                 - $ref: "#/components/parameters/IdempotencyKey"
@@ -220,10 +227,15 @@ package enum EmbeddedOpenAPI {
                 content:
                   application/json:
                     schema:
-                      oneOf:
+                      anyOf:
                         - $ref: "#/components/schemas/DiagnosticPayload"
                         - $ref: "#/components/schemas/Diagnostic"
-                        - { type: array, minItems: 1, maxItems: 1000, items: { $ref: "#/components/schemas/DiagnosticPayload" } }
+                        - $ref: "#/components/schemas/DiagnosticReport"
+                        - type: array
+                          minItems: 1
+                          maxItems: 1000
+                          items:
+                            anyOf: [{ $ref: "#/components/schemas/DiagnosticPayload" }, { $ref: "#/components/schemas/DiagnosticReport" }]
                     examples:
                       crash: { $ref: "#/components/examples/DiagnosticPayload" }
               responses:
@@ -268,6 +280,7 @@ package enum EmbeddedOpenAPI {
                 - $ref: "#/components/parameters/Version"
                 - $ref: "#/components/parameters/OS"
                 - $ref: "#/components/parameters/Device"
+                - $ref: "#/components/parameters/AppState"
                 - $ref: "#/components/parameters/GroupBy"
               responses:
                 "200":
@@ -386,11 +399,12 @@ package enum EmbeddedOpenAPI {
                 - $ref: "#/components/parameters/Version"
                 - $ref: "#/components/parameters/OS"
                 - $ref: "#/components/parameters/Device"
+                - $ref: "#/components/parameters/AppState"
                 - $ref: "#/components/parameters/GroupBy"
                 - name: kind
                   in: query
                   description: Only one diagnostic kind.
-                  schema: { type: string, enum: [crash, hang, cpu_exception, disk_write_exception, app_launch] }
+                  schema: { type: string, enum: [crash, hang, cpu_exception, disk_write_exception, app_launch, memory_exception] }
                 - name: limit
                   in: query
                   description: At most this many groups (1–1000).
@@ -544,10 +558,20 @@ package enum EmbeddedOpenAPI {
               in: query
               description: Comma list of device types (`iPhone15,2,iPhone14,3` is read as two devices).
               schema: { type: string }
+            AppState:
+              name: app_state
+              in: query
+              description: |
+                Comma list of app states (iOS 27 reports) as `domain/label` (any metadata), e.g.
+                `com.example.screen/checkout`. With it (or `group_by=app_state`) the figures come from the
+                per-state rows: a device-day counts for a state its report lists; exits, hangs, launches and
+                signposts are those observed while the state was active; a diagnostic counts for the states
+                active just before it.
+              schema: { type: string }
             GroupBy:
               name: group_by
               in: query
-              description: Comma list of version, os, device, day. Empty for one total row.
+              description: Comma list of version, os, device, day, app_state. Empty for one total row.
               schema: { type: string }
           responses:
             Accepted:
@@ -685,6 +709,42 @@ package enum EmbeddedOpenAPI {
                       bucketStart: { $ref: "#/components/schemas/Measurement" }
                       bucketEnd: { $ref: "#/components/schemas/Measurement" }
                       bucketCount: { type: integer }
+            MetricReport:
+              type: object
+              description: |
+                iOS 27 `MetricReport` as `JSONEncoder` writes it (`"version": "2.0.0"`, METRICKIT-27.md):
+                `timeRange` (seconds since 2001 or ISO 8601), `environment`, `intervalEntries` (the full-day
+                entry gives the payload's metrics, the ~3-hour ones are kept as slices), `stateEntries`
+                (an array, or an object keyed by domain with `byStateReportingDomain`). Mapped onto the
+                legacy names (README, Ingest API); unknown metric keys are kept in the raw document.
+              required: [version, timeRange, intervalEntries]
+              properties:
+                version: { type: string, enum: ["2.0.0"] }
+                timeRange:
+                  type: object
+                  properties:
+                    begin: { type: [number, string] }
+                    end: { type: [number, string] }
+                environment: { type: object }
+                intervalEntries: { type: array, items: { type: object } }
+                stateEntries: { type: [array, object] }
+            DiagnosticReport:
+              type: object
+              description: |
+                iOS 27 `DiagnosticReport` (`"version": "2.0.0"`): `timeRange`, `environment` (device, pid,
+                the app states active before the event, signpost data) and exactly one of the per-kind keys;
+                frames are named by joining `binaryUUID` to the tree's `binaryInfo`.
+              required: [version, timeRange]
+              properties:
+                version: { type: string, enum: ["2.0.0"] }
+                timeRange: { type: object }
+                environment: { type: object }
+                crashDiagnostic: { type: object }
+                hangDiagnostic: { type: object }
+                cpuExceptionDiagnostic: { type: object }
+                diskWriteExceptionDiagnostic: { type: object }
+                appLaunchDiagnostic: { type: object }
+                memoryExceptionDiagnostic: { type: object }
             DiagnosticPayload:
               type: object
               description: |
@@ -779,6 +839,12 @@ package enum EmbeddedOpenAPI {
                 os: { type: string }
                 device: { type: string }
                 day: { type: string, format: date }
+                app_state_domain: { type: string, description: "With group_by=app_state: the state's domain." }
+                app_state_label: { type: string, description: "With group_by=app_state: the state's label." }
+                app_state_metadata:
+                  type: object
+                  description: "With group_by=app_state: the state's stable metadata (`{}` when none)."
+                  additionalProperties: { type: [string, number, boolean] }
             App:
               type: object
               required: [bundle_id, metric_payloads, diagnostic_payloads, first_day, last_day]
@@ -817,7 +883,7 @@ package enum EmbeddedOpenAPI {
               properties:
                 app: { type: string }
                 window: { $ref: "#/components/schemas/Window" }
-                group_by: { type: array, items: { type: string, enum: [version, os, device, day] } }
+                group_by: { type: array, items: { type: string, enum: [version, os, device, day, app_state] } }
             ExitsResponse:
               allOf:
                 - $ref: "#/components/schemas/Envelope"
@@ -937,7 +1003,7 @@ package enum EmbeddedOpenAPI {
               properties:
                 id: { type: integer }
                 fingerprint: { type: string }
-                kind: { type: string, enum: [crash, hang, cpu_exception, disk_write_exception, app_launch] }
+                kind: { type: string, enum: [crash, hang, cpu_exception, disk_write_exception, app_launch, memory_exception] }
                 group_kind: { type: string, description: "The kind, or `watchdog` for 0x8BADF00D terminations." }
                 title: { type: string }
                 count: { type: integer, description: Occurrences in the window. }
@@ -952,6 +1018,10 @@ package enum EmbeddedOpenAPI {
                 signal_name: { type: [string, "null"], description: "e.g. SIGSEGV" }
                 watchdog: { type: boolean }
                 termination_reason: { type: [string, "null"], description: Only on the single-group endpoint. }
+                termination_category: { type: [string, "null"], description: "iOS 27 samples (badAccess, abnormal, watchdog…); single-group endpoint." }
+                exception_message: { type: [string, "null"], description: "The Objective-C exception's composed message of the sample; single-group endpoint." }
+                pid: { type: [integer, "null"], description: "iOS 27 samples: the process id; single-group endpoint." }
+                signpost_data: { description: "iOS 27 samples: `environment.signpostData` as sent (array), or null; single-group endpoint." }
                 sample_stack:
                   type: array
                   description: Top frames of the attributed thread (3 in lists, all kept on the single-group endpoint).

@@ -41,7 +41,8 @@ struct SQLiteAggregateReader: AggregateReader {
 
     /// Metric payloads and app time per group, from `rollup_metrics*`.
     func usage(_ scope: Scope) throws -> [UsageRow] {
-        try aggregate(scope) { (query, connection) throws(StoreError) -> [UsageRow] in
+        if scope.usesAppStates { return try stateUsage(scope) }
+        return try aggregate(scope) { (query, connection) throws(StoreError) -> [UsageRow] in
             let sql = query.sql(
                 table: "metrics", keys: [], sums: ["sum(payloads)", "total(foreground_ms)", "total(background_ms)"])
             let first = query.firstValueColumn
@@ -57,7 +58,8 @@ struct SQLiteAggregateReader: AggregateReader {
 
     /// Exit counts per group, state and reason, from the packed `exits` of `rollup_metrics*`.
     func exits(_ scope: Scope) throws -> [ExitRow] {
-        try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
+        if scope.usesAppStates { return try stateExits(scope) }
+        return try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
             var rows: [ExitRow] = []
             let sql = query.cellsSQL(table: "metrics", column: "exits")
             for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
@@ -75,7 +77,8 @@ struct SQLiteAggregateReader: AggregateReader {
 
     /// Signpost totals per group, category and name, from the packed `signposts` of `rollup_metrics*`.
     func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
-        try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
+        if scope.usesAppStates { return try stateSignposts(scope, categories: categories) }
+        return try aggregate(scope) { (query, connection) throws(StoreError) -> [SignpostRow] in
             var wanted: Set<Int64>?
             if !categories.isEmpty {
                 let ids = try RollupQuery.ids(categories, .signpostCategory, on: connection).filter { $0 != 0 }
@@ -100,7 +103,8 @@ struct SQLiteAggregateReader: AggregateReader {
     /// Merged buckets per group, from the packed `rollup_buckets_by_version` cells, or from the
     /// normalized histograms when the scope filters or groups by OS or device.
     func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
-        try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
+        if scope.usesAppStates { return try stateBuckets(scope, source: source) }
+        return try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
             guard query.level.hasBuckets else { return try payloadBuckets(query, source: source, on: connection) }
             guard
                 let sourceID = try connection.first(
@@ -122,7 +126,8 @@ struct SQLiteAggregateReader: AggregateReader {
 
     /// Diagnostic counts per group, kind and crash group, from `rollup_diagnostics*`.
     func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
-        try aggregate(scope) { (query, connection) throws(StoreError) -> [DiagnosticRow] in
+        if scope.usesAppStates { return try stateDiagnostics(scope) }
+        return try aggregate(scope) { (query, connection) throws(StoreError) -> [DiagnosticRow] in
             let sql = query.sql(table: "diagnostics", keys: ["kind", "crash_group"], sums: ["sum(count)"])
             let first = query.firstValueColumn
             return try connection.query(sql, query.bindings) { (row) throws(StoreError) -> DiagnosticRow? in
@@ -155,14 +160,24 @@ struct SQLiteAggregateReader: AggregateReader {
             // The most recent diagnostic of the group is its sample.
             let sample = try connection.first(
                 """
-                SELECT id, exception_type, signal, termination_reason FROM diagnostics
-                WHERE crash_group = ? ORDER BY occurred_at DESC, id DESC LIMIT 1
+                SELECT id, exception_type, signal, termination_reason, termination_category, pid, signpost_data,
+                    objc_composed_message
+                FROM diagnostics WHERE crash_group = ? ORDER BY occurred_at DESC, id DESC LIMIT 1
                 """, [.integer(info.id)]
-            ) { ($0.int64(0), $0.optionalInt64(1), $0.optionalInt64(2), $0.optionalText(3)) }
+            ) {
+                (
+                    $0.int64(0), $0.optionalInt64(1), $0.optionalInt64(2), $0.optionalText(3), $0.optionalText(4),
+                    $0.optionalInt64(5), $0.optionalText(6), $0.optionalText(7)
+                )
+            }
             if let sample {
                 info.exceptionType = sample.1
                 info.signal = sample.2
                 info.terminationReason = sample.3
+                info.terminationCategory = sample.4
+                info.pid = sample.5
+                info.signpostData = sample.6
+                info.exceptionMessage = sample.7
                 info.sampleFrames = try connection.query(
                     """
                     SELECT binary_name, binary_uuid, address, offset FROM diagnostic_frames

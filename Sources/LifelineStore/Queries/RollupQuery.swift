@@ -118,6 +118,7 @@ struct RollupQuery {
             case .os: key.os = try names.name(.osVersion, id, on: connection)
             case .device: key.device = try names.name(.deviceType, id, on: connection)
             case .day: key.day = UTCDay(epochSeconds: id * 86_400).string
+            case .appState: break  // not a rollup column: StateQuery sets it
             }
         }
         return key

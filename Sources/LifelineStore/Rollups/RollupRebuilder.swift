@@ -32,12 +32,18 @@ enum RollupRebuilder {
 
     /// Usage, exit counts and signpost totals (clamped at 0 as the writer does) per cell, into the metric cells.
     private static func rebuildMetrics(on connection: Connection) throws(StoreError) {
+        // Device-days: every metric payload, but a 2.0.0 snapshot (device_day 0, from migration 0007 on).
+        let hasDeviceDay =
+            try connection.first(
+                "SELECT count(*) FROM pragma_table_info('payloads') WHERE name = 'device_day'", [], { $0.int64(0) })
+            == 1
+        let deviceDays = hasDeviceDay ? "sum(p.device_day)" : "count(*)"
         var deltas = RollupDeltas()
         var rows = 0
         let usage = try Statement(
             database: connection.handle,
             sql: """
-                SELECT p.app, \(payloadDay), \(dims), count(*), total(fg.value), total(bg.value)
+                SELECT p.app, \(payloadDay), \(dims), \(deviceDays), total(fg.value), total(bg.value)
                 FROM payloads p
                 LEFT JOIN scalar_metrics fg ON fg.payload = p.id
                     AND fg.metric = (SELECT id FROM metric_names WHERE value = ?1)

@@ -16,8 +16,8 @@ final class BatchWriter {
     static let insertPayload = """
         INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
             begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements,
-            dropped_values)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            dropped_values, format, device_day)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     static let insertRaw = "INSERT INTO payload_raw (payload, raw) VALUES (?, ?)"
     static let findIdempotency = "SELECT payload_ids FROM idempotency_keys WHERE app = ? AND key = ?"
@@ -175,12 +175,16 @@ final class BatchWriter {
         let meta: DeviceMeta
         let begin: Timestamp?
         let end: Timestamp?
+        let format: PayloadFormat
+        var deviceDay = false
         switch item.document.content {
         case .metric(let metric):
-            (kind, meta, begin, end) = ("metric", metric.meta, metric.begin, metric.end)
+            (kind, meta, begin, end, format) = ("metric", metric.meta, metric.begin, metric.end, metric.format)
+            deviceDay = metric.isDeviceDay
         case .diagnostic(let payload):
-            (kind, meta, begin, end) = (
-                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end
+            (kind, meta, begin, end, format) = (
+                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
+                payload.format
             )
         }
         let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
@@ -200,7 +204,8 @@ final class BatchWriter {
                 end?.epochSeconds == nil ? .text(end?.raw) : .null,
                 .integer(item.receivedAt), .blob(item.contentHash),
                 .integer(Int64(max(0, item.document.unparsedMeasurements))),
-                .integer(Int64(max(0, item.document.droppedValues))),
+                .integer(Int64(max(0, item.document.droppedValues))), .text(format.rawValue),
+                .integer(deviceDay || kind == "diagnostic" ? 1 : 0),
             ])
         let payloadID = connection.lastInsertRowID
         try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])

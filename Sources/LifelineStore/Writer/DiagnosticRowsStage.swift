@@ -20,8 +20,8 @@ struct DiagnosticRowsStage: ItemWriteStage {
             region, arch, occurred_at, exception_type, exception_code, signal, termination_reason,
             vm_region_info, objc_exception_name, objc_exception_type, objc_class_name,
             objc_composed_message, objc_format_string, primary_value, primary_unit, primary_raw,
-            sampled_time_ms, crash_group)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            sampled_time_ms, crash_group, termination_category, pid, signpost_data)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         """
     static let insertFrame = """
         INSERT INTO diagnostic_frames (diagnostic, position, binary_name, binary_uuid, address, offset)
@@ -50,9 +50,11 @@ struct DiagnosticRowsStage: ItemWriteStage {
                 .real(primaryValue), .integer(UnitCode.id(diagnostic.primaryMeasurement?.unit)),
                 primaryValue == nil ? .text(diagnostic.primaryMeasurement?.raw) : .null,
                 .real(diagnostic.totalSampledTime?.finiteValue), .integer(group),
+                .text(diagnostic.terminationCategory), .integer(meta.pid), .text(diagnostic.signpostData),
             ]
             try session.connection.run(Self.insertDiagnostic, values)
             let diagnosticID = session.connection.lastInsertRowID
+            try StateRowsStage.writeStates(diagnostic.appStates, diagnostic: diagnosticID, in: session)
             let chain = diagnostic.callStackTree?.attributedChain ?? []
             for (position, frame) in chain.prefix(Self.maxFrames).enumerated() {
                 try session.connection.run(

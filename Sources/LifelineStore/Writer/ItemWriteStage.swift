@@ -51,7 +51,9 @@ extension ItemWriteStage {
 
 /// The stages every payload goes through, in order.
 enum DefaultStages {
-    static func make() -> [any ItemWriteStage] { [MetricRowsStage(), DiagnosticRowsStage(), RollupStage()] }
+    static func make() -> [any ItemWriteStage] {
+        [MetricRowsStage(), StateRowsStage(), DiagnosticRowsStage(), RollupStage()]
+    }
 }
 
 /// Ids of `units` rows, seeded by migration 0001.

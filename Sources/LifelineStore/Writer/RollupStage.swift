@@ -55,7 +55,9 @@ final class RollupStage: ItemWriteStage {
         let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
         deltas.append(
             RollupDeltas.Usage(
-                cell: cell, foregroundMilliseconds: foreground ?? 0, backgroundMilliseconds: background ?? 0))
+                // A 2.0.0 zero-length report (the disk-space snapshot) is not a device-day.
+                cell: cell, payloads: metric.isDeviceDay ? 1 : 0, foregroundMilliseconds: foreground ?? 0,
+                backgroundMilliseconds: background ?? 0))
         for exit in metric.exits where exit.count > 0 {
             guard let reason = try session.id(.exitReason, exit.reason) else { continue }
             deltas.append(
