@@ -66,6 +66,12 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Seed of every random choice; the same seed gives byte-identical payloads.")
     var seed: UInt64 = 1
 
+    @Option(
+        help:
+            "Metric payload format: v1 (jsonRepresentation), v2 (iOS 27 MetricReport, with app states) or mixed (every other device sends v2)."
+    )
+    var format: PayloadFormatChoice = .mixed
+
     @Option(help: "Device-days in flight at once (each posts its payloads in turn).")
     var concurrency = 8
 
@@ -109,6 +115,7 @@ struct SimulateCommand: AsyncParsableCommand {
         config.scenario = Scenario(rawValue: scenario) ?? .baseline
         config.scenarioVersion = scenarioVersion
         config.seed = seed
+        config.format = format
         return config
     }
 
@@ -129,7 +136,8 @@ struct SimulateCommand: AsyncParsableCommand {
         printError(
             "simulate: \(config.devices) devices × \(config.days) days from \(SimulationConfig.dateString(day: config.startDay)), "
                 + "versions \(config.versions.joined(separator: ",")), scenario \(config.scenario.rawValue)"
-                + (config.scenario == .baseline ? "" : " on \(config.affectedVersion)") + ", seed \(config.seed)")
+                + (config.scenario == .baseline ? "" : " on \(config.affectedVersion)") + ", seed \(config.seed)"
+                + ", format \(config.format.rawValue)")
         let summary: RunSummary
         if let out {
             let sink = DirectorySink(directory: URL(fileURLWithPath: out))
@@ -184,3 +192,5 @@ struct SimulateCommand: AsyncParsableCommand {
         return lines.joined(separator: "\n")
     }
 }
+
+extension PayloadFormatChoice: ExpressibleByArgument {}

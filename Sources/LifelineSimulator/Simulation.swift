@@ -75,10 +75,16 @@ package struct Simulation: Sendable {
         let begin = date + " 00:00:00" + (zoneless ? "" : " +0000")
         let end = date + " 23:59:00" + (zoneless ? "" : " +0000")
 
-        let metric = MetricBuilder(
-            device: device, version: version, build: build, bundleIdentifier: config.bundleIdentifier,
-            activity: activity, pid: pid, begin: begin, end: end, locale: locale ?? device.locale
-        ).payload(rng: &rng)
+        let metric =
+            config.format.sendsReports(device: index)
+            ? MetricReportBuilder(
+                device: device, version: version, build: build, bundleIdentifier: config.bundleIdentifier,
+                activity: activity, dayStart: Int64(config.startDay + day) * 86_400
+            ).report(rng: &rng)
+            : MetricBuilder(
+                device: device, version: version, build: build, bundleIdentifier: config.bundleIdentifier,
+                activity: activity, pid: pid, begin: begin, end: end, locale: locale ?? device.locale
+            ).payload(rng: &rng)
         var payloads = [make(.metric, index, day, date, metric)]
 
         var truth = VersionTruth()

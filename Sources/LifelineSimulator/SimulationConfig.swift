@@ -20,6 +20,9 @@ package struct SimulationConfig: Sendable, Equatable {
     package var scenarioVersion: String?
     /// Seed of every random choice.
     package var seed: UInt64 = 1
+    /// Which JSON the fleet sends: legacy payloads, iOS 27 reports, or both (every other device
+    /// sends 2.0.0 metric reports; diagnostics stay legacy).
+    package var format = PayloadFormatChoice.mixed
 
     /// A configuration with defaults; `startDay` defaults to `days` before today (UTC).
     package init(bundleIdentifier: String, days: Int = 7, startDay: Int? = nil) {
@@ -57,7 +60,7 @@ package struct SimulationConfig: Sendable, Equatable {
     package var contentDigest: UInt64 {
         stableHash(
             bundleIdentifier, String(devices), String(days), String(startDay), versions.joined(separator: ","),
-            scenario.rawValue, affectedVersion)
+            scenario.rawValue, affectedVersion, format.rawValue)
     }
 
     /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
@@ -76,5 +79,24 @@ package struct SimulationConfig: Sendable, Equatable {
             parts[0].count == 4, UTCDay.isValid(year: y, month: m, day: d)
         else { return nil }
         return UTCDay.days(year: y, month: m, day: d)
+    }
+}
+
+/// `lifeline simulate --format`.
+package enum PayloadFormatChoice: String, Sendable, CaseIterable {
+    /// `jsonRepresentation()` of `MXMetricPayload` / `MXDiagnosticPayload` only.
+    case v1
+    /// iOS 27 `MetricReport` for every device.
+    case v2
+    /// Even-numbered devices send `MetricReport`s, the others legacy payloads.
+    case mixed
+
+    /// Whether device `index` sends 2.0.0 metric reports.
+    func sendsReports(device index: Int) -> Bool {
+        switch self {
+        case .v1: false
+        case .v2: true
+        case .mixed: index % 2 == 0
+        }
     }
 }

@@ -74,6 +74,33 @@ struct GeneratedPayloadTests {
         #expect(locales.isSuperset(of: ["US", "CN", "DE", "FR"]))
     }
 
+    @Test("--format: v1 sends legacy payloads only, v2 iOS 27 reports with app states, mixed both")
+    func formats() throws {
+        for (format, expected) in [
+            (PayloadFormatChoice.v1, Set([PayloadFormat.legacy])), (.v2, [.v2]), (.mixed, [.legacy, .v2]),
+        ] {
+            var config = testConfig(devices: 20, days: 2, scenario: .expirationHang)
+            config.format = format
+            let simulation = try Simulation(config)
+            var formats: Set<PayloadFormat> = []
+            var handlerSignposts = 0
+            for payload in allPayloads(simulation) where payload.kind == .metric {
+                let document = try decode(payload)
+                #expect(document.unparsedMeasurements == 0 && document.droppedValues == 0, "\(payload.fileName)")
+                guard case .metric(let metric) = document.content else { continue }
+                formats.insert(metric.format)
+                if metric.format == .v2 {
+                    #expect(metric.isDeviceDay)
+                    #expect(metric.stateEntries.contains { $0.state.domain == "com.example.experiment.sync" })
+                    #expect(metric.meta.osVersion?.hasPrefix("iPhone OS 1") == true)
+                    handlerSignposts += metric.signposts.filter { $0.category == "ExpirationHandlers" }.count
+                }
+            }
+            #expect(formats == expected, "\(format)")
+            #expect((handlerSignposts > 0) == expected.contains(.v2), "\(format)")
+        }
+    }
+
     @Test("locale-formatted values land on the same canonical numbers as English")
     func localesAgree() throws {
         let simulation = try Simulation(testConfig(devices: 40, days: 2, scenario: .watchdogSpike))

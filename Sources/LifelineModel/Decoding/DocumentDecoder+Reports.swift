@@ -144,11 +144,20 @@ extension DocumentDecoder {
             }
         }
         if let states {
+            var exitEntries = 0
             for item in try stateEntryTokens(states) {
                 guard let stateToken = tape.member(item, "state"), let (state, seconds) = reportedState(stateToken)
                 else { continue }
+                if byState[state] == nil, order.count >= limits.maxStatesPerDocument {
+                    throw limitError("more than \(limits.maxStatesPerDocument) app states", at: item)
+                }
                 var results = MetricResults()
                 if let values = tape.member(item, "values") { try metricResults(values, into: &results) }
+                exitEntries += results.exits.count
+                guard exitEntries <= limits.maxExitEntriesPerDocument * 8 else {
+                    throw limitError(
+                        "more than \(limits.maxExitEntriesPerDocument * 8) exit counters in app states", at: item)
+                }
                 var value = entry(state)
                 value.activeSeconds = value.activeSeconds ?? seconds
                 value.exits += results.exits
@@ -190,7 +199,11 @@ extension DocumentDecoder {
                     guard results.signposts.count < limits.maxSignpostsPerDocument else {
                         throw limitError("more than \(limits.maxSignpostsPerDocument) signpost entries", at: k)
                     }
-                    if let signpost = reportSignpost(v) { results.signposts.append(signpost) }
+                    try checkMetricBudget(results, at: k)  // state entries repeat them: count body-wide
+                    if let signpost = reportSignpost(v) {
+                        results.signposts.append(signpost)
+                        metricsRemaining -= 1
+                    }
                 } else if key == "locationActivityTimeMetric" {
                     try tape.forEachMember(v) { (lk, lv) throws(DecodeError) in
                         guard nameFits(lk) else { return }
