@@ -138,11 +138,28 @@ package struct SampleFrame: Sendable, Equatable {
     package var address: UInt64
     package var offset: UInt64
 
+    /// From the app's debug symbols, when uploaded: the function at this frame first, then the
+    /// functions it was inlined into (outermost last); empty when unknown.
+    package var symbols: [FrameSymbol] = []
+
     package init(binaryName: String?, binaryUUID: String?, address: UInt64, offset: UInt64) {
         self.binaryName = binaryName
         self.binaryUUID = binaryUUID
         self.address = address
         self.offset = offset
+    }
+}
+
+/// A function, file and line of a symbolicated frame.
+package struct FrameSymbol: Sendable, Equatable {
+    package var function: String?
+    package var file: String?
+    package var line: Int?
+
+    package init(function: String?, file: String?, line: Int?) {
+        self.function = function
+        self.file = file
+        self.line = line
     }
 }
 

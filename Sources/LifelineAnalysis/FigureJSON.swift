@@ -186,11 +186,13 @@ package enum FigureJSON {
         var binaryUUID: String?
         var address: String
         var offset: String
+        var symbols: [FrameSymbol]
         init(_ frame: SampleFrame) {
             binaryName = frame.binaryName
             binaryUUID = frame.binaryUUID
             address = "0x" + String(frame.address, radix: 16)
             offset = "0x" + String(frame.offset, radix: 16)
+            symbols = frame.symbols
         }
         package func encode(to encoder: any Encoder) throws {
             var c = encoder.container(keyedBy: DynamicKey.self)
@@ -198,6 +200,20 @@ package enum FigureJSON {
             try c.encode(binaryUUID, forKey: "binary_uuid")
             try c.encode(address, forKey: "address")
             try c.encode(offset, forKey: "offset")
+            try c.encode(symbols.first?.function, forKey: "function")
+            try c.encode(symbols.first?.file, forKey: "file")
+            try c.encode(symbols.first?.line, forKey: "line")
+            try c.encode(symbols.dropFirst().map(Inlined.init), forKey: "inlined")
+        }
+
+        struct Inlined: Encodable {
+            var symbol: FrameSymbol
+            func encode(to encoder: any Encoder) throws {
+                var c = encoder.container(keyedBy: DynamicKey.self)
+                try c.encode(symbol.function, forKey: "function")
+                try c.encode(symbol.file, forKey: "file")
+                try c.encode(symbol.line, forKey: "line")
+            }
         }
     }
 

@@ -995,6 +995,18 @@ package enum EmbeddedOpenAPI {
                 binary_uuid: { type: [string, "null"] }
                 address: { type: string, description: Hexadecimal. }
                 offset: { type: string, description: Offset into the binary's text segment, hexadecimal. }
+                function: { type: [string, "null"], description: "From uploaded debug symbols (Swift demangled); null when unknown." }
+                file: { type: [string, "null"] }
+                line: { type: [integer, "null"] }
+                inlined:
+                  type: array
+                  description: The functions the code at this address was inlined into, outermost last.
+                  items:
+                    type: object
+                    properties:
+                      function: { type: [string, "null"] }
+                      file: { type: [string, "null"] }
+                      line: { type: [integer, "null"] }
             CrashGroup:
               type: object
               required:

@@ -6,6 +6,8 @@ import LifelineModel
 struct SQLiteAggregateReader: AggregateReader {
     let connection: Connection
     let names: DimensionNames
+    /// Where sample frames get their function, file and line from (nil: frames stay as stored).
+    var symbols: SymbolSource?
 
     /// Every app with its payload counts and first and last day.
     func apps() throws -> [AppInfo] {
@@ -188,6 +190,7 @@ struct SQLiteAggregateReader: AggregateReader {
                         binaryName: row.optionalText(0), binaryUUID: row.optionalText(1),
                         address: UInt64(bitPattern: row.int64(2)), offset: UInt64(bitPattern: row.int64(3)))
                 }
+                if let symbols { info.sampleFrames = try symbols.symbolicate(info.sampleFrames, on: connection) }
             }
             infos.append(info)
         }

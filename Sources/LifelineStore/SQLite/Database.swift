@@ -53,6 +53,8 @@ package final class Database: Sendable, AggregateSource {
     let readers: ReadPool
     /// Dimension values by id (ids never change once created).
     let names = DimensionNames()
+    /// Symbolicates sample frames from the imported debug symbols; nil without `llvm-symbolizer`.
+    package let symbolicator: Symbolicator?
 
     /// Opens the database at `path`, creating the file if needed. Does not migrate: call ``migrate()``.
     package init(path: String, options: Options = Options()) throws(StoreError) {
@@ -61,6 +63,7 @@ package final class Database: Sendable, AggregateSource {
         let connection = try Connection(path: path, options: options)
         self.connection = Mutex(connection)
         self.readers = ReadPool(path: path, options: options)
+        self.symbolicator = Symbolicator()
     }
 
     /// Runs `body` inside one read transaction (one snapshot) on a pooled read-only connection,
@@ -70,10 +73,11 @@ package final class Database: Sendable, AggregateSource {
     ) async throws -> T {
         let readers = self.readers
         let names = self.names
+        let symbols = symbolicator.map { SymbolSource(directory: symbolDirectory, symbolicator: $0) }
         return try await StoreThreads.reads.runIfActive {
             StoreThreads.lowerReaderPriority()
             return try readers.transaction { connection in
-                try body(SQLiteAggregateReader(connection: connection, names: names))
+                try body(SQLiteAggregateReader(connection: connection, names: names, symbols: symbols))
             }
         }
     }

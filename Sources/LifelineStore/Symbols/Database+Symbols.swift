@@ -1,0 +1,138 @@
+import Foundation
+
+/// One slice of imported debug symbols.
+package struct DebugSymbols: Sendable, Equatable {
+    package var uuid: String
+    package var app: String
+    package var arch: String
+    package var binaryName: String
+    package var textVMAddress: UInt64
+    package var size: Int
+    package var uploadedAt: Int64
+}
+
+extension Database {
+    /// The directory of the symbol files: `<database>.symbols/`, one thin Mach-O per slice, named by UUID.
+    package var symbolDirectory: URL { URL(fileURLWithPath: path + ".symbols", isDirectory: true) }
+
+    /// The DWARF files of `path`: the file itself, or every file under `*.dSYM/Contents/Resources/DWARF/`
+    /// of a directory (a `.dSYM` bundle, or a folder of them, as an Xcode archive's `dSYMs/`).
+    package static func symbolFiles(at path: String) throws(StoreError) -> [URL] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw StoreError(.invalid, "no file at \(path)")
+        }
+        let url = URL(fileURLWithPath: path)
+        guard isDirectory.boolValue else { return [url] }
+        var files: [URL] = []
+        let walker = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.isRegularFileKey])
+        while let item = walker?.nextObject() as? URL {
+            let components = item.pathComponents
+            guard components.count >= 3, components[components.count - 2] == "DWARF",
+                components[components.count - 3] == "Resources",
+                (try? item.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true
+            else { continue }
+            files.append(item)
+        }
+        guard !files.isEmpty else {
+            throw StoreError(.invalid, "no DWARF file under \(path) (Contents/Resources/DWARF/)")
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+
+    /// Imports the slices of one DWARF file for `app`: each is copied to the symbol directory under
+    /// its UUID and recorded. A UUID already imported is left as is (`imported` false).
+    package func importSymbols(app: String, file: URL, now: Int64) throws(StoreError) -> [(
+        symbols: DebugSymbols, imported: Bool
+    )] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file, options: .alwaysMapped)
+        } catch {
+            throw StoreError(.invalid, "cannot read \(file.path): \(error.localizedDescription)")
+        }
+        let read = data.withUnsafeBytes { bytes in
+            Result { () throws(StoreError) -> [MachOSlice] in try MachOSlices.read(bytes) }
+        }
+        let slices = try read.get()
+        let binaryName = String(file.lastPathComponent.prefix(255))
+        do {
+            try FileManager.default.createDirectory(at: symbolDirectory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError(.unavailable, "cannot create \(symbolDirectory.path)", cause: "\(error)")
+        }
+        var results: [(symbols: DebugSymbols, imported: Bool)] = []
+        for slice in slices {
+            let symbols = DebugSymbols(
+                uuid: slice.uuid, app: app, arch: slice.arch, binaryName: binaryName.isEmpty ? "binary" : binaryName,
+                textVMAddress: slice.textVMAddress, size: slice.size, uploadedAt: now)
+            if let existing = try debugSymbols(uuid: slice.uuid),
+                FileManager.default.fileExists(atPath: symbolFile(uuid: slice.uuid).path)
+            {
+                results.append((existing, false))
+                continue
+            }
+            // Write the slice beside its final name, then rename: a reader never sees half a file.
+            let target = symbolFile(uuid: slice.uuid)
+            let temporary = target.appendingPathExtension("partial")
+            do {
+                try data.subdata(in: slice.offset..<(slice.offset + slice.size)).write(to: temporary)
+                _ = try? FileManager.default.removeItem(at: target)
+                try FileManager.default.moveItem(at: temporary, to: target)
+            } catch {
+                throw StoreError(.unavailable, "cannot write \(target.path)", cause: "\(error)")
+            }
+            _ = try withConnection { (connection) throws(StoreError) -> Int in
+                try connection.run(
+                    """
+                    INSERT INTO debug_symbols (uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at)
+                    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT (uuid) DO UPDATE SET app = excluded.app, arch = excluded.arch,
+                        binary_name = excluded.binary_name, text_vmaddr = excluded.text_vmaddr, size = excluded.size
+                    """,
+                    [
+                        .text(symbols.uuid), .text(app), .text(symbols.arch), .text(symbols.binaryName),
+                        .integer(Int64(bitPattern: symbols.textVMAddress)), .integer(Int64(symbols.size)),
+                        .integer(now),
+                    ])
+            }
+            results.append((symbols, true))
+        }
+        return results
+    }
+
+    /// The symbols recorded for `uuid` (any case), if any.
+    package func debugSymbols(uuid: String) throws(StoreError) -> DebugSymbols? {
+        try withConnection { (connection) throws(StoreError) -> DebugSymbols? in
+            try Self.debugSymbols(uuid: uuid, on: connection)
+        }
+    }
+
+    /// Every recorded slice of `app`, newest first.
+    package func debugSymbols(app: String) throws(StoreError) -> [DebugSymbols] {
+        try withConnection { (connection) throws(StoreError) -> [DebugSymbols] in
+            try connection.query(
+                """
+                SELECT uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at FROM debug_symbols
+                WHERE app = ?1 ORDER BY uploaded_at DESC, uuid
+                """, [.text(app)], Self.symbols)
+        }
+    }
+
+    static func debugSymbols(uuid: String, on connection: Connection) throws(StoreError) -> DebugSymbols? {
+        try connection.first(
+            "SELECT uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at FROM debug_symbols WHERE uuid = ?1",
+            [.text(uuid.uppercased())], symbols)
+    }
+
+    private static func symbols(_ row: Statement) -> DebugSymbols {
+        DebugSymbols(
+            uuid: row.text(0), app: row.text(1), arch: row.text(2), binaryName: row.text(3),
+            textVMAddress: UInt64(bitPattern: row.int64(4)), size: Int(row.int64(5)), uploadedAt: row.int64(6))
+    }
+
+    /// The symbol file of `uuid`.
+    func symbolFile(uuid: String) -> URL {
+        symbolDirectory.appendingPathComponent(uuid.uppercased())
+    }
+}

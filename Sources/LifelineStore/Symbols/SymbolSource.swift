@@ -1,0 +1,35 @@
+import Foundation
+import LifelineAnalysis
+
+/// Symbolicates sample frames at read time (a dSYM uploaded after the crash applies to it; crash
+/// groups stay keyed on binary and offset, so they neither split nor merge when symbols arrive).
+struct SymbolSource: Sendable {
+    let directory: URL
+    let symbolicator: Symbolicator
+
+    /// Offsets past this are load addresses (iOS 14.0.x wrote those), not offsets: left alone.
+    static let maxOffset: UInt64 = 1 << 32
+
+    /// `frames` (top of stack first) with the symbols of those whose binary has debug symbols:
+    /// address = the slice's `__TEXT` vmaddr + offset, minus one for caller frames (return
+    /// addresses point after the call).
+    func symbolicate(_ frames: [SampleFrame], on connection: Connection) throws(StoreError) -> [SampleFrame] {
+        var slices: [String: DebugSymbols?] = [:]
+        var result = frames
+        for index in result.indices {
+            guard let uuid = result[index].binaryUUID?.uppercased(), result[index].offset < Self.maxOffset else {
+                continue
+            }
+            if slices[uuid] == nil { slices[uuid] = .some(try Database.debugSymbols(uuid: uuid, on: connection)) }
+            guard let slice = slices[uuid] ?? nil else { continue }
+            let file = directory.appendingPathComponent(slice.uuid).path
+            guard FileManager.default.fileExists(atPath: file) else { continue }
+            var address = slice.textVMAddress &+ result[index].offset
+            if index > 0, address > 0 { address -= 1 }
+            result[index].symbols = symbolicator.symbolicate(file: file, address: address).map {
+                FrameSymbol(function: $0.function, file: $0.file, line: $0.line)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import LifelineServer
+import LifelineStore
+import LifelineTestSupport
+import Testing
+
+/// Symbolication from a real arm64 iOS Mach-O with DWARF, built at test time: the toolchain's
+/// clang, Debian's `ld64.lld-14` and `dsymutil` (llvm-14). Without them the tests are skipped with
+/// a note, and fail under `CI=true` (`.ci/run` installs them).
+@Suite("Symbolication from dSYMs")
+struct SymbolicationTests {
+    static let app = "com.example.demo"
+    static let source = """
+        int helper(int x) { return x * 3 + 1; }
+        int parse(int x) __asm__("_$s4Demo6ParserV5parseySiSSF");
+        int parse(int x) {
+            int y = helper(x);
+            return y + 2;
+        }
+        int main(void) { return parse(4); }
+
+        """
+
+    /// Builds `Demo` and `Demo.dSYM` in `directory`; nil (after recording why under CI) without the tools.
+    static func buildDemo(in directory: URL) throws -> URL? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        func found(_ tool: String) -> Bool {
+            path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)") }
+        }
+        let dsymutil = found("dsymutil-14") ? "dsymutil-14" : "dsymutil"
+        let missing =
+            ["clang", "ld64.lld-14", dsymutil].filter { !found($0) }
+            + (Symbolicator() == nil ? ["llvm-symbolizer"] : [])
+        guard missing.isEmpty else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("missing \(missing.joined(separator: ", ")): install lld-14 and llvm-14")
+            } else {
+                print("SymbolicationTests skipped: missing \(missing.joined(separator: ", "))")
+            }
+            return nil
+        }
+        try source.write(to: directory.appendingPathComponent("demo.c"), atomically: true, encoding: .utf8)
+        for arguments in [
+            ["clang", "-target", "arm64-apple-ios17.0", "-g", "-c", "demo.c", "-o", "demo.o"],
+            [
+                "ld64.lld-14", "-arch", "arm64", "-platform_version", "ios", "17.0", "17.0", "-e", "_main", "-o",
+                "Demo", "demo.o",
+            ],
+            [dsymutil, "Demo", "-o", "Demo.dSYM"],
+        ] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            process.currentDirectoryURL = directory
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                Issue.record("\(arguments.joined(separator: " ")) failed with \(process.terminationStatus)")
+                return nil
+            }
+        }
+        return directory.appendingPathComponent("Demo.dSYM")
+    }
+
+    static func crashPayload(uuid: String) -> String {
+        // The top frame at parse's `helper(x)` call (offset 0x4030), its caller's return address 0x4009.
+        """
+        {"timeStampBegin": "2026-11-01 10:00:00 +0000", "timeStampEnd": "2026-11-01 10:00:00 +0000",
+         "crashDiagnostics": [{"version": "1.0.0",
+          "diagnosticMetaData": {"appVersion": "1.0", "appBuildVersion": "1", "osVersion": "iPhone OS 17.4 (21E219)",
+            "deviceType": "iPhone15,2", "regionFormat": "US", "platformArchitecture": "arm64",
+            "bundleIdentifier": "\(app)", "exceptionType": 1, "exceptionCode": 0, "signal": 11},
+          "callStackTree": {"callStackPerThread": true, "callStacks": [{"threadAttributed": true,
+            "callStackRootFrames": [{"binaryUUID": "\(uuid)", "binaryName": "Demo", "offsetIntoBinaryTextSegment": 16432,
+              "address": 4295000112, "sampleCount": 1,
+              "subFrames": [{"binaryUUID": "\(uuid)", "binaryName": "Demo", "offsetIntoBinaryTextSegment": 16393,
+                "address": 4295000073, "sampleCount": 1}]}]}]}}]}
+        """
+    }
+
+    @Test("the Mach-O reader finds the UUID, arch and __TEXT of thin and fat files; other files are refused")
+    func machOSlices() throws {
+        let directory = TemporaryDirectory()
+        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let thin = try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }
+        #expect(thin.count == 1)
+        #expect(thin.first?.arch == "arm64")
+        #expect(thin.first?.textVMAddress == 0x1_0000_0000)
+        #expect(thin.first?.uuid.count == 36)
+        let fat = directory.url.appendingPathComponent("DemoFat")
+        let lipo = Process()
+        lipo.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        lipo.arguments = ["llvm-lipo-14", "-create", dwarf.path, "-output", fat.path]
+        try lipo.run()
+        lipo.waitUntilExit()
+        if lipo.terminationStatus == 0 {
+            let slices = try Data(contentsOf: fat).withUnsafeBytes { try MachOSlices.read($0) }
+            #expect(slices.map(\.uuid) == thin.map(\.uuid))
+            #expect(slices.first?.offset ?? 0 > 0)
+        }
+        #expect(throws: StoreError.self) {
+            try Data("not a mach-o file at all".utf8).withUnsafeBytes { try MachOSlices.read($0) }
+        }
+    }
+
+    @Test("frames get function, file and line once the dSYM is imported, for crashes stored before it too")
+    func retroactiveSymbolication() async throws {
+        let env = try TemporaryDatabase()
+        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
+        let ingest = try env.token(.ingest, app: Self.app)
+        let read = try env.token(.read)
+        let path = env.path
+        try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
+            let posted = try await client.execute(
+                uri: "/v1/diagnostics", method: .post, headers: ingestHeaders(ingest),
+                body: ByteBuffer(string: Self.crashPayload(uuid: uuid)))
+            #expect(posted.status == .accepted, "\(String(buffer: posted.body))")
+            func stack() async throws -> [[String: Any]] {
+                let list = try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/crashes?from=2026-11-01&to=2026-11-01", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
+                let id = try #require((try json(list.body)["groups"] as? [[String: Any]])?.first?["id"] as? Int)
+                let detail = try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/crashes/\(id)?from=2026-11-01&to=2026-11-01", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
+                return try #require(try json(detail.body)["sample_stack"] as? [[String: Any]])
+            }
+            let before = try await stack()
+            #expect(before.count == 2)
+            #expect(before.allSatisfy { $0["function"] is NSNull })
+
+            let imported = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
+            #expect(imported.status == 0, "\(imported.stderr)")
+            #expect(imported.stdout.contains("imported \(uuid) arm64 Demo"), "\(imported.stdout)")
+            let again = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
+            #expect(again.stdout.contains("slices imported: 0, already known: 1"), "\(again.stdout)")
+
+            let after = try await stack()
+            #expect(after.first?["function"] as? String == "Demo.Parser.parse(Swift.String) -> Swift.Int")
+            #expect(after.first?["file"] as? String == "demo.c")
+            #expect(after.first?["line"] as? Int == 4)
+            // The caller's return address is looked up one byte back (inside the call).
+            #expect(after.last?["function"] as? String == "helper")
+            #expect(after.last?["line"] as? Int == 1)
+        }
+        let junk = try env.write("junk.bin", String(repeating: "not a Mach-O file. ", count: 8))
+        let refused = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, junk])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("not a 64-bit Mach-O file"), "\(refused.stderr)")
+    }
+}
