@@ -356,10 +356,7 @@ extension DocumentDecoder {
             }
             if plausible { histogram.buckets.append(bucket) }
         }
-        histogram.buckets.sort { a, b in
-            let (sa, sb) = (a.start ?? .infinity, b.start ?? .infinity)
-            return sa != sb ? sa < sb : (a.end ?? .infinity) < (b.end ?? .infinity)
-        }
+        histogram.buckets.sort(by: Self.bucketOrder)
         return histogram
     }
 

@@ -399,15 +399,14 @@ struct DocumentDecoder {
             previous = start
             histogram.buckets.append(bucket)
         }
-        if !sorted {
-            histogram.buckets.sort { a, b in
-                let sa = a.start ?? .infinity
-                let sb = b.start ?? .infinity
-                if sa != sb { return sa < sb }
-                return (a.end ?? .infinity) < (b.end ?? .infinity)
-            }
-        }
+        if !sorted { histogram.buckets.sort(by: Self.bucketOrder) }
         return histogram
+    }
+
+    /// Buckets by start, then end; a missing bound sorts last.
+    static func bucketOrder(_ a: HistogramBucket, _ b: HistogramBucket) -> Bool {
+        let (sa, sb) = (a.start ?? .infinity, b.start ?? .infinity)
+        return sa != sb ? sa < sb : (a.end ?? .infinity) < (b.end ?? .infinity)
     }
 
     /// Any other section: strings become scalars, `averageValue` objects averages, `histogramValue`

@@ -229,33 +229,9 @@ struct SQLiteAggregateReader: AggregateReader {
             blob = "x.durations"
         }
         let sql = "SELECT \((groups + [blob]).joined(separator: ", ")) FROM payloads p \(join) WHERE \(condition)"
-        struct Bound: Hashable {
-            var group: [Int64]
-            var start: Double
-            var end: Double
+        return try BucketSums.rows(sql, bindings, groupCount: groups.count, on: connection) {
+            (row) throws(StoreError) -> GroupKey in try query.key(row, names: names, on: connection)
         }
-        var sums: [Bound: Int64] = [:]
-        let statement = try Statement(database: connection.handle, sql: sql, persistent: false)
-        try statement.bind(bindings)
-        let blobColumn = Int32(groups.count)
-        while try statement.step() {
-            let group = (0..<blobColumn).map { statement.int64($0) }
-            for bucket in try HistogramCodec.decode(statement.blob(blobColumn)) where bucket.count > 0 {
-                guard let start = bucket.start ?? bucket.end, let end = bucket.end ?? bucket.start,
-                    start.isFinite, end.isFinite
-                else { continue }
-                sums[Bound(group: group, start: start, end: end), default: 0].addSaturating(bucket.count)
-            }
-        }
-        var rows: [(group: [Int64], row: BucketRow)] = []
-        for (bound, count) in sums {
-            let key = try query.key(ids: bound.group, names: names, on: connection)
-            rows.append((bound.group, BucketRow(key: key, start: bound.start, end: bound.end, count: count)))
-        }
-        return rows.sorted { a, b in
-            a.group != b.group
-                ? a.group.lexicographicallyPrecedes(b.group) : (a.row.start, a.row.end) < (b.row.start, b.row.end)
-        }.map(\.row)
     }
 
     /// Reads the packed cells selected by `sql` (group ids first, then the blob) and sums them per

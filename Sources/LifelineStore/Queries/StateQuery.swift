@@ -167,34 +167,8 @@ extension SQLiteAggregateReader {
         }
         let (sql, bindings, groups) = state.sql(
             values: [blob], join: join, dims: "p", stateColumn: "x.app_state", groupBy: false)
-        struct Bound: Hashable {
-            var group: [Int64]
-            var start: Double
-            var end: Double
-        }
-        var sums: [Bound: Int64] = [:]
-        let statement = try Statement(database: connection.handle, sql: sql, persistent: false)
-        try statement.bind(bindings)
-        let blobColumn = Int32(groups)
-        var keys: [[Int64]: GroupKey] = [:]
-        while try statement.step() {
-            let group = (0..<blobColumn).map { statement.int64($0) }
-            if keys[group] == nil {
-                keys[group] = try state.key(statement, groupCount: groups, names: names, on: connection)
-            }
-            for bucket in try HistogramCodec.decode(statement.blob(blobColumn)) where bucket.count > 0 {
-                guard let start = bucket.start ?? bucket.end, let end = bucket.end ?? bucket.start,
-                    start.isFinite, end.isFinite
-                else { continue }
-                sums[Bound(group: group, start: start, end: end), default: 0].addSaturating(bucket.count)
-            }
-        }
-        return sums.sorted { a, b in
-            a.key.group != b.key.group
-                ? a.key.group.lexicographicallyPrecedes(b.key.group)
-                : (a.key.start, a.key.end) < (b.key.start, b.key.end)
-        }.map {
-            BucketRow(key: keys[$0.key.group] ?? GroupKey(), start: $0.key.start, end: $0.key.end, count: $0.value)
+        return try BucketSums.rows(sql, bindings, groupCount: groups, on: connection) {
+            (row) throws(StoreError) -> GroupKey in try state.key(row, groupCount: groups, names: names, on: connection)
         }
     }
 

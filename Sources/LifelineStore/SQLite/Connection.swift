@@ -153,20 +153,16 @@ final class Connection {
 
     /// Runs `body` inside one deferred read transaction (`BEGIN … COMMIT`): one snapshot.
     func readTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN")
-        do throws(StoreError) {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            rollbackQuietly()
-            throw error
-        }
+        try transaction(begin: "BEGIN", body)
     }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back on error.
     func transaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
-        try execute("BEGIN IMMEDIATE")
+        try transaction(begin: "BEGIN IMMEDIATE", body)
+    }
+
+    private func transaction<T>(begin: String, _ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try execute(begin)
         do throws(StoreError) {
             let result = try body()
             try execute("COMMIT")

@@ -26,9 +26,7 @@ struct SymbolSource: Sendable {
             guard FileManager.default.fileExists(atPath: file) else { continue }
             var address = slice.textVMAddress &+ result[index].offset
             if index > 0, address > 0 { address -= 1 }
-            result[index].symbols = symbolicator.symbolicate(file: file, address: address).map {
-                FrameSymbol(function: $0.function, file: $0.file, line: $0.line)
-            }
+            result[index].symbols = symbolicator.symbolicate(file: file, address: address)
         }
         return result
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineAnalysis
 import Synchronization
 
 @_silgen_name("swift_demangle")
@@ -14,20 +15,6 @@ private func runtimeDemangle(
 /// Blocking: call it from a store thread, never from the cooperative pool. One process serves
 /// every request in turn; if it dies it is started again on the next request.
 package final class Symbolicator: Sendable {
-    /// One function at an address: the first of a frame's symbols is the code at the address,
-    /// the next ones the functions it was inlined into, outermost last.
-    package struct Symbol: Sendable, Equatable, Hashable {
-        package var function: String?
-        package var file: String?
-        package var line: Int?
-
-        package init(function: String?, file: String?, line: Int?) {
-            self.function = function
-            self.file = file
-            self.line = line
-        }
-    }
-
     private struct Key: Hashable {
         var file: String
         var address: UInt64
@@ -48,7 +35,7 @@ package final class Symbolicator: Sendable {
 
     private struct State {
         var child: Child?
-        var cache: [Key: [Symbol]] = [:]
+        var cache: [Key: [FrameSymbol]] = [:]
     }
 
     /// The executable used.
@@ -83,10 +70,11 @@ package final class Symbolicator: Sendable {
         }
     }
 
-    /// The symbols at `address` of the DWARF file `file`: innermost first; empty when unknown.
-    package func symbolicate(file: String, address: UInt64) -> [Symbol] {
+    /// The symbols at `address` of the DWARF file `file`: the function at the address first, then
+    /// the functions it was inlined into, outermost last; empty when unknown.
+    package func symbolicate(file: String, address: UInt64) -> [FrameSymbol] {
         let key = Key(file: file, address: address)
-        return state.withLock { state -> [Symbol] in
+        return state.withLock { state -> [FrameSymbol] in
             if let cached = state.cache[key] { return cached }
             guard let line = Self.request(&state, executable: executable, file: file, address: address) else {
                 return []
@@ -147,7 +135,7 @@ package final class Symbolicator: Sendable {
     }
 
     /// `{"Address": …, "Symbol": [{"FunctionName", "FileName", "Line"}, …]}` → symbols.
-    static func parse(_ line: [UInt8]) -> [Symbol] {
+    static func parse(_ line: [UInt8]) -> [FrameSymbol] {
         struct Answer: Decodable {
             struct Entry: Decodable {
                 var FunctionName: String?
@@ -161,7 +149,7 @@ package final class Symbolicator: Sendable {
             let function = entry.FunctionName.flatMap { $0.isEmpty || $0 == "??" ? nil : demangle($0) }
             let file = entry.FileName.flatMap { $0.isEmpty || $0 == "??" ? nil : $0 }
             guard function != nil || file != nil else { return nil }
-            return Symbol(function: function, file: file, line: entry.Line.flatMap { $0 > 0 ? $0 : nil })
+            return FrameSymbol(function: function, file: file, line: entry.Line.flatMap { $0 > 0 ? $0 : nil })
         }
     }
 
