@@ -92,6 +92,7 @@ func buildRouter(
     ).addRoutes(to: v1)
     let analysis = AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analysis: analysis).addRoutes(to: v1)
+    SymbolsController(database: database).addRoutes(to: v1)
     DashboardController(
         database: database, analysis: analysis, keys: keys, sessionSeconds: config.sessionSeconds,
         secureCookies: config.secureCookies

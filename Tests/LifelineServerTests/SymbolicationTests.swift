@@ -154,4 +154,45 @@ struct SymbolicationTests {
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("not a 64-bit Mach-O file"), "\(refused.stderr)")
     }
+
+    @Test("upload over HTTP: admin key, streamed, idempotent by UUID; ingest keys refused; bad files named")
+    func upload() async throws {
+        let env = try TemporaryDatabase()
+        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let bytes = try Data(contentsOf: dwarf)
+        let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
+        let admin = try env.token(.admin)
+        let ingest = try env.token(.ingest, app: Self.app)
+        let read = try env.token(.read)
+        try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
+            func post(_ body: Data, _ token: String, type: String = "application/octet-stream") async throws
+                -> TestResponse
+            {
+                try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/dsyms", method: .post,
+                    headers: [.authorization: "Bearer \(token)", .contentType: type], body: ByteBuffer(bytes: body))
+            }
+            let first = try await post(bytes, admin)
+            #expect(first.status == .created, "\(String(buffer: first.body))")
+            let slice = try #require((try json(first.body)["slices"] as? [[String: Any]])?.first)
+            #expect(slice["uuid"] as? String == uuid)
+            #expect(slice["arch"] as? String == "arm64")
+            #expect(slice["imported"] as? Bool == true)
+            let again = try await post(bytes, admin)
+            #expect(again.status == .ok)
+            #expect((try json(again.body)["slices"] as? [[String: Any]])?.first?["imported"] as? Bool == false)
+            #expect(try await post(bytes, ingest).status == .forbidden)
+            let junk = try await post(Data(String(repeating: "junk ", count: 40).utf8), admin)
+            #expect(junk.status == .unprocessableContent)
+            #expect(errorCode(junk.body) == "invalid_symbols")
+            #expect(try await post(bytes, admin, type: "application/zip").status == .unsupportedMediaType)
+            let listed = try await client.execute(
+                uri: "/v1/apps/\(Self.app)/dsyms", method: .get, headers: [.authorization: "Bearer \(read)"])
+            #expect((try json(listed.body)["slices"] as? [[String: Any]])?.map { $0["uuid"] as? String } == [uuid])
+        }
+        // Nothing of the uploads is left behind but the one symbol file.
+        let left = try FileManager.default.contentsOfDirectory(atPath: env.database.symbolDirectory.path)
+        #expect(left == [uuid])
+    }
 }

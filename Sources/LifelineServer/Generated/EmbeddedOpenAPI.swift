@@ -38,6 +38,7 @@ package enum EmbeddedOpenAPI {
           - name: query
           - name: health
           - name: alerts
+          - name: symbols
         paths:
           /healthz:
             get:
@@ -444,6 +445,42 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+          /v1/apps/{bundleId}/dsyms:
+            post:
+              tags: [symbols]
+              summary: Upload debug symbols (admin key).
+              description: |
+                One DWARF or Mach-O file (a `.dSYM`'s `Contents/Resources/DWARF/<name>`; thin or fat), as
+                `application/octet-stream`, streamed to disk (at most 1 GiB). Each architecture slice is
+                recorded under its `LC_UUID`; frames of that binary are symbolicated when read, crashes stored
+                before included. 201 when a slice is new, 200 when every slice was already known.
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+              requestBody:
+                required: true
+                content:
+                  application/octet-stream:
+                    schema: { type: string, format: binary }
+              responses:
+                "200": { $ref: "#/components/responses/SymbolSlices" }
+                "201": { $ref: "#/components/responses/SymbolSlices" }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "413": { $ref: "#/components/responses/Error" }
+                "415": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/Error" }
+                "503": { $ref: "#/components/responses/Error" }
+            get:
+              tags: [symbols]
+              summary: The app's debug symbols, newest first (read key).
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+              responses:
+                "200": { $ref: "#/components/responses/SymbolSlices" }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
           /v1/alerts:
             get:
               tags: [alerts]
@@ -574,6 +611,26 @@ package enum EmbeddedOpenAPI {
               description: Comma list of version, os, device, day, app_state. Empty for one total row.
               schema: { type: string }
           responses:
+            SymbolSlices:
+              description: Debug symbol slices.
+              content:
+                application/json:
+                  schema:
+                    type: object
+                    required: [slices]
+                    properties:
+                      slices:
+                        type: array
+                        items:
+                          type: object
+                          required: [uuid, arch, binary_name, size, uploaded_at]
+                          properties:
+                            uuid: { type: string }
+                            arch: { type: string }
+                            binary_name: { type: string }
+                            size: { type: integer }
+                            uploaded_at: { type: string }
+                            imported: { type: boolean, description: "On upload: false when the slice was already known." }
             Accepted:
               description: Stored durably (or already stored).
               content:

@@ -1,0 +1,112 @@
+import Foundation
+import Hummingbird
+import LifelineModel
+import LifelineStore
+
+/// `POST /v1/apps/{bundleId}/dsyms` (admin key): one DWARF / Mach-O file (a dSYM's
+/// `Contents/Resources/DWARF/<name>`, thin or fat) streamed to disk, never whole in memory, then
+/// imported like `lifeline dsym import`; `GET` (read key) lists the app's symbols.
+struct SymbolsController: Sendable {
+    let database: Database
+    /// Largest upload accepted.
+    var maxBytes = 1 << 30
+
+    func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
+        group.post("apps/:bundleId/dsyms") { request, context in try await upload(request, context) }
+        group.get("apps/:bundleId/dsyms") { _, context in try await list(context) }
+    }
+
+    private func upload(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
+        _ = try context.requireKey(.admin)
+        let app = try QueryController.bundleID(context)
+        let type = request.headers[.contentType]?.split(separator: ";").first.map {
+            $0.trimmingCharacters(in: .whitespaces).lowercased()
+        }
+        guard type == nil || type == "application/octet-stream" else {
+            throw APIError(
+                .unsupportedMediaType, code: "unsupported_media_type",
+                "send one DWARF or Mach-O file as application/octet-stream (a .dSYM's Contents/Resources/DWARF/<name>; "
+                    + "zip archives are not read yet: use `lifeline dsym import` for bundles)")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
+            throw APIError(.contentTooLarge, code: "body_too_large", "the file is over \(maxBytes) bytes")
+        }
+        let directory = database.symbolDirectory
+        let temporary = directory.appendingPathComponent("upload-\(UUID().uuidString).partial")
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
+            throw APIError(.serviceUnavailable, code: "unavailable", "cannot store the upload")
+        }
+        let handle = try FileHandle(forWritingTo: temporary)
+        var written = 0
+        do {
+            for try await chunk in request.body {
+                written += chunk.readableBytes
+                guard written <= maxBytes else {
+                    throw APIError(.contentTooLarge, code: "body_too_large", "the file is over \(maxBytes) bytes")
+                }
+                try handle.write(contentsOf: Data(chunk.readableBytesView))
+            }
+            try handle.close()
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        guard written > 0 else { throw APIError(.badRequest, code: "empty_body", "the request has no body") }
+        let database = self.database
+        let results: [(symbols: DebugSymbols, imported: Bool)]
+        do {
+            results = try await database.write { database in
+                try database.importSymbols(app: app, file: temporary, now: WallClock.nowSeconds())
+            }
+        } catch let error as StoreError where error.code == .invalid {
+            throw APIError(.unprocessableContent, code: "invalid_symbols", error.message)
+        }
+        let body = Slices(slices: results.map { Slice(symbols: $0.symbols, imported: $0.imported) })
+        let status: HTTPResponse.Status = results.contains { $0.imported } ? .created : .ok
+        return try Self.json(body, status: status)
+    }
+
+    private func list(_ context: LifelineRequestContext) async throws -> Response {
+        let key = try context.requireKey(.read)
+        let app = try QueryController.bundleID(context)
+        if let bound = key.app, bound != app { throw APIError.forbidden("this read key may only read \(bound)") }
+        let database = self.database
+        let symbols = try await database.write { database in try database.debugSymbols(app: app) }
+        return try Self.json(Slices(slices: symbols.map { Slice(symbols: $0, imported: nil) }), status: .ok)
+    }
+
+    struct Slices: Encodable {
+        var slices: [Slice]
+    }
+
+    struct Slice: Encodable {
+        var symbols: DebugSymbols
+        var imported: Bool?
+
+        enum CodingKeys: String, CodingKey {
+            case uuid, arch, size, imported
+            case binaryName = "binary_name"
+            case uploadedAt = "uploaded_at"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(symbols.uuid, forKey: .uuid)
+            try c.encode(symbols.arch, forKey: .arch)
+            try c.encode(symbols.binaryName, forKey: .binaryName)
+            try c.encode(symbols.size, forKey: .size)
+            try c.encode(UTCTimestamp.iso8601(symbols.uploadedAt), forKey: .uploadedAt)
+            try c.encodeIfPresent(imported, forKey: .imported)
+        }
+    }
+
+    static func json(_ body: some Encodable, status: HTTPResponse.Status) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(body))))
+    }
+}
