@@ -288,14 +288,21 @@ struct ExitChart {
 
 /// Text helpers shared by the renderers.
 enum Stack {
-    /// A crash group's sample stack, one frame per line: binary, address, offset.
+    /// A crash group's sample stack, one frame per line: binary, address, offset, and the function,
+    /// file and line when the app's debug symbols are known (inlined functions indented below).
     static func text(_ group: CrashGroupInfo) -> String {
         guard !group.sampleFrames.isEmpty else { return "(no frames)" }
         return group.sampleFrames.enumerated().map { index, frame in
             let binary = frame.binaryName ?? "???"
             let address = "0x" + String(frame.address, radix: 16)
-            return "\(index)  \(binary.padding(toLength: max(binary.count, 24), withPad: " ", startingAt: 0)) "
+            var line =
+                "\(index)  \(binary.padding(toLength: max(binary.count, 24), withPad: " ", startingAt: 0)) "
                 + "\(address) + \(frame.offset)"
+            for (depth, symbol) in frame.symbols.enumerated() {
+                let place = symbol.file.map { " (\($0)" + (symbol.line.map { ":\($0)" } ?? "") + ")" } ?? ""
+                line += (depth == 0 ? "  " : "\n      inlined into ") + (symbol.function ?? "?") + place
+            }
+            return line
         }.joined(separator: "\n")
     }
 

@@ -121,6 +121,12 @@ struct SymbolicationTests {
                 uri: "/v1/diagnostics", method: .post, headers: ingestHeaders(ingest),
                 body: ByteBuffer(string: Self.crashPayload(uuid: uuid)))
             #expect(posted.status == .accepted, "\(String(buffer: posted.body))")
+            func title() async throws -> String? {
+                let list = try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/crashes?from=2026-11-01&to=2026-11-01", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
+                return (try json(list.body)["groups"] as? [[String: Any]])?.first?["title"] as? String
+            }
             func stack() async throws -> [[String: Any]] {
                 let list = try await client.execute(
                     uri: "/v1/apps/\(Self.app)/crashes?from=2026-11-01&to=2026-11-01", method: .get,
@@ -134,6 +140,18 @@ struct SymbolicationTests {
             let before = try await stack()
             #expect(before.count == 2)
             #expect(before.allSatisfy { $0["function"] is NSNull })
+            #expect(try await title() == "EXC_BAD_ACCESS / SIGSEGV at Demo +0x4030")
+            func missing() async throws -> [[String: Any]] {
+                let response = try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/dsyms?missing=true", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
+                return try #require(try json(response.body)["missing"] as? [[String: Any]])
+            }
+            let lacking = try await missing()
+            #expect(lacking.count == 1)
+            #expect(lacking.first?["uuid"] as? String == uuid)
+            #expect(lacking.first?["binary_name"] as? String == "Demo")
+            #expect(lacking.first?["diagnostics"] as? Int == 1)
 
             let imported = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
             #expect(imported.status == 0, "\(imported.stderr)")
@@ -148,7 +166,20 @@ struct SymbolicationTests {
             // The caller's return address is looked up one byte back (inside the call).
             #expect(after.last?["function"] as? String == "helper")
             #expect(after.last?["line"] as? Int == 1)
+            #expect(
+                try await title()
+                    == "EXC_BAD_ACCESS / SIGSEGV in Demo.Parser.parse(Swift.String) -> Swift.Int — demo.c:4")
+            #expect(try await missing().isEmpty)
         }
+        // The HTML report's sample stack names the function, file and line too.
+        let html = env.directory.url.appendingPathComponent("report.html").path
+        let report = try Lifeline.run([
+            "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format", "html",
+            "--out", html,
+        ])
+        #expect(report.status == 0, "\(report.stderr)")
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        #expect(page.contains("Demo.Parser.parse(Swift.String) -&gt; Swift.Int (demo.c:4)"))
         let junk = try env.write("junk.bin", String(repeating: "not a Mach-O file. ", count: 8))
         let refused = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, junk])
         #expect(refused.status != 0)

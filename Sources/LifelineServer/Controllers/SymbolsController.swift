@@ -13,7 +13,7 @@ struct SymbolsController: Sendable {
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.post("apps/:bundleId/dsyms") { request, context in try await upload(request, context) }
-        group.get("apps/:bundleId/dsyms") { _, context in try await list(context) }
+        group.get("apps/:bundleId/dsyms") { request, context in try await list(request, context) }
     }
 
     private func upload(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
@@ -68,13 +68,49 @@ struct SymbolsController: Sendable {
         return try Self.json(body, status: status)
     }
 
-    private func list(_ context: LifelineRequestContext) async throws -> Response {
+    private func list(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
         let key = try context.requireKey(.read)
         let app = try QueryController.bundleID(context)
         if let bound = key.app, bound != app { throw APIError.forbidden("this read key may only read \(bound)") }
+        let parameters = try QueryParameters(request, extra: ["missing"])
         let database = self.database
+        switch parameters["missing"] {
+        case nil, "false": break
+        case "true":
+            let missing = try await database.write { database in try database.missingSymbols(app: app) }
+            return try Self.json(
+                Missing(
+                    missing: missing.map {
+                        MissingBinary(uuid: $0.uuid, binaryName: $0.binaryName, diagnostics: $0.diagnostics)
+                    }),
+                status: .ok)
+        default:
+            throw QueryParameters.invalid("missing", "must be true or false")
+        }
         let symbols = try await database.write { database in try database.debugSymbols(app: app) }
         return try Self.json(Slices(slices: symbols.map { Slice(symbols: $0, imported: nil) }), status: .ok)
+    }
+
+    struct Missing: Encodable {
+        var missing: [MissingBinary]
+    }
+
+    struct MissingBinary: Encodable {
+        var uuid: String
+        var binaryName: String?
+        var diagnostics: Int64
+
+        enum CodingKeys: String, CodingKey {
+            case uuid, diagnostics
+            case binaryName = "binary_name"
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(uuid, forKey: .uuid)
+            try c.encode(binaryName, forKey: .binaryName)
+            try c.encode(diagnostics, forKey: .diagnostics)
+        }
     }
 
     struct Slices: Encodable {

@@ -473,11 +473,33 @@ package enum EmbeddedOpenAPI {
                 "503": { $ref: "#/components/responses/Error" }
             get:
               tags: [symbols]
-              summary: The app's debug symbols, newest first (read key).
+              summary: The app's debug symbols, newest first, or with missing=true the binaries lacking them (read key).
               parameters:
                 - $ref: "#/components/parameters/BundleId"
+                - name: missing
+                  in: query
+                  description: |
+                    `true`: instead of the symbols, the app's own binaries (by UUID) seen in its diagnostics'
+                    stacks with no debug symbols, most diagnostics first (system binaries left out).
+                  schema: { type: string, enum: ["true", "false"] }
               responses:
-                "200": { $ref: "#/components/responses/SymbolSlices" }
+                "200":
+                  description: The symbol slices (`slices`), or the binaries missing symbols (`missing`).
+                  content:
+                    application/json:
+                      schema:
+                        type: object
+                        properties:
+                          slices: { type: array, items: { type: object } }
+                          missing:
+                            type: array
+                            items:
+                              type: object
+                              required: [uuid, binary_name, diagnostics]
+                              properties:
+                                uuid: { type: string }
+                                binary_name: { type: [string, "null"] }
+                                diagnostics: { type: integer }
                 "400": { $ref: "#/components/responses/Error" }
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }

@@ -190,7 +190,10 @@ struct SQLiteAggregateReader: AggregateReader {
                         binaryName: row.optionalText(0), binaryUUID: row.optionalText(1),
                         address: UInt64(bitPattern: row.int64(2)), offset: UInt64(bitPattern: row.int64(3)))
                 }
-                if let symbols { info.sampleFrames = try symbols.symbolicate(info.sampleFrames, on: connection) }
+                if let symbols {
+                    info.sampleFrames = try symbols.symbolicate(info.sampleFrames, on: connection)
+                    info.title = SymbolSource.title(info.title, frames: info.sampleFrames)
+                }
             }
             infos.append(info)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 
 /// One slice of imported debug symbols.
 package struct DebugSymbols: Sendable, Equatable {
@@ -129,6 +130,29 @@ extension Database {
         DebugSymbols(
             uuid: row.text(0), app: row.text(1), arch: row.text(2), binaryName: row.text(3),
             textVMAddress: UInt64(bitPattern: row.int64(4)), size: Int(row.int64(5)), uploadedAt: row.int64(6))
+    }
+
+    /// The app's own binaries seen in its diagnostics' stacks with no debug symbols imported, by
+    /// the number of diagnostics they appear in (most first; system binaries left out).
+    package func missingSymbols(app: String, limit: Int = 200) throws(StoreError) -> [(
+        uuid: String, binaryName: String?, diagnostics: Int64
+    )] {
+        let rows = try withConnection { (connection) throws(StoreError) -> [(String, String?, Int64)] in
+            try connection.query(
+                """
+                SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
+                FROM diagnostic_frames f
+                JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
+                WHERE p.app = (SELECT id FROM apps WHERE bundle_id = ?1) AND f.binary_uuid IS NOT NULL
+                    AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
+                GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT ?2
+                """, [.text(app), .integer(Int64(limit) * 4)]
+            ) { ($0.text(0), $0.optionalText(1), $0.int64(2)) }
+        }
+        return rows.filter { row in
+            !Frame(binaryUUID: row.0, binaryName: row.1, address: 0, offsetIntoBinaryTextSegment: 0, sampleCount: nil)
+                .isSystemFrame
+        }.prefix(limit).map { (uuid: $0.0, binaryName: $0.1, diagnostics: $0.2) }
     }
 
     /// The symbol file of `uuid`.

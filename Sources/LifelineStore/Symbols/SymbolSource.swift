@@ -30,4 +30,20 @@ struct SymbolSource: Sendable {
         }
         return result
     }
+
+    /// `title` naming the first symbolicated frame instead of a binary and an offset:
+    /// "EXC_BAD_ACCESS / SIGSEGV at Demo +0x4030" → "EXC_BAD_ACCESS / SIGSEGV in Parser.parse(_:) — Parser.swift:42".
+    static func title(_ title: String, frames: [SampleFrame]) -> String {
+        guard let symbol = frames.lazy.compactMap({ $0.symbols.first }).first(where: { $0.function != nil }),
+            let function = symbol.function
+        else { return title }
+        let head = title.range(of: " at ", options: .backwards).map { String(title[..<$0.lowerBound]) } ?? title
+        var place = ""
+        if let file = symbol.file {
+            place =
+                " — " + (file.split(separator: "/").last.map(String.init) ?? file)
+                + (symbol.line.map { ":\($0)" } ?? "")
+        }
+        return "\(head) in \(function)\(place)"
+    }
 }
