@@ -21,10 +21,10 @@ struct KeysCommand: ParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Option(help: "ingest, read or admin.")
+        @Option(help: "ingest, read, symbols (dSYM uploads from CI) or admin.")
         var role: Role
 
-        @Option(help: "Bundle identifier the key is bound to (required for ingest keys).")
+        @Option(help: "Bundle identifier the key is bound to (required for ingest and symbols keys).")
         var app: String?
 
         @Option(
@@ -34,8 +34,8 @@ struct KeysCommand: ParsableCommand {
 
         func validate() throws {
             switch role {
-            case .ingest where app == nil:
-                throw ValidationError("--app <bundle-id> is required for ingest keys")
+            case .ingest where app == nil, .symbols where app == nil:
+                throw ValidationError("--app <bundle-id> is required for \(role.rawValue) keys")
             case .admin where app != nil:
                 throw ValidationError("admin keys are not bound to an app: drop --app")
             default:

@@ -186,7 +186,7 @@ struct SymbolicationTests {
         #expect(refused.stderr.contains("not a 64-bit Mach-O file"), "\(refused.stderr)")
     }
 
-    @Test("upload over HTTP: admin key, streamed, idempotent by UUID; ingest keys refused; bad files named")
+    @Test("upload over HTTP: symbols or admin key, streamed, idempotent by UUID; ingest keys refused; bad files named")
     func upload() async throws {
         let env = try TemporaryDatabase()
         guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
@@ -214,6 +214,14 @@ struct SymbolicationTests {
             #expect(again.status == .ok)
             #expect((try json(again.body)["slices"] as? [[String: Any]])?.first?["imported"] as? Bool == false)
             #expect(try await post(bytes, ingest).status == .forbidden)
+            // The app's symbols key (CI) may upload; another app's may not; it reads nothing.
+            let symbols = try env.token(.symbols, app: Self.app)
+            let otherSymbols = try env.token(.symbols, app: "com.example.other")
+            #expect(try await post(bytes, symbols).status == .ok)
+            #expect(try await post(bytes, otherSymbols).status == .forbidden)
+            let reading = try await client.execute(
+                uri: "/v1/apps/\(Self.app)/dsyms", method: .get, headers: [.authorization: "Bearer \(symbols)"])
+            #expect(reading.status == .forbidden)
             let junk = try await post(Data(String(repeating: "junk ", count: 40).utf8), admin)
             #expect(junk.status == .unprocessableContent)
             #expect(errorCode(junk.body) == "invalid_symbols")

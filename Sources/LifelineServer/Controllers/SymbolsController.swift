@@ -3,7 +3,7 @@ import Hummingbird
 import LifelineModel
 import LifelineStore
 
-/// `POST /v1/apps/{bundleId}/dsyms` (admin key): one DWARF / Mach-O file (a dSYM's
+/// `POST /v1/apps/{bundleId}/dsyms` (the app's symbols key, or admin): one DWARF / Mach-O file (a dSYM's
 /// `Contents/Resources/DWARF/<name>`, thin or fat) streamed to disk, never whole in memory, then
 /// imported like `lifeline dsym import`; `GET` (read key) lists the app's symbols.
 struct SymbolsController: Sendable {
@@ -17,8 +17,19 @@ struct SymbolsController: Sendable {
     }
 
     private func upload(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
-        _ = try context.requireKey(.admin)
+        guard let key = context.apiKey else {
+            throw APIError.unauthorized("missing API key: send \"Authorization: Bearer <key>\"")
+        }
         let app = try QueryController.bundleID(context)
+        switch key.role {
+        case .admin: break
+        case .symbols where key.app == app: break
+        case .symbols: throw APIError.forbidden("this symbols key may only upload for \(key.app ?? "its app")")
+        default:
+            throw APIError.forbidden(
+                "uploading symbols needs a symbols key (keys create --role symbols --app \(app)) or an admin key; "
+                    + "the key sent is a \(key.role.rawValue) key")
+        }
         let type = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }

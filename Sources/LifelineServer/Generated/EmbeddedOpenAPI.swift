@@ -448,7 +448,7 @@ package enum EmbeddedOpenAPI {
           /v1/apps/{bundleId}/dsyms:
             post:
               tags: [symbols]
-              summary: Upload debug symbols (admin key).
+              summary: Upload debug symbols (the app's symbols key, or an admin key).
               description: |
                 One DWARF or Mach-O file (a `.dSYM`'s `Contents/Resources/DWARF/<name>`; thin or fat), as
                 `application/octet-stream`, streamed to disk (at most 1 GiB). Each architecture slice is

@@ -14,8 +14,8 @@ extension Database {
     ) throws(StoreError) -> (key: APIKey, token: String) {
         let app = app.flatMap { $0.isEmpty ? nil : $0 }
         switch role {
-        case .ingest where app == nil:
-            throw StoreError(.invalid, "an ingest key needs an app bundle id")
+        case .ingest where app == nil, .symbols where app == nil:
+            throw StoreError(.invalid, "an \(role.rawValue) key needs an app bundle id")
         case .admin where app != nil:
             throw StoreError(.invalid, "an admin key cannot be scoped to an app")
         default:

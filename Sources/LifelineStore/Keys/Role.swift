@@ -6,4 +6,6 @@ package enum Role: String, Sendable, Equatable, CaseIterable {
     case read
     /// Everything, including key management; never scoped to an app.
     case admin
+    /// Upload debug symbols (dSYMs) for one app, from CI; nothing else.
+    case symbols
 }

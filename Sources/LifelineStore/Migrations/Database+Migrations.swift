@@ -14,7 +14,15 @@ extension Database {
             // their tables (0004 packs them), so a database filled before they existed, or holding
             // 0002's unpacked rows, gets them in the layout this binary reads.
             if migration.version == 7, migration.name == "reports_v2" {
-                try Self.allowMemoryExceptions(on: connection)
+                try Self.editCheck(
+                    table: "diagnostics", replacing: "'app_launch'))", with: "'app_launch', 'memory_exception'))",
+                    on: connection)
+                return
+            }
+            if migration.version == 9, migration.name == "symbols_role" {
+                try Self.editCheck(
+                    table: "api_keys", replacing: "'read', 'admin'))", with: "'read', 'admin', 'symbols'))",
+                    on: connection)
                 return
             }
             guard migration.version == 4, migration.name == "packed_rollups" else { return }
@@ -39,32 +47,32 @@ extension Database {
 }
 
 extension Database {
-    /// Adds `'memory_exception'` to the CHECK of `diagnostics.kind`, inside the migration's
-    /// transaction. SQLite cannot alter a CHECK constraint; this is its documented procedure for a
-    /// change that does not touch the stored format (sqlite.org/lang_altertable.html, "making
-    /// other kinds of table schema changes"): edit the table's SQL in `sqlite_schema` and bump
-    /// the schema version so every connection reloads it. The table is not copied.
-    static func allowMemoryExceptions(on connection: Connection) throws(StoreError) {
+    /// Widens a CHECK constraint of `table` (`replacing` → `with` in its SQL), inside the
+    /// migration's transaction. SQLite cannot alter a CHECK; this is its documented procedure for a
+    /// change that does not touch the stored format and that existing rows satisfy
+    /// (sqlite.org/lang_altertable.html, "making other kinds of table schema changes"): edit the
+    /// table's SQL in `sqlite_schema` and bump the schema version so every connection reloads it.
+    /// The table is not copied.
+    static func editCheck(table: String, replacing: String, with replacement: String, on connection: Connection)
+        throws(StoreError)
+    {
         let version = try connection.first("PRAGMA schema_version") { $0.int64(0) } ?? 0
         try connection.execute("PRAGMA writable_schema = ON")
         do throws(StoreError) {
-            try connection.execute(
-                """
-                UPDATE sqlite_schema
-                SET sql = replace(sql, '''app_launch''))', '''app_launch'', ''memory_exception''))')
-                WHERE type = 'table' AND name = 'diagnostics' AND sql NOT LIKE '%memory_exception%'
-                """)
+            try connection.run(
+                "UPDATE sqlite_schema SET sql = replace(sql, ?1, ?2) WHERE type = 'table' AND name = ?3 AND instr(sql, ?2) = 0",
+                [.text(replacing), .text(replacement), .text(table)])
             try connection.execute("PRAGMA schema_version = \(version + 1)")
             try connection.execute("PRAGMA writable_schema = OFF")
         } catch {
             try? connection.execute("PRAGMA writable_schema = OFF")
             throw error
         }
-        let sql = try connection.first("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'diagnostics'") {
-            $0.text(0)
-        }
-        guard let sql, sql.contains("'memory_exception'") else {
-            throw StoreError(.migration, "migration 0007 could not add memory_exception to diagnostics.kind")
+        let sql = try connection.first(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?1", [.text(table)]
+        ) { $0.text(0) }
+        guard let sql, sql.contains(replacement) else {
+            throw StoreError(.migration, "could not widen the CHECK of \(table) to \(replacement)")
         }
     }
 }
