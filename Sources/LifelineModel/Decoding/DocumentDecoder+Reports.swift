@@ -336,22 +336,12 @@ extension DocumentDecoder {
             var bucket = HistogramBucket(start: nil, end: nil, count: 0)
             var plausible = true
             tape.forEachMember(b) { bk, bv in
-                if tape.keyEquals(bk, "lowerBound") || tape.keyEquals(bk, "upperBound") {
-                    let before = dropped
-                    if let m = measurementValue(bv) {
-                        if tape.keyEquals(bk, "lowerBound") { bucket.start = m.value } else { bucket.end = m.value }
-                        if histogram.unit == nil { histogram.unit = m.unit }
-                    } else if dropped > before {
-                        plausible = false
-                    }
+                if tape.keyEquals(bk, "lowerBound") {
+                    if !bucketBound(bv, into: &bucket.start, unit: &histogram.unit) { plausible = false }
+                } else if tape.keyEquals(bk, "upperBound") {
+                    if !bucketBound(bv, into: &bucket.end, unit: &histogram.unit) { plausible = false }
                 } else if tape.keyEquals(bk, "count") {
-                    let count = tape.int64(bv) ?? (tape.kind(bv) == .number ? -1 : 0)
-                    if ValueBounds.isPlausibleEventCount(count) {
-                        bucket.count = count
-                    } else {
-                        dropped += 1
-                        plausible = false
-                    }
+                    if let count = eventCount(bv) { bucket.count = count } else { plausible = false }
                 }
             }
             if plausible { histogram.buckets.append(bucket) }
@@ -376,13 +366,7 @@ extension DocumentDecoder {
                     signpost.category = tape.string(v) ?? ""
                 }
             } else if tape.keyEquals(k, "totalCount") {
-                let total = tape.int64(v) ?? (tape.kind(v) == .number ? -1 : 0)
-                if ValueBounds.isPlausibleEventCount(total) {
-                    signpost.totalCount = total
-                } else {
-                    dropped += 1
-                    plausible = false
-                }
+                if let total = eventCount(v) { signpost.totalCount = total } else { plausible = false }
             } else if tape.keyEquals(k, "signpostDuration") {
                 signpost.durations = reportHistogram(tape.member(v, "histogram") ?? v)
             } else if tape.keyEquals(k, "cpuTime") {

@@ -317,13 +317,7 @@ struct DocumentDecoder {
                 if tape.kind(v) == .string && !nameFits(v) { plausible = false }
                 signpost.category = plausible ? tape.string(v) ?? "" : ""
             } else if tape.keyEquals(k, "totalSignpostCount") {
-                let total = tape.int64(v) ?? (tape.kind(v) == .number ? -1 : 0)
-                if ValueBounds.isPlausibleEventCount(total) {
-                    signpost.totalCount = total
-                } else {
-                    dropped += 1
-                    plausible = false
-                }
+                if let total = eventCount(v) { signpost.totalCount = total } else { plausible = false }
             } else if tape.keyEquals(k, "signpostIntervalData") {
                 tape.forEachMember(v) { ik, iv in
                     if tape.keyEquals(ik, "histogrammedSignpostDurations") {
@@ -367,29 +361,11 @@ struct DocumentDecoder {
             var plausible = true
             tape.forEachMember(b) { bk, bv in
                 if tape.keyEquals(bk, "bucketStart") {
-                    let before = dropped
-                    if let m = measurementValue(bv) {
-                        bucket.start = m.value
-                        if histogram.unit == nil { histogram.unit = m.unit }
-                    } else if dropped > before {
-                        plausible = false
-                    }
+                    if !bucketBound(bv, into: &bucket.start, unit: &histogram.unit) { plausible = false }
                 } else if tape.keyEquals(bk, "bucketEnd") {
-                    let before = dropped
-                    if let m = measurementValue(bv) {
-                        bucket.end = m.value
-                        if histogram.unit == nil { histogram.unit = m.unit }
-                    } else if dropped > before {
-                        plausible = false
-                    }
+                    if !bucketBound(bv, into: &bucket.end, unit: &histogram.unit) { plausible = false }
                 } else if tape.keyEquals(bk, "bucketCount") {
-                    let count = tape.int64(bv) ?? (tape.kind(bv) == .number ? -1 : 0)
-                    if ValueBounds.isPlausibleEventCount(count) {
-                        bucket.count = count
-                    } else {
-                        dropped += 1
-                        plausible = false
-                    }
+                    if let count = eventCount(bv) { bucket.count = count } else { plausible = false }
                 }
             }
             // One implausible field drops the whole bucket (counted once per field above).
@@ -401,6 +377,27 @@ struct DocumentDecoder {
         }
         if !sorted { histogram.buckets.sort(by: Self.bucketOrder) }
         return histogram
+    }
+
+    /// An event count (bucket count, signpost total): 0 when absent or not a number; nil, counted
+    /// as dropped, when implausible (negative, past ``ValueBounds``, not an integer).
+    mutating func eventCount(_ t: Int) -> Int64? {
+        let count = tape.int64(t) ?? (tape.kind(t) == .number ? -1 : 0)
+        guard ValueBounds.isPlausibleEventCount(count) else {
+            dropped += 1
+            return nil
+        }
+        return count
+    }
+
+    /// A histogram bucket bound into `value` (and the histogram's unit, from its first bound);
+    /// false when the bound was dropped as implausible (an unparsed one is only left out).
+    mutating func bucketBound(_ t: Int, into value: inout Double?, unit: inout MeasurementUnit?) -> Bool {
+        let before = dropped
+        guard let m = measurementValue(t) else { return dropped == before }
+        value = m.value
+        if unit == nil { unit = m.unit }
+        return true
     }
 
     /// Buckets by start, then end; a missing bound sorts last.

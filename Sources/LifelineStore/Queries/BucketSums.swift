@@ -39,4 +39,32 @@ enum BucketSums {
             BucketRow(key: keys[$0.key.group] ?? GroupKey(), start: $0.key.start, end: $0.key.end, count: $0.value)
         }
     }
+
+    /// The join of `payloads p` to the rows holding `source`'s histograms (`histograms` for a
+    /// metric, `signposts` for signpost durations; tables keyed like `histograms` / `signposts`)
+    /// and the blob column; nil when the source's names were never stored. The ids are integers
+    /// read from the lookups, written into the SQL.
+    static func join(
+        _ source: HistogramSource, histograms: String, signposts: String, on connection: Connection
+    ) throws(StoreError) -> (join: String, blob: String)? {
+        switch source {
+        case .metric(let name):
+            guard let id = try connection.first(Dimension.metricName.selectSQL, [.text(name)], { $0.int64(0) }) else {
+                return nil
+            }
+            return ("JOIN \(histograms) x ON x.payload = p.id AND x.metric = \(id)", "x.buckets")
+        case .signpost(let categoryName, let signpostName):
+            guard
+                let category = try connection.first(
+                    Dimension.signpostCategory.selectSQL, [.text(categoryName)], { $0.int64(0) }),
+                let name = try connection.first(
+                    Dimension.signpostName.selectSQL, [.text(signpostName)], { $0.int64(0) })
+            else { return nil }
+            return (
+                "JOIN \(signposts) x ON x.payload = p.id AND x.category = \(category) AND x.name = \(name) "
+                    + "AND x.durations IS NOT NULL",
+                "x.durations"
+            )
+        }
+    }
 }

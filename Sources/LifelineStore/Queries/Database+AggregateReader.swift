@@ -205,32 +205,11 @@ struct SQLiteAggregateReader: AggregateReader {
     private func payloadBuckets(
         _ query: RollupQuery, source: HistogramSource, on connection: Connection
     ) throws(StoreError) -> [BucketRow] {
-        let (groups, condition, baseBindings) = query.payloadSQL()
-        var bindings = baseBindings
-        let join: String
-        let blob: String
-        switch source {
-        case .metric(let name):
-            guard let id = try connection.first(Dimension.metricName.selectSQL, [.text(name)], { $0.int64(0) }) else {
-                return []
-            }
-            bindings.append(.integer(id))
-            join = "JOIN histograms x ON x.payload = p.id AND x.metric = ?\(bindings.count)"
-            blob = "x.buckets"
-        case .signpost(let categoryName, let signpostName):
-            guard
-                let category = try connection.first(
-                    Dimension.signpostCategory.selectSQL, [.text(categoryName)], { $0.int64(0) }),
-                let name = try connection.first(
-                    Dimension.signpostName.selectSQL, [.text(signpostName)], { $0.int64(0) })
-            else { return [] }
-            bindings += [.integer(category), .integer(name)]
-            join = """
-                JOIN signposts x ON x.payload = p.id AND x.category = ?\(bindings.count - 1) \
-                AND x.name = ?\(bindings.count) AND x.durations IS NOT NULL
-                """
-            blob = "x.durations"
-        }
+        let (groups, condition, bindings) = query.payloadSQL()
+        guard
+            let (join, blob) = try BucketSums.join(
+                source, histograms: "histograms", signposts: "signposts", on: connection)
+        else { return [] }
         let sql = "SELECT \((groups + [blob]).joined(separator: ", ")) FROM payloads p \(join) WHERE \(condition)"
         return try BucketSums.rows(sql, bindings, groupCount: groups.count, on: connection) {
             (row) throws(StoreError) -> GroupKey in try query.key(row, names: names, on: connection)

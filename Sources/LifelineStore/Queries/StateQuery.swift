@@ -143,28 +143,10 @@ extension SQLiteAggregateReader {
 
     func stateBuckets(_ scope: Scope, source: HistogramSource) throws(StoreError) -> [BucketRow] {
         guard let state = try StateQuery.make(scope, on: connection) else { return [] }
-        let join: String
-        let blob: String
-        switch source {
-        case .metric(let name):
-            guard let id = try connection.first(Dimension.metricName.selectSQL, [.text(name)], { $0.int64(0) }) else {
-                return []
-            }
-            join = "JOIN state_histograms x ON x.payload = p.id AND x.metric = \(id)"
-            blob = "x.buckets"
-        case .signpost(let categoryName, let signpostName):
-            guard
-                let category = try connection.first(
-                    Dimension.signpostCategory.selectSQL, [.text(categoryName)], { $0.int64(0) }),
-                let name = try connection.first(
-                    Dimension.signpostName.selectSQL, [.text(signpostName)], { $0.int64(0) })
-            else { return [] }
-            join = """
-                JOIN state_signposts x ON x.payload = p.id AND x.category = \(category) AND x.name = \(name) \
-                AND x.durations IS NOT NULL
-                """
-            blob = "x.durations"
-        }
+        guard
+            let (join, blob) = try BucketSums.join(
+                source, histograms: "state_histograms", signposts: "state_signposts", on: connection)
+        else { return [] }
         let (sql, bindings, groups) = state.sql(
             values: [blob], join: join, dims: "p", stateColumn: "x.app_state", groupBy: false)
         return try BucketSums.rows(sql, bindings, groupCount: groups, on: connection) {

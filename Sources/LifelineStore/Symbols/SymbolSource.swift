@@ -14,16 +14,20 @@ struct SymbolSource: Sendable {
     /// address = the slice's `__TEXT` vmaddr + offset, minus one for caller frames (return
     /// addresses point after the call).
     func symbolicate(_ frames: [SampleFrame], on connection: Connection) throws(StoreError) -> [SampleFrame] {
-        var slices: [String: DebugSymbols?] = [:]
+        // One lookup (row and file) per binary, not per frame.
+        var slices: [String: (symbols: DebugSymbols, file: String)?] = [:]
         var result = frames
         for index in result.indices {
             guard let uuid = result[index].binaryUUID?.uppercased(), result[index].offset < Self.maxOffset else {
                 continue
             }
-            if slices[uuid] == nil { slices[uuid] = .some(try Database.debugSymbols(uuid: uuid, on: connection)) }
-            guard let slice = slices[uuid] ?? nil else { continue }
-            let file = directory.appendingPathComponent(slice.uuid).path
-            guard FileManager.default.fileExists(atPath: file) else { continue }
+            if slices[uuid] == nil {
+                let found = try Database.debugSymbols(uuid: uuid, on: connection).map { symbols in
+                    (symbols: symbols, file: directory.appendingPathComponent(symbols.uuid).path)
+                }
+                slices[uuid] = .some(found.flatMap { FileManager.default.fileExists(atPath: $0.file) ? $0 : nil })
+            }
+            guard let (slice, file) = slices[uuid] ?? nil else { continue }
             var address = slice.textVMAddress &+ result[index].offset
             if index > 0, address > 0 { address -= 1 }
             result[index].symbols = symbolicator.symbolicate(file: file, address: address)

@@ -176,7 +176,7 @@ final class BatchWriter {
         let begin: Timestamp?
         let end: Timestamp?
         let format: PayloadFormat
-        var deviceDay = false
+        let deviceDay: Bool  // always 1 for diagnostics: the column only speaks of metric payloads
         switch item.document.content {
         case .metric(let metric):
             (kind, meta, begin, end, format) = ("metric", metric.meta, metric.begin, metric.end, metric.format)
@@ -186,6 +186,7 @@ final class BatchWriter {
                 "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
                 payload.format
             )
+            deviceDay = true
         }
         let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
         let day = UTCDay(epochSeconds: occurredAt).string
@@ -205,7 +206,7 @@ final class BatchWriter {
                 .integer(item.receivedAt), .blob(item.contentHash),
                 .integer(Int64(max(0, item.document.unparsedMeasurements))),
                 .integer(Int64(max(0, item.document.droppedValues))), .text(format.rawValue),
-                .integer(deviceDay || kind == "diagnostic" ? 1 : 0),
+                .integer(deviceDay ? 1 : 0),
             ])
         let payloadID = connection.lastInsertRowID
         try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])
