@@ -58,6 +58,23 @@ struct ReportsV2Decode {
         #expect(metric.slices.first?.scalars.contains { $0.name == "cpuMetrics.cumulativeCPUTime" } == true)
     }
 
+    @Test("the store's form: 2.0.0 inclusive millisecond buckets end where legacy ones do; bars and legacy unchanged")
+    func legacyBucketBounds() throws {
+        let metric = try Fixtures.metric(Self.dayReport)
+        let stored = metric.withLegacyBucketBounds
+        let hang = try #require(
+            stored.histograms.first { $0.name == "applicationResponsivenessMetrics.histogrammedAppHangTime" })
+        #expect(hang.histogram.buckets.first == HistogramBucket(start: 280, end: 290, count: 1))
+        let bars = try #require(stored.histograms.first { $0.name == "cellularConditionMetrics.cellConditionTime" })
+        #expect(bars.histogram == metric.histograms.first { $0.name == bars.name }?.histogram)
+        let premiumHang = stored.stateEntries.flatMap(\.histograms).first {
+            $0.name == "applicationResponsivenessMetrics.histogrammedAppHangTime"
+        }
+        #expect(premiumHang?.histogram.buckets.first?.end == 350)  // 340–349 ms
+        let legacy = try Fixtures.metric("metrics/lifeline-authored__ios17-full.json")
+        #expect(legacy.withLegacyBucketBounds == legacy)
+    }
+
     @Test("app states: the full entry's states with their time, and each state's terminations and hangs")
     func appStates() throws {
         let metric = try Fixtures.metric(Self.dayReport)

@@ -160,6 +160,11 @@ final class BatchWriter {
 
     /// Writes one item unless its content is already stored; returns its payload id and whether it is new.
     private func write(_ item: IngestItem, in session: WriteSession) throws(StoreError) -> (Int64, Bool) {
+        var item = item
+        // One bucket convention in the store, whatever the format (see `withLegacyBucketBounds`).
+        if case .metric(let metric) = item.document.content, metric.format == .v2 {
+            item.document.content = .metric(metric.withLegacyBucketBounds)
+        }
         guard item.contentHash.count == 32 else {
             throw StoreError(.invalid, "the content hash must be 32 bytes (SHA-256)")
         }
