@@ -202,4 +202,21 @@ package protocol AggregateReader {
     func diagnostics(_ scope: Scope) throws -> [DiagnosticRow]
     /// Details of crash groups.
     func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo]
+    /// The app's own binaries seen in its diagnostics' stacks with no debug symbols, the binary in
+    /// most diagnostics first (system binaries left out), at most `limit`.
+    func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols]
+}
+
+/// A binary of the app's own seen in diagnostics with no debug symbols.
+package struct MissingSymbols: Sendable, Equatable {
+    package var uuid: String
+    package var binaryName: String?
+    /// Diagnostics whose stacks hold a frame of the binary.
+    package var diagnostics: Int64
+
+    package init(uuid: String, binaryName: String?, diagnostics: Int64) {
+        self.uuid = uuid
+        self.binaryName = binaryName
+        self.diagnostics = diagnostics
+    }
 }

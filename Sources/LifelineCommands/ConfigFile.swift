@@ -40,7 +40,7 @@ struct ConfigFile: Decodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case server, database, limits, analysis, alerts, metrics, retention
+        case server, database, limits, analysis, alerts, metrics, retention, symbols
     }
 
     init(from decoder: any Decoder) throws {
@@ -54,6 +54,28 @@ struct ConfigFile: Decodable {
         metrics = try c.decodeIfPresent(Metrics.self, forKey: .metrics)
         retention = try c.decodeIfPresent(RetentionPolicy.self, forKey: .retention)
         retentionSchedule = try c.decodeIfPresent(RetentionSchedule.self, forKey: .retention)
+        symbols = try c.decodeIfPresent(Symbols.self, forKey: .symbols)
+    }
+
+    /// `symbols:` — where debug symbol files live and which `llvm-symbolizer` reads them.
+    struct Symbols: Decodable {
+        var directory: String?
+        var llvmSymbolizer: String?
+
+        enum CodingKeys: String, CodingKey {
+            case directory
+            case llvmSymbolizer = "llvm_symbolizer"
+        }
+    }
+
+    var symbols: Symbols?
+
+    /// The database options this file sets (symbol directory and symbolizer) over `options`.
+    func databaseOptions(_ options: Database.Options = Database.Options()) -> Database.Options {
+        var options = options
+        if let directory = symbols?.directory { options.symbolDirectory = directory }
+        if let executable = symbols?.llvmSymbolizer { options.llvmSymbolizer = executable }
+        return options
     }
 
     var server: Server?
@@ -155,6 +177,11 @@ struct ConfigFile: Decodable {
             if let minutes = file.retentionSchedule?.pruneIntervalMinutes, !(1...1_440).contains(minutes) {
                 throw CommandError(
                     "config file \(path): retention.prune_interval_minutes must be 1…1440, got \(minutes)")
+            }
+            if let executable = file.symbols?.llvmSymbolizer, !FileManager.default.isExecutableFile(atPath: executable)
+            {
+                throw CommandError(
+                    "config file \(path): symbols.llvm_symbolizer \(executable) is not an executable file")
             }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
                 throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")

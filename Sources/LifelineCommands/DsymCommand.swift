@@ -1,14 +1,17 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import LifelineModel
 import LifelineStore
+import NIOCore
 
 /// `lifeline dsym`: debug symbols for symbolicated crash frames.
 struct DsymCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dsym",
-        abstract: "Import and list debug symbols (dSYM) that name the functions, files and lines of crash frames.",
-        subcommands: [DsymImportCommand.self, DsymListCommand.self]
+        abstract:
+            "Upload, import and list debug symbols (dSYM) that name the functions, files and lines of crash frames.",
+        subcommands: [DsymUploadCommand.self, DsymImportCommand.self, DsymListCommand.self, DsymDeleteCommand.self]
     )
 }
 
@@ -16,10 +19,12 @@ struct DsymCommand: ParsableCommand {
 struct DsymImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import .dSYM bundles (or Mach-O files with DWARF) into the database's symbol directory.",
+        abstract:
+            "Import .dSYM bundles, zips of them, or Mach-O files with DWARF into the database's symbol directory.",
         discussion: """
             Each architecture slice is recorded under its LC_UUID (thin and fat files) and copied to \
-            <database>.symbols/<UUID>. Frames of that binary are symbolicated when read, crashes \
+            <database>.symbols/<UUID>. A zip (an Xcode archive's dSYMs, zipped by CI) is read like the \
+            upload endpoint reads it: paths climbing out with .., links and zip bombs refuse the whole file. Frames of that binary are symbolicated when read, crashes \
             stored before the import included. Importing the same UUID again changes nothing. \
             Needs llvm-symbolizer on PATH to symbolicate (the Swift toolchain and Debian's llvm ship it).
             """
@@ -27,10 +32,13 @@ struct DsymImportCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Option(help: "YAML configuration file; its symbols section sets the symbol directory (default: <db>.symbols).")
+    var config: String?
+
     @Option(help: "Bundle identifier of the app the symbols belong to.")
     var app: String
 
-    @Argument(help: "dSYM bundles, folders of them (an archive's dSYMs/), or DWARF / Mach-O files.")
+    @Argument(help: "dSYM bundles, folders of them (an archive's dSYMs/), zips of them, or DWARF / Mach-O files.")
     var paths: [String]
 
     func validate() throws {
@@ -39,13 +47,15 @@ struct DsymImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Database(path: global.db)
+        let database = try Database(
+            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
         try database.migrate()
         var imported = 0
         var known = 0
         for path in paths {
             for file in try Database.symbolFiles(at: path) {
-                for (symbols, isNew) in try database.importSymbols(app: app, file: file, now: WallClock.nowSeconds()) {
+                for (symbols, isNew) in try database.importSymbols(app: app, upload: file, now: WallClock.nowSeconds())
+                {
                     print("\(isNew ? "imported" : "known   ") \(symbols.uuid) \(symbols.arch) \(symbols.binaryName)")
                     if isNew { imported += 1 } else { known += 1 }
                 }
@@ -65,16 +75,169 @@ struct DsymListCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    @Option(help: "YAML configuration file; its symbols section sets the symbol directory (default: <db>.symbols).")
+    var config: String?
+
     @Option(help: "Bundle identifier of the app.")
     var app: String
 
     func run() throws {
-        let database = try Database(path: global.db)
+        let database = try Database(
+            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
         try database.migrate()
         for symbols in try database.debugSymbols(app: app) {
             print(
                 "\(symbols.uuid) \(symbols.arch) \(symbols.binaryName) \(symbols.size) B "
                     + UTCTimestamp.iso8601(symbols.uploadedAt))
         }
+    }
+}
+
+/// `lifeline dsym delete`: offline removal of one slice.
+struct DsymDeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Delete the debug symbols of one UUID (its row and its file).")
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "YAML configuration file; its symbols section sets the symbol directory (default: <db>.symbols).")
+    var config: String?
+
+    @Option(help: "Bundle identifier of the app.")
+    var app: String
+
+    @Argument(help: "The slice's UUID, as `dsym list` shows it.")
+    var uuid: String
+
+    func validate() throws {
+        guard UUID(uuidString: uuid) != nil else { throw ValidationError("\(uuid) is not a UUID") }
+    }
+
+    func run() throws {
+        let database = try Database(
+            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
+        try database.migrate()
+        guard try database.deleteSymbols(app: app, uuid: uuid) else {
+            throw CommandError("\(app) has no debug symbols with UUID \(uuid.uppercased())")
+        }
+        print("deleted \(uuid.uppercased())")
+    }
+}
+
+/// `lifeline dsym upload`: sends dSYMs to a running server (for CI, with a symbols key).
+struct DsymUploadCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upload",
+        abstract: "Upload .dSYM bundles, zips of them, or DWARF files to a Lifeline server (for CI).",
+        discussion: """
+            A .dSYM bundle or a folder of them is sent one DWARF file at a time \
+            (application/octet-stream, named after the file); a .zip as it is (application/zip). Files \
+            are streamed, never read whole. Use a symbols key (`lifeline keys create --role symbols \
+            --app ID`), given with --key or in LIFELINE_KEY. Exits 1 if any upload was refused.
+            """
+    )
+
+    @Option(help: "Base URL of the server, e.g. https://lifeline.example.com.")
+    var server: String
+
+    @Option(help: "A symbols key of the app (or admin); default: $LIFELINE_KEY.")
+    var key: String?
+
+    @Option(help: "Bundle identifier of the app the symbols belong to.")
+    var app: String
+
+    @Argument(help: "dSYM bundles, folders of them, zips, or DWARF / Mach-O files.")
+    var paths: [String]
+
+    func validate() throws {
+        guard let url = URL(string: server), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw ValidationError("--server must be an http:// or https:// URL")
+        }
+        guard (1...255).contains(app.utf8.count) else { throw ValidationError("--app must be 1 to 255 bytes") }
+        guard !paths.isEmpty else { throw ValidationError("give at least one path") }
+        guard resolvedKey != nil else { throw ValidationError("give --key or set LIFELINE_KEY") }
+    }
+
+    private var resolvedKey: String? { key ?? ProcessInfo.processInfo.environment["LIFELINE_KEY"] }
+
+    func run() async throws {
+        var uploads: [(file: URL, zip: Bool)] = []
+        for path in paths {
+            let isZip = Database.isZip(URL(fileURLWithPath: path))
+            uploads +=
+                isZip ? [(URL(fileURLWithPath: path), true)] : try Database.symbolFiles(at: path).map { ($0, false) }
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        var refused = 0
+        do {
+            for upload in uploads {
+                if try await send(upload.file, zip: upload.zip, client: client) == false { refused += 1 }
+            }
+        } catch {
+            try? await client.shutdown()
+            throw CommandError("upload failed: \(error)")
+        }
+        try await client.shutdown()
+        print("files uploaded: \(uploads.count - refused), refused: \(refused)")
+        if refused > 0 { throw ExitCode(1) }
+    }
+
+    /// Sends one file; prints the server's answer. False when it was refused.
+    private func send(_ file: URL, zip: Bool, client: HTTPClient) async throws -> Bool {
+        let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int ?? 0
+        let base = server.hasSuffix("/") ? String(server.dropLast()) : server
+        let name = file.lastPathComponent
+        var url = base + "/v1/apps/" + Self.escape(app) + "/dsyms"
+        if !zip { url += "?name=" + Self.escape(name) }
+        printError("uploading \(file.path) (\(size) bytes)")
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(resolvedKey ?? "")")
+        request.headers.add(name: "Content-Type", value: zip ? "application/zip" : "application/octet-stream")
+        request.body = .stream(FileChunks(file: file), length: .known(Int64(size)))
+        let response = try await client.execute(request, timeout: .minutes(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = try? JSONSerialization.jsonObject(with: Data(buffer: body)) as? [String: Any]
+        guard (200..<300).contains(response.status.code) else {
+            let error = json?["error"] as? [String: Any]
+            let message = error?["message"] as? String ?? String(buffer: body)
+            printError("refused \(file.path): \(response.status.code) \(message)")
+            return false
+        }
+        for slice in json?["slices"] as? [[String: Any]] ?? [] {
+            let imported = slice["imported"] as? Bool ?? false
+            print(
+                "\(imported ? "imported" : "known   ") \(slice["uuid"] as? String ?? "?") \(slice["arch"] as? String ?? "?") "
+                    + "\(slice["binary_name"] as? String ?? "?")")
+        }
+        return true
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.addingPercentEncoding(
+            withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?&=+")))
+            ?? text
+    }
+}
+
+/// A file read in 1 MiB chunks, for a streamed request body.
+struct FileChunks: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let file: URL
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let handle: FileHandle?
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard let handle, let data = try handle.read(upToCount: 1 << 20), !data.isEmpty else {
+                try? handle?.close()
+                return nil
+            }
+            return ByteBuffer(bytes: data)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(handle: try? FileHandle(forReadingFrom: file))
     }
 }

@@ -105,7 +105,7 @@ struct ReportCommand: AsyncParsableCommand {
         guard FileManager.default.fileExists(atPath: global.db) else {
             throw CommandError("no database at \(global.db)")
         }
-        let database = try Database(path: global.db)
+        let database = try Database(path: global.db, options: file?.databaseOptions() ?? Database.Options())
         let applied = try database.appliedMigrations().count
         guard applied >= EmbeddedMigrations.all.count else {
             throw CommandError(

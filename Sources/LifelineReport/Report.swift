@@ -117,6 +117,9 @@ package struct Report: Sendable {
     /// iOS 27 data: exits and hang percentiles per app state (empty without app states in scope).
     package var exitsByAppState: [ExitFigure] = []
     package var hangsByAppState: [PercentileFigure] = []
+    /// The app's own binaries in its diagnostics with no debug symbols, most diagnostics first
+    /// (all time, not only the window: a missing dSYM matters whenever it was).
+    package var missingSymbols: [MissingSymbols] = []
     /// Alerts of the app that fired inside the window (resolved or not), newest first.
     package var alerts: [FiredAlert]
     package var comparison: [ComparisonRow]
@@ -181,6 +184,8 @@ package struct ReportBuilder: Sendable {
         let byState = scope.grouped(by: [.appState])
         let exitsByAppState = try analyzer.exits(byState)
         let hangsByAppState = try analyzer.percentiles(byState, source: Analyzer.hangHistogram)
+        progress("missing symbols")
+        let missingSymbols = try analyzer.reader.missingSymbols(app: request.app, limit: 20)
         var comparison: [Report.ComparisonRow] = []
         if let pair = request.compare {
             progress("comparison \(pair.base)..\(pair.target)")
@@ -207,6 +212,7 @@ package struct ReportBuilder: Sendable {
             gates: gateResults)
         report.exitsByAppState = exitsByAppState
         report.hangsByAppState = hangsByAppState.filter { $0.samples > 0 }
+        report.missingSymbols = missingSymbols
         return report
     }
 

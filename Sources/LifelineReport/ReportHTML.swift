@@ -214,6 +214,20 @@ package enum ReportHTML {
             html +=
                 "</td><td>\(UTCTimestamp.iso8601(crash.group.firstSeen))<br>\(UTCTimestamp.iso8601(crash.group.lastSeen))</td></tr>"
         }
+        return html + "</table>" + missingSymbols(report)
+    }
+
+    /// The app's binaries whose frames stay unsymbolicated for want of a dSYM.
+    static func missingSymbols(_ report: Report) -> String {
+        guard !report.missingSymbols.isEmpty else { return "" }
+        var html = "<h3>Missing symbols</h3><p class=\"meta\">The app's binaries seen in diagnostics with no dSYM "
+        html +=
+            "uploaded, most diagnostics first: upload them (<code>lifeline dsym upload</code>) to name their frames.</p>"
+        html += "<table><tr><th>binary</th><th>UUID</th><th class=\"n\">diagnostics</th></tr>"
+        for row in report.missingSymbols {
+            html += "<tr><td>\(HTML.escape(row.binaryName ?? "—"))</td><td><code>\(HTML.escape(row.uuid))</code></td>"
+            html += "<td class=\"n\">\(row.diagnostics)</td></tr>"
+        }
         return html + "</table>"
     }
 

@@ -39,6 +39,7 @@ package enum ReportJSON {
             try c.encode(report.crashGroupCount, forKey: "crash_groups")
             try c.encode(
                 report.crashes.map { FigureJSON.CrashRow(figure: $0, withStack: true) }, forKey: "top_crashes")
+            try c.encode(report.missingSymbols.map(MissingRow.init), forKey: "missing_symbols")
             let percentiles =
                 report.launch.flatMap { series in
                     series.rows.map { FigureJSON.PercentileRow(name: series.name, figure: $0) }
@@ -90,6 +91,17 @@ package enum ReportJSON {
             try c.encode(result.condition.text, forKey: "condition")
             try c.encode(result.value, forKey: "value")
             try c.encode(result.tripped, forKey: "tripped")
+        }
+    }
+
+    struct MissingRow: Encodable {
+        var row: MissingSymbols
+        init(_ row: MissingSymbols) { self.row = row }
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: Key.self)
+            try c.encode(row.uuid, forKey: "uuid")
+            try c.encode(row.binaryName, forKey: "binary_name")
+            try c.encode(row.diagnostics, forKey: "diagnostics")
         }
     }
 

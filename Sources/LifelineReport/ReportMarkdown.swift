@@ -115,6 +115,12 @@ package enum ReportMarkdown {
                 "; first seen \(UTCTimestamp.iso8601(crash.group.firstSeen)), last \(UTCTimestamp.iso8601(crash.group.lastSeen))\n\n"
             md += fenced(Stack.text(crash.group))
         }
+        if !report.missingSymbols.isEmpty {
+            md += "\n### Missing symbols\n\nThe app's binaries seen in diagnostics with no dSYM uploaded:\n\n"
+            md += table(
+                ["binary", "UUID", "diagnostics"],
+                report.missingSymbols.map { [esc($0.binaryName ?? "—"), "`\($0.uuid)`", String($0.diagnostics)] })
+        }
         md += "\n## Launch and hang percentiles\n\n"
         let percentileRows =
             report.launch.flatMap { series in series.rows.map { (series.name, $0) } }

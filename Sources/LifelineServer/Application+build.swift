@@ -26,6 +26,17 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
         if !applied.isEmpty {
             logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
         }
+        if let symbolicator = database.symbolicator {
+            logger.info(
+                "symbolication on",
+                metadata: [
+                    "llvm_symbolizer": "\(symbolicator.executable)", "symbols": "\(database.symbolDirectory.path)",
+                ])
+        } else {
+            logger.warning(
+                "symbolication off: no llvm-symbolizer on PATH (install llvm, or set symbols.llvm_symbolizer); crash frames stay binary + offset"
+            )
+        }
         let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
         let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
         return (database, writer, rules)

@@ -2,10 +2,12 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LifelineAnalysis
 import LifelineServer
 import LifelineStore
 import LifelineTestSupport
 import Testing
+import ZIPFoundation
 
 /// Symbolication from a real arm64 iOS Mach-O with DWARF, built at test time: the toolchain's
 /// clang, Debian's `ld64.lld-14` and `dsymutil` (llvm-14). Without them the tests are skipped with
@@ -21,6 +23,8 @@ struct SymbolicationTests {
             return y + 2;
         }
         int main(void) { return parse(4); }
+        void draw(void) __asm__("__ZN4Demo5Shape4drawEv");
+        void draw(void) {}
 
         """
 
@@ -152,6 +156,16 @@ struct SymbolicationTests {
             #expect(lacking.first?["uuid"] as? String == uuid)
             #expect(lacking.first?["binary_name"] as? String == "Demo")
             #expect(lacking.first?["diagnostics"] as? Int == 1)
+            // The report lists the binary as missing its symbols too.
+            let missingReport = try Lifeline.run([
+                "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
+                "json", "--out", "-",
+            ])
+            #expect(missingReport.status == 0, "\(missingReport.stderr)")
+            let reported = try JSONSerialization.jsonObject(with: Data(missingReport.stdout.utf8)) as? [String: Any]
+            let reportedMissing = reported?["missing_symbols"] as? [[String: Any]]
+            #expect(reportedMissing?.map { $0["uuid"] as? String } == [uuid])
+            #expect(reportedMissing?.first?["binary_name"] as? String == "Demo")
 
             let imported = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
             #expect(imported.status == 0, "\(imported.stderr)")
@@ -225,7 +239,7 @@ struct SymbolicationTests {
             let junk = try await post(Data(String(repeating: "junk ", count: 40).utf8), admin)
             #expect(junk.status == .unprocessableContent)
             #expect(errorCode(junk.body) == "invalid_symbols")
-            #expect(try await post(bytes, admin, type: "application/zip").status == .unsupportedMediaType)
+            #expect(try await post(bytes, admin, type: "text/plain").status == .unsupportedMediaType)
             let listed = try await client.execute(
                 uri: "/v1/apps/\(Self.app)/dsyms", method: .get, headers: [.authorization: "Bearer \(read)"])
             #expect((try json(listed.body)["slices"] as? [[String: Any]])?.map { $0["uuid"] as? String } == [uuid])
@@ -233,5 +247,149 @@ struct SymbolicationTests {
         // Nothing of the uploads is left behind but the one symbol file.
         let left = try FileManager.default.contentsOfDirectory(atPath: env.database.symbolDirectory.path)
         #expect(left == [uuid])
+    }
+
+    @Test("C++ names are demangled by llvm-symbolizer, Swift names by the Swift runtime")
+    func demangling() throws {
+        let directory = TemporaryDirectory()
+        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let symbolicator = try #require(Symbolicator(processes: 2))
+        // Twice each: both processes of the pool answer (and then the cache).
+        for _ in 0..<2 {
+            let draw = symbolicator.symbolicate(file: dwarf.path, address: 0x1_0000_4074)
+            #expect(draw == [FrameSymbol(function: "Demo::Shape::draw()", file: "demo.c", line: 9)])
+            let parse = symbolicator.symbolicate(file: dwarf.path, address: 0x1_0000_4030)
+            #expect(parse.first?.function == "Demo.Parser.parse(Swift.String) -> Swift.Int")
+        }
+        #expect(symbolicator.symbolicate(file: dwarf.path, address: 0x2_0000_0000).isEmpty)
+    }
+
+    /// A zip of `entries` (path in the zip → bytes) at `url`, deflated.
+    static func zip(_ url: URL, _ entries: [(String, Data)]) throws {
+        let archive = try Archive(url: url, accessMode: .create)
+        for (path, bytes) in entries {
+            try archive.addEntry(
+                with: path, type: .file, uncompressedSize: Int64(bytes.count), compressionMethod: .deflate
+            ) { position, size in
+                bytes.subdata(in: Int(position)..<(Int(position) + size))
+            }
+        }
+    }
+
+    @Test("zips of dSYMs: imported; ../ paths and zip bombs refuse the whole file; DELETE; `dsym upload` for CI")
+    func zipUploadsAndDelete() async throws {
+        let env = try TemporaryDatabase()
+        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let bytes = try Data(contentsOf: dwarf)
+        let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
+        let dir = env.directory.url
+        let good = dir.appendingPathComponent("good.zip")
+        try Self.zip(
+            good,
+            [
+                ("Demo.app.dSYM/Contents/Info.plist", Data("<plist/>".utf8)),
+                ("Demo.app.dSYM/Contents/Resources/DWARF/Demo", bytes),
+                ("__MACOSX/Demo.app.dSYM/Contents/Resources/DWARF/._Demo", Data("resource fork".utf8)),
+            ])
+        let evil = dir.appendingPathComponent("evil.zip")
+        try Self.zip(
+            evil,
+            [
+                ("Demo.app.dSYM/Contents/Resources/DWARF/Demo", bytes),
+                ("../../evil.dSYM/Contents/Resources/DWARF/evil", bytes),
+            ])
+        let bomb = dir.appendingPathComponent("bomb.zip")
+        try Self.zip(bomb, [("Bomb.dSYM/Contents/Resources/DWARF/Bomb", Data(count: 64 << 20))])
+        let symbols = try env.token(.symbols, app: Self.app)
+        let ingest = try env.token(.ingest, app: Self.app)
+        let read = try env.token(.read)
+        try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
+            func post(_ file: URL) async throws -> TestResponse {
+                try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/dsyms", method: .post,
+                    headers: [.authorization: "Bearer \(symbols)", .contentType: "application/zip"],
+                    body: ByteBuffer(bytes: try Data(contentsOf: file)))
+            }
+            func listed() async throws -> [String?] {
+                let list = try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/dsyms", method: .get, headers: [.authorization: "Bearer \(read)"])
+                return (try json(list.body)["slices"] as? [[String: Any]])?.map { $0["uuid"] as? String } ?? []
+            }
+            let first = try await post(good)
+            #expect(first.status == .created, "\(String(buffer: first.body))")
+            let slice = try #require((try json(first.body)["slices"] as? [[String: Any]])?.first)
+            #expect(slice["uuid"] as? String == uuid)
+            #expect(slice["binary_name"] as? String == "Demo")
+            #expect(try await post(good).status == .ok)
+
+            let refused = try await post(evil)
+            #expect(refused.status == .unprocessableContent)
+            #expect(errorCode(refused.body) == "invalid_symbols")
+            #expect(String(buffer: refused.body).contains("climbs out"), "\(String(buffer: refused.body))")
+            let bombed = try await post(bomb)
+            #expect(bombed.status == .unprocessableContent)
+            #expect(String(buffer: bombed.body).contains("zip bomb"), "\(String(buffer: bombed.body))")
+
+            // DELETE: the app's symbols key or admin; ingest keys refused; unknown UUIDs are 404.
+            func delete(_ token: String, _ id: String = uuid) async throws -> HTTPResponse.Status {
+                try await client.execute(
+                    uri: "/v1/apps/\(Self.app)/dsyms/\(id)", method: .delete,
+                    headers: [.authorization: "Bearer \(token)"]
+                ).status
+            }
+            #expect(try await delete(ingest) == .forbidden)
+            #expect(try await delete(symbols, "not-a-uuid") == .badRequest)
+            #expect(try await delete(symbols) == .noContent)
+            #expect(try await listed().isEmpty)
+            #expect(
+                !FileManager.default.fileExists(atPath: env.database.symbolDirectory.appendingPathComponent(uuid).path))
+            #expect(try await delete(symbols) == .notFound)
+
+            // `lifeline dsym upload`, as CI runs it, against this server.
+            let port = try #require(client.port)
+            let upload = try Lifeline.run([
+                "dsym", "upload", "--server", "http://127.0.0.1:\(port)", "--key", symbols, "--app", Self.app,
+                dsym.path,
+            ])
+            #expect(upload.status == 0, "\(upload.stderr)")
+            #expect(upload.stdout.contains("imported \(uuid) arm64 Demo"), "\(upload.stdout)")
+            #expect(try await listed() == [uuid])
+            let denied = try Lifeline.run([
+                "dsym", "upload", "--server", "http://127.0.0.1:\(port)", "--key", symbols, "--app", Self.app,
+                evil.path,
+            ])
+            #expect(denied.status == 1)
+            #expect(denied.stderr.contains("422"), "\(denied.stderr)")
+        }
+        // Nothing was written where the entries' names pointed, and no temporary file is left.
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: dir.deletingLastPathComponent().appendingPathComponent("evil.dSYM").path))
+        let left = try FileManager.default.contentsOfDirectory(atPath: env.database.symbolDirectory.path)
+        #expect(left == [uuid])
+    }
+
+    @Test("the config file's symbols section moves the symbol directory; a missing llvm_symbolizer is refused")
+    func symbolsConfig() throws {
+        let env = try TemporaryDatabase()
+        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        let elsewhere = env.directory.url.appendingPathComponent("elsewhere").path
+        let config = try env.write("lifeline.yaml", "symbols:\n  directory: \(elsewhere)\n")
+        let imported = try Lifeline.run([
+            "dsym", "import", "--db", env.path, "--config", config, "--app", Self.app, dsym.path,
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: elsewhere)
+        #expect(files.count == 1 && files.first?.count == 36, "\(files)")
+        #expect(!FileManager.default.fileExists(atPath: env.path + ".symbols"))
+        let listed = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", Self.app])
+        #expect(listed.stdout.contains("arm64 Demo"), "\(listed.stdout)")
+        let bad = try env.write("bad.yaml", "symbols:\n  llvm_symbolizer: /nonexistent/llvm-symbolizer\n")
+        let refused = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", Self.app])
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains("symbols.llvm_symbolizer /nonexistent/llvm-symbolizer is not an executable file"))
     }
 }

@@ -3,20 +3,25 @@ import Hummingbird
 import LifelineModel
 import LifelineStore
 
-/// `POST /v1/apps/{bundleId}/dsyms` (the app's symbols key, or admin): one DWARF / Mach-O file (a dSYM's
-/// `Contents/Resources/DWARF/<name>`, thin or fat) streamed to disk, never whole in memory, then
-/// imported like `lifeline dsym import`; `GET` (read key) lists the app's symbols.
+/// `POST /v1/apps/{bundleId}/dsyms` (the app's symbols key, or admin): a zip of `.dSYM` bundles or one
+/// DWARF / Mach-O file (a dSYM's `Contents/Resources/DWARF/<name>`, thin or fat) streamed to disk,
+/// never whole in memory, then imported like `lifeline dsym import`; `GET` (read key) lists the
+/// app's symbols or the binaries missing them; `DELETE …/dsyms/{uuid}` removes one slice.
 struct SymbolsController: Sendable {
     let database: Database
     /// Largest upload accepted.
     var maxBytes = 1 << 30
+    /// Bounds on what a zip may expand to.
+    var archiveLimits = SymbolArchiveLimits()
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.post("apps/:bundleId/dsyms") { request, context in try await upload(request, context) }
         group.get("apps/:bundleId/dsyms") { request, context in try await list(request, context) }
+        group.delete("apps/:bundleId/dsyms/:uuid") { request, context in try await delete(request, context) }
     }
 
-    private func upload(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
+    /// The app of the path, once the key may change its symbols (its app's symbols key, or admin).
+    private func authorizeChange(_ context: LifelineRequestContext) throws -> String {
         guard let key = context.apiKey else {
             throw APIError.unauthorized("missing API key: send \"Authorization: Bearer <key>\"")
         }
@@ -30,14 +35,27 @@ struct SymbolsController: Sendable {
                 "uploading symbols needs a symbols key (keys create --role symbols --app \(app)) or an admin key; "
                     + "the key sent is a \(key.role.rawValue) key")
         }
+        return app
+    }
+
+    private func upload(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
+        let app = try authorizeChange(context)
+        let parameters = try QueryParameters(request, extra: ["name"])
+        let name = parameters["name"]
+        if let name,
+            !(1...255).contains(name.utf8.count) || name.contains("/") || name.utf8.contains(where: { $0 < 0x20 })
+        {
+            throw QueryParameters.invalid(
+                "name", "must be a file name of 1 to 255 bytes without / or control characters")
+        }
         let type = request.headers[.contentType]?.split(separator: ";").first.map {
             $0.trimmingCharacters(in: .whitespaces).lowercased()
         }
-        guard type == nil || type == "application/octet-stream" else {
+        guard type == nil || type == "application/octet-stream" || type == "application/zip" else {
             throw APIError(
                 .unsupportedMediaType, code: "unsupported_media_type",
-                "send one DWARF or Mach-O file as application/octet-stream (a .dSYM's Contents/Resources/DWARF/<name>; "
-                    + "zip archives are not read yet: use `lifeline dsym import` for bundles)")
+                "send a zip of .dSYM bundles as application/zip, or one DWARF or Mach-O file (a .dSYM's "
+                    + "Contents/Resources/DWARF/<name>) as application/octet-stream")
         }
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
             throw APIError(.contentTooLarge, code: "body_too_large", "the file is over \(maxBytes) bytes")
@@ -66,10 +84,14 @@ struct SymbolsController: Sendable {
         }
         guard written > 0 else { throw APIError(.badRequest, code: "empty_body", "the request has no body") }
         let database = self.database
+        let limits = archiveLimits
         let results: [(symbols: DebugSymbols, imported: Bool)]
         do {
+            // A zip is told by its first bytes, whatever the Content-Type said.
             results = try await database.write { database in
-                try database.importSymbols(app: app, file: temporary, now: WallClock.nowSeconds())
+                try database.importSymbols(
+                    app: app, upload: temporary, binaryName: name ?? "unnamed", now: WallClock.nowSeconds(),
+                    limits: limits)
             }
         } catch let error as StoreError where error.code == .invalid {
             throw APIError(.unprocessableContent, code: "invalid_symbols", error.message)
@@ -88,7 +110,7 @@ struct SymbolsController: Sendable {
         switch parameters["missing"] {
         case nil, "false": break
         case "true":
-            let missing = try await database.write { database in try database.missingSymbols(app: app) }
+            let missing = try await database.read { reader in try reader.missingSymbols(app: app, limit: 200) }
             return try Self.json(
                 Missing(
                     missing: missing.map {
@@ -100,6 +122,21 @@ struct SymbolsController: Sendable {
         }
         let symbols = try await database.write { database in try database.debugSymbols(app: app) }
         return try Self.json(Slices(slices: symbols.map { Slice(symbols: $0, imported: nil) }), status: .ok)
+    }
+
+    private func delete(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
+        let app = try authorizeChange(context)
+        let uuid = context.parameters.get("uuid") ?? ""
+        guard UUID(uuidString: uuid) != nil else {
+            throw APIError(
+                .badRequest, code: "invalid_parameter", "uuid must be a UUID like 6F9A…-…, got \(uuid.prefix(64))")
+        }
+        let database = self.database
+        let removed = try await database.write { database in try database.deleteSymbols(app: app, uuid: uuid) }
+        guard removed else {
+            throw APIError(.notFound, code: "not_found", "\(app) has no debug symbols with UUID \(uuid.uppercased())")
+        }
+        return Response(status: .noContent)
     }
 
     struct Missing: Encodable {

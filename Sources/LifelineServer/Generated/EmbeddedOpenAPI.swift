@@ -450,16 +450,26 @@ package enum EmbeddedOpenAPI {
               tags: [symbols]
               summary: Upload debug symbols (the app's symbols key, or an admin key).
               description: |
-                One DWARF or Mach-O file (a `.dSYM`'s `Contents/Resources/DWARF/<name>`; thin or fat), as
-                `application/octet-stream`, streamed to disk (at most 1 GiB). Each architecture slice is
-                recorded under its `LC_UUID`; frames of that binary are symbolicated when read, crashes stored
-                before included. 201 when a slice is new, 200 when every slice was already known.
+                A zip of `.dSYM` bundles (`application/zip`, as Xcode archives and CI produce them: every
+                `*.dSYM/Contents/Resources/DWARF/<name>` is read), or one DWARF or Mach-O file (a `.dSYM`'s
+                `Contents/Resources/DWARF/<name>`; thin or fat) as `application/octet-stream`; streamed to
+                disk (at most 1 GiB; a zip is told by its first bytes). Each architecture slice is recorded
+                under its `LC_UUID`; frames of that binary are symbolicated when read, crashes stored before
+                included. 201 when a slice is new, 200 when every slice was already known. A zip with an
+                absolute path, a `..` component, a link, more than 20,000 entries, an entry expanding over
+                200:1 or DWARF files over 4 GiB in all is refused whole (422 `invalid_symbols`).
               parameters:
                 - $ref: "#/components/parameters/BundleId"
+                - name: name
+                  in: query
+                  description: The binary's name for a single DWARF file (default `unnamed`); a zip names its own.
+                  schema: { type: string, minLength: 1, maxLength: 255, pattern: "^[^/]+$" }
               requestBody:
                 required: true
                 content:
                   application/octet-stream:
+                    schema: { type: string, format: binary }
+                  application/zip:
                     schema: { type: string, format: binary }
               responses:
                 "200": { $ref: "#/components/responses/SymbolSlices" }
@@ -503,6 +513,23 @@ package enum EmbeddedOpenAPI {
                 "400": { $ref: "#/components/responses/Error" }
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
+          /v1/apps/{bundleId}/dsyms/{uuid}:
+            delete:
+              tags: [symbols]
+              summary: Delete one slice of debug symbols, its record and its file (the app's symbols key, or an admin key).
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+                - name: uuid
+                  in: path
+                  required: true
+                  description: The slice's `LC_UUID`, as listed.
+                  schema: { type: string }
+              responses:
+                "204": { description: Deleted; frames of the binary are no longer symbolicated. }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "404": { $ref: "#/components/responses/Error" }
           /v1/alerts:
             get:
               tags: [alerts]

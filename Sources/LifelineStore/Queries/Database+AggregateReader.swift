@@ -141,6 +141,27 @@ struct SQLiteAggregateReader: AggregateReader {
         }
     }
 
+    func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols] {
+        let rows = try connection.query(
+            """
+            SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
+            FROM diagnostic_frames f
+            JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
+            WHERE p.app = (SELECT id FROM apps WHERE bundle_id = ?1) AND f.binary_uuid IS NOT NULL
+                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
+            GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT ?2
+            """, [.text(app), .integer(Int64(limit) * 4)]
+        ) { MissingSymbols(uuid: $0.text(0), binaryName: $0.optionalText(1), diagnostics: $0.int64(2)) }
+        // System frames are told by name and UUID (LifelineModel's rule), so they are left out here.
+        return Array(
+            rows.filter { row in
+                !Frame(
+                    binaryUUID: row.uuid, binaryName: row.binaryName, address: 0, offsetIntoBinaryTextSegment: 0,
+                    sampleCount: nil
+                ).isSystemFrame
+            }.prefix(limit))
+    }
+
     /// The crash groups `ids` of `app`, each with its most recent diagnostic as the sample.
     func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
         guard !ids.isEmpty else { return [] }

@@ -26,15 +26,21 @@ package final class Database: Sendable, AggregateSource {
         package var pageSize: Int = 32_768
         /// Test hook: `PRAGMA max_page_count`, to simulate a full disk (SQLITE_FULL).
         package var maxPageCount: Int?
+        /// Directory of the debug symbol files (`symbols.directory`); nil: `<database>.symbols/`.
+        package var symbolDirectory: String?
+        /// The `llvm-symbolizer` to run (`symbols.llvm_symbolizer`); nil: found on `PATH`.
+        package var llvmSymbolizer: String?
 
         package init(
             synchronous: Synchronous = .full, busyTimeoutMilliseconds: Int32 = 5_000, pageSize: Int = 32_768,
-            maxPageCount: Int? = nil
+            maxPageCount: Int? = nil, symbolDirectory: String? = nil, llvmSymbolizer: String? = nil
         ) {
             self.synchronous = synchronous
             self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
             self.pageSize = pageSize
             self.maxPageCount = maxPageCount
+            self.symbolDirectory = symbolDirectory
+            self.llvmSymbolizer = llvmSymbolizer
         }
     }
 
@@ -63,7 +69,7 @@ package final class Database: Sendable, AggregateSource {
         let connection = try Connection(path: path, options: options)
         self.connection = Mutex(connection)
         self.readers = ReadPool(path: path, options: options)
-        self.symbolicator = Symbolicator()
+        self.symbolicator = Symbolicator(executable: options.llvmSymbolizer)
     }
 
     /// Runs `body` inside one read transaction (one snapshot) on a pooled read-only connection,

@@ -13,8 +13,11 @@ package struct DebugSymbols: Sendable, Equatable {
 }
 
 extension Database {
-    /// The directory of the symbol files: `<database>.symbols/`, one thin Mach-O per slice, named by UUID.
-    package var symbolDirectory: URL { URL(fileURLWithPath: path + ".symbols", isDirectory: true) }
+    /// The directory of the symbol files (``Options/symbolDirectory``, by default `<database>.symbols/`):
+    /// one thin Mach-O per slice, named by its UUID.
+    package var symbolDirectory: URL {
+        URL(fileURLWithPath: options.symbolDirectory ?? (path + ".symbols"), isDirectory: true)
+    }
 
     /// The DWARF files of `path`: the file itself, or every file under `*.dSYM/Contents/Resources/DWARF/`
     /// of a directory (a `.dSYM` bundle, or a folder of them, as an Xcode archive's `dSYMs/`).
@@ -43,7 +46,8 @@ extension Database {
 
     /// Imports the slices of one DWARF file for `app`: each is copied to the symbol directory under
     /// its UUID and recorded. A UUID already imported is left as is (`imported` false).
-    package func importSymbols(app: String, file: URL, now: Int64) throws(StoreError) -> [(
+    /// `binaryName` defaults to the file's name.
+    package func importSymbols(app: String, file: URL, binaryName: String? = nil, now: Int64) throws(StoreError) -> [(
         symbols: DebugSymbols, imported: Bool
     )] {
         let data: Data
@@ -56,7 +60,7 @@ extension Database {
             Result { () throws(StoreError) -> [MachOSlice] in try MachOSlices.read(bytes) }
         }
         let slices = try read.get()
-        let binaryName = String(file.lastPathComponent.prefix(255))
+        let binaryName = String((binaryName ?? file.lastPathComponent).prefix(255))
         do {
             try FileManager.default.createDirectory(at: symbolDirectory, withIntermediateDirectories: true)
         } catch {
@@ -132,27 +136,15 @@ extension Database {
             textVMAddress: UInt64(bitPattern: row.int64(4)), size: Int(row.int64(5)), uploadedAt: row.int64(6))
     }
 
-    /// The app's own binaries seen in its diagnostics' stacks with no debug symbols imported, by
-    /// the number of diagnostics they appear in (most first; system binaries left out).
-    package func missingSymbols(app: String, limit: Int = 200) throws(StoreError) -> [(
-        uuid: String, binaryName: String?, diagnostics: Int64
-    )] {
-        let rows = try withConnection { (connection) throws(StoreError) -> [(String, String?, Int64)] in
-            try connection.query(
-                """
-                SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
-                FROM diagnostic_frames f
-                JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
-                WHERE p.app = (SELECT id FROM apps WHERE bundle_id = ?1) AND f.binary_uuid IS NOT NULL
-                    AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
-                GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT ?2
-                """, [.text(app), .integer(Int64(limit) * 4)]
-            ) { ($0.text(0), $0.optionalText(1), $0.int64(2)) }
+    /// Deletes the slice `uuid` of `app`: its row, then its file. False when the app has no such slice.
+    package func deleteSymbols(app: String, uuid: String) throws(StoreError) -> Bool {
+        let removed = try withConnection { (connection) throws(StoreError) -> Int in
+            try connection.run(
+                "DELETE FROM debug_symbols WHERE uuid = ?1 AND app = ?2", [.text(uuid.uppercased()), .text(app)])
         }
-        return rows.filter { row in
-            !Frame(binaryUUID: row.0, binaryName: row.1, address: 0, offsetIntoBinaryTextSegment: 0, sampleCount: nil)
-                .isSystemFrame
-        }.prefix(limit).map { (uuid: $0.0, binaryName: $0.1, diagnostics: $0.2) }
+        guard removed > 0 else { return false }
+        try? FileManager.default.removeItem(at: symbolFile(uuid: uuid))
+        return true
     }
 
     /// The symbol file of `uuid`.

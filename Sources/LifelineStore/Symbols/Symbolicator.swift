@@ -8,12 +8,14 @@ private func runtimeDemangle(
     _ outputBufferSize: UnsafeMutablePointer<Int>?, _ flags: UInt32
 ) -> UnsafeMutablePointer<CChar>?
 
-/// Turns (DWARF file, address) into function, file and line with a long-running
-/// `llvm-symbolizer` (JSON output, inlined frames), Swift names demangled by the Swift runtime's
-/// `swift_demangle`. Answers are cached (the files never change: they are named by UUID).
+/// Turns (DWARF file, address) into function, file and line with a pool of long-running
+/// `llvm-symbolizer` processes (JSON output, inlined frames); C++ names demangled by
+/// llvm-symbolizer, Swift names by the Swift runtime's `swift_demangle`. Answers are cached (the
+/// files never change: they are named by UUID).
 ///
-/// Blocking: call it from a store thread, never from the cooperative pool. One process serves
-/// every request in turn; if it dies it is started again on the next request.
+/// Blocking: call it from a store thread, never from the cooperative pool. Each process serves one
+/// request at a time; requests are spread over the pool in turn. A process that dies is started
+/// again on its next request.
 package final class Symbolicator: Sendable {
     private struct Key: Hashable {
         var file: String
@@ -33,19 +35,21 @@ package final class Symbolicator: Sendable {
         }
     }
 
-    private struct State {
-        var child: Child?
-        var cache: [Key: [FrameSymbol]] = [:]
+    /// One process of the pool, behind its own lock.
+    private final class Slot: Sendable {
+        let child = Mutex<Child?>(nil)
     }
 
     /// The executable used.
     package let executable: String
-    private let state = Mutex(State())
+    private let children: [Slot]
+    private let turn = Atomic<Int>(0)
+    private let cache = Mutex<[Key: [FrameSymbol]]>([:])
     static let cacheLimit = 50_000
 
     /// A symbolicator using `executable`, or `llvm-symbolizer` (or `llvm-symbolizer-N`) found on
-    /// `PATH`; nil when there is none.
-    package init?(executable: String? = nil) {
+    /// `PATH`, with `processes` processes (started on first use); nil when there is none.
+    package init?(executable: String? = nil, processes: Int = 2) {
         if let executable {
             guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
             self.executable = executable
@@ -59,13 +63,16 @@ package final class Symbolicator: Sendable {
             }
             self.executable = found
         }
+        self.children = (0..<max(processes, 1)).map { _ in Slot() }
     }
 
     deinit {
-        state.withLock { state in
-            if let child = state.child {
-                try? child.input.close()
-                child.process.terminate()
+        for slot in children {
+            slot.child.withLock { child in
+                if let child {
+                    try? child.input.close()
+                    child.process.terminate()
+                }
             }
         }
     }
@@ -74,30 +81,33 @@ package final class Symbolicator: Sendable {
     /// the functions it was inlined into, outermost last; empty when unknown.
     package func symbolicate(file: String, address: UInt64) -> [FrameSymbol] {
         let key = Key(file: file, address: address)
-        return state.withLock { state -> [FrameSymbol] in
-            if let cached = state.cache[key] { return cached }
-            guard let line = Self.request(&state, executable: executable, file: file, address: address) else {
-                return []
-            }
-            let symbols = Self.parse(line)
-            if state.cache.count >= Self.cacheLimit { state.cache.removeAll(keepingCapacity: true) }
-            state.cache[key] = symbols
-            return symbols
+        if let cached = cache.withLock({ $0[key] }) { return cached }
+        let slot = children[turn.wrappingAdd(1, ordering: .relaxed).oldValue % children.count]
+        let executable = self.executable
+        let line = slot.child.withLock { child in
+            Self.request(&child, executable: executable, file: file, address: address)
         }
+        guard let line else { return [] }
+        let symbols = Self.parse(line)
+        cache.withLock { cache in
+            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[key] = symbols
+        }
+        return symbols
     }
 
     /// Sends one request and reads its one-line JSON answer; restarts the process once if it died.
-    private static func request(_ state: inout State, executable: String, file: String, address: UInt64) -> [UInt8]? {
+    private static func request(_ slot: inout Child?, executable: String, file: String, address: UInt64) -> [UInt8]? {
         let quoted = "\"" + file.replacingOccurrences(of: "\"", with: "") + "\" 0x" + String(address, radix: 16) + "\n"
         for _ in 0..<2 {
-            guard let child = state.child ?? start(executable) else { return nil }
-            state.child = child
+            guard let child = slot ?? start(executable) else { return nil }
+            slot = child
             do {
                 try child.input.write(contentsOf: Data(quoted.utf8))
                 if let line = readLine(child) { return line }
             } catch {}
             child.process.terminate()
-            state.child = nil
+            slot = nil
         }
         return nil
     }
@@ -105,7 +115,9 @@ package final class Symbolicator: Sendable {
     private static func start(_ executable: String) -> Child? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--output-style=JSON", "--inlines", "--no-demangle", "--relativenames"]
+        // C++ (Itanium) names are demangled by llvm-symbolizer; Swift's are left as they are and
+        // demangled by the runtime below.
+        process.arguments = ["--output-style=JSON", "--inlines", "--demangle", "--relativenames"]
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input
