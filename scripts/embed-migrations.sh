@@ -1,32 +1,37 @@
 #!/usr/bin/env bash
-# Regenerates Sources/LifelineStore/Migrations/EmbeddedMigrations.swift from migrations/NNNN_name.sql so the
-# binary carries its migrations without the source tree. Run after adding a migration;
-# LifelineStoreTests fails when the embedded set and the folder differ.
+# Regenerates Sources/LifelineStore/Migrations/EmbeddedMigrations.swift from migrations/NNNN_name.sql
+# (SQLite) and Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift from
+# migrations/postgres/NNNN_name.sql, so the binary carries its migrations without the source tree.
+# Run after adding a migration; GeneratedFilesAreFresh fails when the embedded set and the folder differ.
 #
 # usage: scripts/embed-migrations.sh [REPO_ROOT]
 set -euo pipefail
 
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
-out="$root/Sources/LifelineStore/Migrations/EmbeddedMigrations.swift"
 indent="                "
-
 shopt -s nullglob
-files=("$root"/migrations/[0-9][0-9][0-9][0-9]_*.sql)
+
+# embed FOLDER OUT ENUM IMPORT
+embed() {
+local folder="$1" out="$root/$2" enum="$3" import="$4"
+files=("$root/$folder"/[0-9][0-9][0-9][0-9]_*.sql)
 if [ ${#files[@]} -eq 0 ]; then
-    echo "embed-migrations: no migrations/NNNN_name.sql files under $root" >&2
+    echo "embed-migrations: no $folder/NNNN_name.sql files under $root" >&2
     exit 1
 fi
 
+mkdir -p "$(dirname "$out")"
 tmp="$(mktemp)"
 trap 'rm -f "$tmp"' EXIT
 {
-    echo "// GENERATED FILE: do not edit. Made from migrations/*.sql by: bash scripts/embed-migrations.sh"
+    echo "// GENERATED FILE: do not edit. Made from $folder/*.sql by: bash scripts/embed-migrations.sh"
     echo "// Add a new .sql file (never change a shipped one) and run it again; GeneratedFilesAreFresh fails when"
     echo "// this file differs from what the script makes."
     echo ""
+    if [ -n "$import" ]; then echo "import $import"; echo ""; fi
     echo "/// The SQL migrations shipped with this binary, in version order (generated, do not edit)."
-    echo "package enum EmbeddedMigrations {"
-    echo "    /// Every migration of \`migrations/\`, byte for byte."
+    echo "package enum $enum {"
+    echo "    /// Every migration of \`$folder/\`, byte for byte."
     echo "    package static let all: [Migration] = ["
     for file in "${files[@]}"; do
         base="$(basename "$file" .sql)"
@@ -66,3 +71,7 @@ trap 'rm -f "$tmp"' EXIT
 mv "$tmp" "$out"
 trap - EXIT
 echo "embed-migrations: wrote ${#files[@]} migration(s) to ${out#"$root"/}"
+}
+
+embed migrations Sources/LifelineStore/Migrations/EmbeddedMigrations.swift EmbeddedMigrations ""
+embed migrations/postgres Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift EmbeddedPostgresMigrations LifelineStore

@@ -18,6 +18,9 @@ struct GeneratedFilesAreFresh {
             script: "scripts/embed-migrations.sh", inputs: ["migrations"],
             output: "Sources/LifelineStore/Migrations/EmbeddedMigrations.swift"),
         Generated(
+            script: "scripts/embed-migrations.sh", inputs: ["migrations"],
+            output: "Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift"),
+        Generated(
             script: "scripts/embed-openapi.sh", inputs: ["openapi.yaml"],
             output: "Sources/LifelineServer/Generated/EmbeddedOpenAPI.swift"),
     ]

@@ -4,7 +4,7 @@ import LifelineModel
 /// crash group (created on first sight). Each diagnostic's own metadata decides its dimensions.
 struct DiagnosticRowsStage: ItemWriteStage {
     /// Frames of the attributed thread kept per diagnostic (the full tree stays in the raw document).
-    static let maxFrames = 32
+    static let maxFrames = StoredValue.maxFrames
 
     static let upsertGroup = """
         INSERT INTO crash_groups (app, fingerprint, group_kind, title, first_seen, last_seen, count)
@@ -72,10 +72,7 @@ struct DiagnosticRowsStage: ItemWriteStage {
         _ diagnostic: Diagnostic, stored: StoredItem, in session: WriteSession
     ) throws(StoreError) -> Int64 {
         let signature = diagnostic.signature
-        let fingerprint = Interner.truncate(
-            signature.fingerprint.isEmpty ? "\(diagnostic.kind.rawValue):unsigned" : signature.fingerprint, toUTF8: 128)
-        let kind = Interner.truncate(
-            signature.groupKind.isEmpty ? diagnostic.kind.rawValue : signature.groupKind, toUTF8: 64)
+        let (fingerprint, kind) = StoredValue.crashGroup(diagnostic)
         let id = try session.connection.first(
             Self.upsertGroup,
             [

@@ -1,3 +1,5 @@
+import LifelineModel
+
 /// Finds or creates the ids of dimension strings for the writer, with a cache that follows the
 /// writer's transaction and savepoints: ids created inside a savepoint are forgotten when it is
 /// rolled back, ids created inside the transaction when it fails.
@@ -71,4 +73,28 @@ final class Interner {
         }
         return result
     }
+}
+
+/// How values are bounded before they are stored, shared by every store so the same document
+/// yields the same rows on SQLite and PostgreSQL.
+package enum StoredValue {
+    /// A dimension value as stored: `nil` for a missing or empty value, else at most 1,024 UTF-8
+    /// bytes (whole characters).
+    package static func dimension(_ value: String?) -> String? {
+        guard let value, !value.isEmpty else { return nil }
+        return value.utf8.count > 1_024 ? Interner.truncate(value, toUTF8: 1_024) : value
+    }
+
+    /// The crash group key of a diagnostic: fingerprint (≤ 128 bytes) and group kind (≤ 64 bytes).
+    package static func crashGroup(_ diagnostic: Diagnostic) -> (fingerprint: String, kind: String) {
+        let signature = diagnostic.signature
+        let fingerprint = Interner.truncate(
+            signature.fingerprint.isEmpty ? "\(diagnostic.kind.rawValue):unsigned" : signature.fingerprint, toUTF8: 128)
+        let kind = Interner.truncate(
+            signature.groupKind.isEmpty ? diagnostic.kind.rawValue : signature.groupKind, toUTF8: 64)
+        return (fingerprint, kind)
+    }
+
+    /// Frames kept of a diagnostic's attributed chain.
+    package static let maxFrames = 32
 }

@@ -75,5 +75,5 @@ enum UnitCode {
 
 extension Measurement {
     /// The value if it is finite (SQLite has no NaN).
-    var finiteValue: Double? { value.flatMap { $0.isFinite ? $0 : nil } }
+    package var finiteValue: Double? { value.flatMap { $0.isFinite ? $0 : nil } }
 }

@@ -1,0 +1,181 @@
+// GENERATED FILE: do not edit. Made from migrations/postgres/*.sql by: bash scripts/embed-migrations.sh
+// Add a new .sql file (never change a shipped one) and run it again; GeneratedFilesAreFresh fails when
+// this file differs from what the script makes.
+
+import LifelineStore
+
+/// The SQL migrations shipped with this binary, in version order (generated, do not edit).
+package enum EmbeddedPostgresMigrations {
+    /// Every migration of `migrations/postgres/`, byte for byte.
+    package static let all: [Migration] = [
+        Migration(
+            version: 1,
+            name: "initial",
+            sql: #"""
+                -- Lifeline on PostgreSQL: the model of the SQLite store (migrations/0001–0009), in PostgreSQL's
+                -- terms. Dimension values are stored as text ('' = unknown, shown as "unknown"), rollups as
+                -- plain rows that concurrent writers update with INSERT … ON CONFLICT DO UPDATE, and the raw
+                -- documents in day partitions that retention drops whole.
+
+                CREATE TABLE apps (
+                    id bigserial PRIMARY KEY,
+                    bundle_id text NOT NULL UNIQUE CHECK (length(bundle_id) BETWEEN 1 AND 255)
+                );
+
+                -- One row per distinct document of an app: (app, content_hash) is the idempotency of ingest,
+                -- enforced by the unique constraint, so two nodes receiving the same document store it once.
+                CREATE TABLE payloads (
+                    id bigserial PRIMARY KEY,
+                    app bigint NOT NULL REFERENCES apps (id),
+                    kind text NOT NULL CHECK (kind IN ('metric', 'diagnostic')),
+                    app_version text NOT NULL,
+                    build text NOT NULL,
+                    os_version text NOT NULL,
+                    device_type text NOT NULL,
+                    region text NOT NULL,
+                    arch text NOT NULL,
+                    day date NOT NULL,
+                    begin_at bigint,
+                    end_at bigint,
+                    received_at_ms bigint NOT NULL,
+                    content_hash bytea NOT NULL CHECK (length(content_hash) = 32),
+                    format text NOT NULL,
+                    device_day boolean NOT NULL,
+                    unparsed_measurements integer NOT NULL DEFAULT 0,
+                    dropped_values integer NOT NULL DEFAULT 0,
+                    UNIQUE (app, content_hash)
+                );
+                CREATE INDEX payloads_app_day ON payloads (app, day);
+
+                -- The raw documents as received (gzip or plain bytes after decompression), one partition per
+                -- day (payload_raw_YYYYMMDD, created by the writer for recent days), days outside that window
+                -- in the default partition.
+                CREATE TABLE payload_raw (
+                    day date NOT NULL,
+                    payload bigint NOT NULL,
+                    raw bytea NOT NULL,
+                    PRIMARY KEY (day, payload)
+                ) PARTITION BY RANGE (day);
+                CREATE TABLE payload_raw_default PARTITION OF payload_raw DEFAULT;
+
+                -- Replays of a request with the same Idempotency-Key answer the first outcome.
+                CREATE TABLE idempotency_keys (
+                    app bigint NOT NULL REFERENCES apps (id),
+                    key text NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
+                    accepted integer NOT NULL,
+                    duplicates integer NOT NULL,
+                    payload_ids bigint[] NOT NULL,
+                    created_at bigint NOT NULL,
+                    PRIMARY KEY (app, key)
+                );
+
+                CREATE TABLE crash_groups (
+                    id bigserial PRIMARY KEY,
+                    app bigint NOT NULL REFERENCES apps (id),
+                    fingerprint text NOT NULL,
+                    group_kind text NOT NULL,
+                    title text NOT NULL,
+                    first_seen bigint NOT NULL,
+                    last_seen bigint NOT NULL,
+                    count bigint NOT NULL,
+                    UNIQUE (app, fingerprint)
+                );
+
+                CREATE TABLE diagnostics (
+                    id bigserial PRIMARY KEY,
+                    payload bigint NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    ordinal integer NOT NULL,
+                    kind text NOT NULL,
+                    app_version text NOT NULL,
+                    os_version text NOT NULL,
+                    device_type text NOT NULL,
+                    occurred_at bigint NOT NULL,
+                    exception_type bigint,
+                    exception_code bigint,
+                    signal bigint,
+                    termination_reason text,
+                    termination_category text,
+                    pid bigint,
+                    signpost_data text,
+                    exception_message text,
+                    crash_group bigint NOT NULL REFERENCES crash_groups (id),
+                    UNIQUE (payload, ordinal)
+                );
+                CREATE INDEX diagnostics_group ON diagnostics (crash_group, id);
+
+                CREATE TABLE diagnostic_frames (
+                    diagnostic bigint NOT NULL REFERENCES diagnostics (id) ON DELETE CASCADE,
+                    position integer NOT NULL,
+                    binary_name text,
+                    binary_uuid text,
+                    address bigint NOT NULL,
+                    "offset" bigint NOT NULL,
+                    PRIMARY KEY (diagnostic, position)
+                );
+
+                -- Rollups: one row per app, day, version, OS and device (and the row's own key), summed by upserts.
+                CREATE TABLE usage_rollup (
+                    app bigint NOT NULL,
+                    day date NOT NULL,
+                    version text NOT NULL,
+                    os text NOT NULL,
+                    device text NOT NULL,
+                    payloads bigint NOT NULL,
+                    foreground_ms double precision NOT NULL,
+                    background_ms double precision NOT NULL,
+                    PRIMARY KEY (app, day, version, os, device)
+                );
+
+                CREATE TABLE exit_rollup (
+                    app bigint NOT NULL,
+                    day date NOT NULL,
+                    version text NOT NULL,
+                    os text NOT NULL,
+                    device text NOT NULL,
+                    state smallint NOT NULL,
+                    reason text NOT NULL,
+                    count bigint NOT NULL,
+                    PRIMARY KEY (app, day, version, os, device, state, reason)
+                );
+
+                CREATE TABLE signpost_rollup (
+                    app bigint NOT NULL,
+                    day date NOT NULL,
+                    version text NOT NULL,
+                    os text NOT NULL,
+                    device text NOT NULL,
+                    category text NOT NULL,
+                    name text NOT NULL,
+                    count bigint NOT NULL,
+                    PRIMARY KEY (app, day, version, os, device, category, name)
+                );
+
+                CREATE TABLE bucket_rollup (
+                    app bigint NOT NULL,
+                    day date NOT NULL,
+                    version text NOT NULL,
+                    os text NOT NULL,
+                    device text NOT NULL,
+                    source text NOT NULL,
+                    bucket_start double precision NOT NULL,
+                    bucket_end double precision NOT NULL,
+                    count bigint NOT NULL,
+                    PRIMARY KEY (app, day, version, os, device, source, bucket_start, bucket_end)
+                );
+
+                CREATE TABLE diagnostic_rollup (
+                    app bigint NOT NULL,
+                    day date NOT NULL,
+                    version text NOT NULL,
+                    os text NOT NULL,
+                    device text NOT NULL,
+                    kind text NOT NULL,
+                    crash_group bigint NOT NULL,
+                    count bigint NOT NULL,
+                    PRIMARY KEY (app, day, version, os, device, kind, crash_group)
+                );
+
+                """#
+        )
+    ]
+}

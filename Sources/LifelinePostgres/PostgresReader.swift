@@ -1,0 +1,276 @@
+import LifelineAnalysis
+import LifelineModel
+import LifelineStore
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The aggregate queries on PostgreSQL: ``AggregateReader`` (synchronous, as the analysis is) run
+/// on NIO's blocking thread pool over one pooled connection inside one `REPEATABLE READ READ ONLY`
+/// transaction (one snapshot), each query waited for there, never on an event loop.
+extension PostgresStore: AggregateSource {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) throws -> T) async throws -> T {
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+            do {
+                let result = try await NIOThreadPool.singleton.runIfActive {
+                    try body(PostgresReader(connection: connection, logger: logger))
+                }
+                try await connection.query("COMMIT", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+    }
+}
+
+struct PostgresReader: AggregateReader {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    /// Runs `sql` with `binds` and waits for every row (on a thread-pool thread).
+    private func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
+        try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
+    }
+
+    func apps() throws -> [AppInfo] {
+        try rows(
+            """
+            SELECT a.bundle_id, count(p.id) FILTER (WHERE p.kind = 'metric'),
+                count(p.id) FILTER (WHERE p.kind = 'diagnostic'), min(p.day)::text, max(p.day)::text
+            FROM apps a LEFT JOIN payloads p ON p.app = a.id GROUP BY a.bundle_id ORDER BY a.bundle_id
+            """
+        ).map { row in
+            let (bundle, metric, diagnostic, first, last) = try row.decode(
+                (String, Int64, Int64, String?, String?).self)
+            return AppInfo(
+                bundleID: bundle, metricPayloads: metric, diagnosticPayloads: diagnostic, firstDay: first, lastDay: last
+            )
+        }
+    }
+
+    func hasApp(_ bundleID: String) throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(bundleID)
+        return try !rows("SELECT 1 FROM apps WHERE bundle_id = $1", binds).isEmpty
+    }
+
+    /// The filter and grouping of `scope` over a rollup table: the key columns (text), the WHERE
+    /// clause and its bindings. Dimension values '' are "unknown".
+    private struct Query {
+        var keys: [String] = []
+        var condition: String
+        var binds = PostgresBindings()
+        var dimensions: [GroupDimension]
+
+        init(_ scope: Scope) throws {
+            guard !scope.usesAppStates else {
+                throw PostgresStoreError("app-state scopes are not answered by the PostgreSQL store yet")
+            }
+            dimensions = scope.groupBy
+            binds.append(scope.app)
+            binds.append(scope.days.from.string)
+            binds.append(scope.days.to.string)
+            var parts = [
+                "app = (SELECT id FROM apps WHERE bundle_id = $1)", "day BETWEEN $2::date AND $3::date",
+            ]
+            for (column, values) in [("version", scope.versions), ("os", scope.oses), ("device", scope.devices)]
+            where !values.isEmpty {
+                binds.append(values.flatMap { $0 == "unknown" ? [$0, ""] : [$0] })
+                parts.append("\(column) = ANY($\(binds.count)::text[])")
+            }
+            condition = parts.joined(separator: " AND ")
+            for dimension in scope.groupBy {
+                switch dimension {
+                case .version: keys.append("version")
+                case .os: keys.append("os")
+                case .device: keys.append("device")
+                case .day: keys.append("day::text")
+                case .appState: break
+                }
+            }
+        }
+
+        /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`.
+        func sql(_ table: String, columns: [String], extraKeys: [String] = [], extra: String? = nil) -> String {
+            let groups = keys + extraKeys
+            var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
+            if let extra { sql += " AND \(extra)" }
+            if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
+            return sql
+        }
+
+        /// The group key of a row whose first columns are the keys.
+        func key(_ row: PostgresRandomAccessRow) throws -> GroupKey {
+            var key = GroupKey()
+            for (index, dimension) in dimensions.enumerated() {
+                let text = try row[index].decode(String.self)
+                let value = text.isEmpty ? "unknown" : text
+                switch dimension {
+                case .version: key.version = value
+                case .os: key.os = value
+                case .device: key.device = value
+                case .day: key.day = text
+                case .appState: break
+                }
+            }
+            return key
+        }
+    }
+
+    func usage(_ scope: Scope) throws -> [UsageRow] {
+        let query = try Query(scope)
+        let sql = query.sql(
+            "usage_rollup", columns: ["sum(payloads)::bigint", "sum(foreground_ms)", "sum(background_ms)"])
+        let first = query.keys.count
+        return try rows(sql, query.binds).compactMap { row in
+            let row = row.makeRandomAccess()
+            guard let payloads = try row[first].decode(Int64?.self) else { return nil }
+            return UsageRow(
+                key: try query.key(row), payloads: payloads,
+                foregroundMilliseconds: try row[first + 1].decode(Double?.self) ?? 0,
+                backgroundMilliseconds: try row[first + 2].decode(Double?.self) ?? 0)
+        }
+    }
+
+    func exits(_ scope: Scope) throws -> [ExitRow] {
+        let query = try Query(scope)
+        let sql = query.sql("exit_rollup", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
+        let first = query.keys.count
+        return try rows(sql, query.binds).map { row in
+            let row = row.makeRandomAccess()
+            return ExitRow(
+                key: try query.key(row), state: try row[first].decode(Int16.self) == 0 ? .foreground : .background,
+                reason: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+        }
+    }
+
+    func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
+        var query = try Query(scope)
+        var extra: String?
+        if !categories.isEmpty {
+            query.binds.append(categories)
+            extra = "category = ANY($\(query.binds.count)::text[])"
+        }
+        let sql = query.sql(
+            "signpost_rollup", columns: ["sum(count)::bigint"], extraKeys: ["category", "name"], extra: extra)
+        let first = query.keys.count
+        return try rows(sql, query.binds).map { row in
+            let row = row.makeRandomAccess()
+            return SignpostRow(
+                key: try query.key(row), category: try row[first].decode(String.self),
+                name: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+        }
+    }
+
+    func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
+        var query = try Query(scope)
+        query.binds.append(source.storageKey)
+        let sql = query.sql(
+            "bucket_rollup", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
+            extra: "source = $\(query.binds.count)")
+        let first = query.keys.count
+        return try rows(sql, query.binds).map { row in
+            let row = row.makeRandomAccess()
+            return BucketRow(
+                key: try query.key(row), start: try row[first].decode(Double.self),
+                end: try row[first + 1].decode(Double.self), count: try row[first + 2].decode(Int64.self))
+        }
+    }
+
+    func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
+        let query = try Query(scope)
+        let sql = query.sql("diagnostic_rollup", columns: ["sum(count)::bigint"], extraKeys: ["kind", "crash_group"])
+        let first = query.keys.count
+        return try rows(sql, query.binds).compactMap { row in
+            let row = row.makeRandomAccess()
+            guard let kind = DiagnosticKind(rawValue: try row[first].decode(String.self)) else { return nil }
+            return DiagnosticRow(
+                key: try query.key(row), kind: kind, crashGroup: try row[first + 1].decode(Int64.self),
+                count: try row[first + 2].decode(Int64.self))
+        }
+    }
+
+    func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
+        guard !ids.isEmpty else { return [] }
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(Array(Set(ids)).sorted())
+        var infos: [CrashGroupInfo] = []
+        for row in try rows(
+            """
+            SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
+            FROM crash_groups g JOIN apps a ON a.id = g.app
+            WHERE a.bundle_id = $1 AND g.id = ANY($2::bigint[]) ORDER BY g.id
+            """, binds)
+        {
+            let (id, fingerprint, kind, title, first, last) = try row.decode(
+                (Int64, String, String, String, Int64, Int64).self)
+            var info = CrashGroupInfo(
+                id: id, fingerprint: fingerprint, groupKind: kind, title: title, firstSeen: first, lastSeen: last,
+                exceptionType: nil, signal: nil, terminationReason: nil, sampleFrames: [])
+            var sampleBinds = PostgresBindings()
+            sampleBinds.append(id)
+            // The most recent diagnostic of the group is its sample.
+            if let sample = try rows(
+                """
+                SELECT id, exception_type, signal, termination_reason, termination_category, pid, signpost_data,
+                    exception_message
+                FROM diagnostics WHERE crash_group = $1 ORDER BY occurred_at DESC, id DESC LIMIT 1
+                """, sampleBinds
+            ).first {
+                let values = try sample.decode(
+                    (Int64, Int64?, Int64?, String?, String?, Int64?, String?, String?).self)
+                (info.exceptionType, info.signal, info.terminationReason) = (values.1, values.2, values.3)
+                (info.terminationCategory, info.pid, info.signpostData, info.exceptionMessage) = (
+                    values.4, values.5, values.6, values.7
+                )
+                var frameBinds = PostgresBindings()
+                frameBinds.append(values.0)
+                info.sampleFrames = try rows(
+                    """
+                    SELECT binary_name, binary_uuid, address, "offset" FROM diagnostic_frames
+                    WHERE diagnostic = $1 ORDER BY position
+                    """, frameBinds
+                ).map { row in
+                    let (name, uuid, address, offset) = try row.decode((String?, String?, Int64, Int64).self)
+                    return SampleFrame(
+                        binaryName: name, binaryUUID: uuid, address: UInt64(bitPattern: address),
+                        offset: UInt64(bitPattern: offset))
+                }
+            }
+            infos.append(info)
+        }
+        return infos
+    }
+
+    /// Debug symbols are not kept by the PostgreSQL store yet: every binary of the app's own seen
+    /// in its diagnostics lacks them.
+    func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols] {
+        var binds = PostgresBindings()
+        binds.append(app)
+        binds.append(Int64(limit) * 4)
+        let rows = try rows(
+            """
+            SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
+            FROM diagnostic_frames f JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
+            WHERE p.app = (SELECT id FROM apps WHERE bundle_id = $1) AND f.binary_uuid IS NOT NULL
+            GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT $2
+            """, binds
+        ).map { row in
+            let (uuid, name, count) = try row.decode((String, String?, Int64).self)
+            return MissingSymbols(uuid: uuid, binaryName: name, diagnostics: count)
+        }
+        return Array(
+            rows.filter { row in
+                !Frame(
+                    binaryUUID: row.uuid, binaryName: row.binaryName, address: 0, offsetIntoBinaryTextSegment: 0,
+                    sampleCount: nil
+                ).isSystemFrame
+            }.prefix(limit))
+    }
+}

@@ -1,0 +1,280 @@
+import Foundation
+import LifelineIngest
+import LifelineModel
+import LifelineStore
+import PostgresNIO
+
+/// Ingest on PostgreSQL: one transaction per request, acknowledged after COMMIT. Idempotency is
+/// the database's: `(app, content_hash)` and `(app, idempotency key)` are unique, and
+/// `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent transaction holding the same key, so
+/// two nodes receiving the same document at once store it once. Rollups are summed by upserts
+/// (`count = count + excluded.count`) in key order; a deadlock or serialization failure between
+/// writers is retried.
+extension PostgresStore: DocumentWriter {
+    package func write(_ request: IngestRequest) async throws(IngestError) -> IngestOutcome {
+        guard (1...255).contains(request.app.utf8.count) else {
+            throw IngestError(.unprocessable, code: "invalid", "the app bundle id must be 1 to 255 bytes")
+        }
+        if let key = request.idempotencyKey, !(1...255).contains(key.utf8.count) {
+            throw IngestError(.unprocessable, code: "invalid", "the idempotency key must be 1 to 255 bytes")
+        }
+        let items = request.items.map(Self.prepared)
+        for item in items where item.hash.count != 32 {
+            _ = item
+            throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
+        }
+        let today = UTCDay(epochSeconds: Int64(Date().timeIntervalSince1970))
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                for day in Set(items.map(\.day)) { try await ensurePartition(day: day, today: today) }
+                return try await writeOnce(request, items: items)
+            } catch let error as PSQLError where attempt < 5 && Self.isRetryable(error) {
+                try? await Task.sleep(for: .milliseconds(5 * attempt))
+                continue
+            } catch let error as PSQLError where error.serverInfo != nil {
+                logger.error("postgres write failed", metadata: ["error": "\(String(reflecting: error))"])
+                throw IngestError(.internal, code: "internal", "internal error")
+            } catch {
+                logger.warning("postgres unavailable", metadata: ["error": "\(String(reflecting: error))"])
+                throw IngestError(
+                    .unavailable, code: "unavailable",
+                    "the store cannot write right now; nothing was stored, retry later")
+            }
+        }
+    }
+
+    /// A deadlock (40P01) or serialization failure (40001) between concurrent writers.
+    static func isRetryable(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return false }
+        return state == "40P01" || state == "40001"
+    }
+
+    /// One item with the values every statement needs.
+    struct Prepared: Sendable {
+        var item: IngestItem
+        var hash: [UInt8]
+        var kind: String
+        var meta: DeviceMeta
+        var begin: Int64?
+        var end: Int64?
+        var occurredAt: Int64
+        var day: String
+        var format: String
+        var deviceDay: Bool
+    }
+
+    static func prepared(_ original: IngestItem) -> Prepared {
+        var item = original
+        // One bucket convention in the store, whatever the format (as the SQLite writer).
+        if case .metric(let metric) = item.document.content, metric.format == .v2 {
+            item.document.content = .metric(metric.withLegacyBucketBounds)
+        }
+        let kind: String
+        let meta: DeviceMeta
+        let begin: Timestamp?
+        let end: Timestamp?
+        let format: PayloadFormat
+        let deviceDay: Bool
+        switch item.document.content {
+        case .metric(let metric):
+            (kind, meta, begin, end, format, deviceDay) = (
+                "metric", metric.meta, metric.begin, metric.end, metric.format, metric.isDeviceDay
+            )
+        case .diagnostic(let payload):
+            (kind, meta, begin, end, format, deviceDay) = (
+                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
+                payload.format, true
+            )
+        }
+        let received = item.receivedAt
+        let occurredAt = begin?.epochSeconds ?? (received >= 0 ? received / 1_000 : (received - 999) / 1_000)
+        return Prepared(
+            item: item, hash: item.contentHash, kind: kind, meta: meta, begin: begin?.epochSeconds,
+            end: end?.epochSeconds, occurredAt: occurredAt, day: UTCDay(epochSeconds: occurredAt).string,
+            format: format.rawValue, deviceDay: deviceDay)
+    }
+
+    private func writeOnce(_ request: IngestRequest, items: [Prepared]) async throws -> IngestOutcome {
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection in
+            let app = try await Self.appID(request.app, on: connection, logger: logger)
+            if let key = request.idempotencyKey {
+                let now = Int64(Date().timeIntervalSince1970)
+                let claimed = try await connection.query(
+                    """
+                    INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
+                    VALUES (\(app), \(key), 0, 0, '{}', \(now)) ON CONFLICT DO NOTHING RETURNING 1
+                    """, logger: logger
+                ).collect()
+                if claimed.isEmpty {
+                    for try await ids in try await connection.query(
+                        "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)", logger: logger
+                    ).decode([Int64].self) {
+                        return IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+                    }
+                    throw PostgresStoreError("idempotency record vanished")
+                }
+            }
+            var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
+            var rollups = RollupRows()
+            for item in items {
+                let (id, isNew) = try await Self.write(
+                    item, app: app, rollups: &rollups, on: connection, logger: logger)
+                outcome.ids.append(id)
+                if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+            }
+            try await rollups.flush(app: app, on: connection, logger: logger)
+            if let key = request.idempotencyKey {
+                let accepted = outcome.accepted
+                let duplicates = outcome.duplicates
+                let ids = outcome.ids
+                try await connection.query(
+                    """
+                    UPDATE idempotency_keys SET accepted = \(accepted), duplicates = \(duplicates), payload_ids = \(ids)
+                    WHERE app = \(app) AND key = \(key)
+                    """, logger: logger)
+            }
+            return outcome
+        }
+    }
+
+    /// The id of `bundleID`, created if new (without locking an existing row).
+    static func appID(_ bundleID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+        try await connection.query(
+            "INSERT INTO apps (bundle_id) VALUES (\(bundleID)) ON CONFLICT DO NOTHING", logger: logger)
+        for try await id in try await connection.query(
+            "SELECT id FROM apps WHERE bundle_id = \(bundleID)", logger: logger
+        ).decode(Int64.self) {
+            return id
+        }
+        throw PostgresStoreError("app row missing after insert")
+    }
+
+    /// Writes one item unless its content is stored already; its rollup rows go to `rollups`.
+    private static func write(
+        _ prepared: Prepared, app: Int64, rollups: inout RollupRows, on connection: PostgresConnection, logger: Logger
+    ) async throws -> (Int64, Bool) {
+        let meta = prepared.meta
+        let version = StoredValue.dimension(meta.appVersion) ?? ""
+        let build = StoredValue.dimension(meta.appBuildVersion) ?? ""
+        let os = StoredValue.dimension(meta.osVersion) ?? ""
+        let device = StoredValue.dimension(meta.deviceType) ?? ""
+        let region = StoredValue.dimension(meta.regionFormat) ?? ""
+        let arch = StoredValue.dimension(meta.platformArchitecture) ?? ""
+        let (kind, day, begin, end, received, hash, format, deviceDay) = (
+            prepared.kind, prepared.day, prepared.begin, prepared.end, prepared.item.receivedAt, prepared.hash,
+            prepared.format, prepared.deviceDay
+        )
+        let unparsed = Int64(max(0, prepared.item.document.unparsedMeasurements))
+        let dropped = Int64(max(0, prepared.item.document.droppedValues))
+        var inserted: Int64?
+        for try await id in try await connection.query(
+            """
+            INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day, begin_at,
+                end_at, received_at_ms, content_hash, format, device_day, unparsed_measurements, dropped_values)
+            VALUES (\(app), \(kind), \(version), \(build), \(os), \(device), \(region), \(arch), \(day)::date,
+                \(begin), \(end), \(received), \(ByteBuffer(bytes: hash)), \(format), \(deviceDay), \(unparsed),
+                \(dropped))
+            ON CONFLICT (app, content_hash) DO NOTHING RETURNING id
+            """, logger: logger
+        ).decode(Int64.self) {
+            inserted = id
+        }
+        guard let payload = inserted else {
+            for try await id in try await connection.query(
+                "SELECT id FROM payloads WHERE app = \(app) AND content_hash = \(ByteBuffer(bytes: hash))",
+                logger: logger
+            ).decode(Int64.self) {
+                return (id, false)
+            }
+            throw PostgresStoreError("payload row missing after a conflict")
+        }
+        let raw = ByteBuffer(bytes: prepared.item.raw)
+        try await connection.query(
+            "INSERT INTO payload_raw (day, payload, raw) VALUES (\(day)::date, \(payload), \(raw))", logger: logger)
+        switch prepared.item.document.content {
+        case .metric(let metric):
+            rollups.add(metric, cell: RollupRows.Cell(day: day, version: version, os: os, device: device))
+        case .diagnostic(let diagnostics):
+            for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
+                let group = try await crashGroup(
+                    diagnostic, app: app, occurredAt: prepared.occurredAt, on: connection, logger: logger)
+                let cell = RollupRows.Cell(
+                    day: day, version: StoredValue.dimension(diagnostic.meta.appVersion) ?? "",
+                    os: StoredValue.dimension(diagnostic.meta.osVersion) ?? "",
+                    device: StoredValue.dimension(diagnostic.meta.deviceType) ?? "")
+                try await insert(
+                    diagnostic, ordinal: ordinal, payload: payload, group: group, cell: cell,
+                    occurredAt: prepared.occurredAt, on: connection, logger: logger)
+                rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
+            }
+        }
+        return (payload, true)
+    }
+
+    private static func crashGroup(
+        _ diagnostic: Diagnostic, app: Int64, occurredAt: Int64, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int64 {
+        let (fingerprint, kind) = StoredValue.crashGroup(diagnostic)
+        let title = diagnostic.signature.title
+        for try await id in try await connection.query(
+            """
+            INSERT INTO crash_groups (app, fingerprint, group_kind, title, first_seen, last_seen, count)
+            VALUES (\(app), \(fingerprint), \(kind), \(title), \(occurredAt), \(occurredAt), 1)
+            ON CONFLICT (app, fingerprint) DO UPDATE SET count = crash_groups.count + 1,
+                first_seen = LEAST(crash_groups.first_seen, excluded.first_seen),
+                last_seen = GREATEST(crash_groups.last_seen, excluded.last_seen)
+            RETURNING id
+            """, logger: logger
+        ).decode(Int64.self) {
+            return id
+        }
+        throw PostgresStoreError("crash group upsert returned no id")
+    }
+
+    private static func insert(
+        _ diagnostic: Diagnostic, ordinal: Int, payload: Int64, group: Int64, cell: RollupRows.Cell, occurredAt: Int64,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let ordinal = Int64(ordinal)
+        let kind = diagnostic.kind.rawValue
+        let (exceptionType, exceptionCode, signal) = (
+            diagnostic.exceptionType, diagnostic.exceptionCode, diagnostic.signal
+        )
+        let (reason, category, pid) = (
+            diagnostic.terminationReason, diagnostic.terminationCategory, diagnostic.meta.pid
+        )
+        let (signpostData, message) = (diagnostic.signpostData, diagnostic.exceptionReason?.composedMessage)
+        var id: Int64?
+        for try await value in try await connection.query(
+            """
+            INSERT INTO diagnostics (payload, ordinal, kind, app_version, os_version, device_type, occurred_at,
+                exception_type, exception_code, signal, termination_reason, termination_category, pid, signpost_data,
+                exception_message, crash_group)
+            VALUES (\(payload), \(ordinal), \(kind), \(cell.version), \(cell.os), \(cell.device), \(occurredAt),
+                \(exceptionType), \(exceptionCode), \(signal), \(reason), \(category), \(pid), \(signpostData),
+                \(message), \(group))
+            RETURNING id
+            """, logger: logger
+        ).decode(Int64.self) {
+            id = value
+        }
+        guard let id else { throw PostgresStoreError("diagnostic insert returned no id") }
+        let chain = (diagnostic.callStackTree?.attributedChain ?? []).prefix(StoredValue.maxFrames)
+        guard !chain.isEmpty else { return }
+        let positions = chain.indices.map { Int64($0) }
+        let names = chain.map { $0.binaryName ?? "" }
+        let uuids = chain.map { $0.binaryUUID ?? "" }
+        let addresses = chain.map { Int64(bitPattern: $0.address) }
+        let offsets = chain.map { Int64(bitPattern: $0.offsetIntoBinaryTextSegment) }
+        try await connection.query(
+            """
+            INSERT INTO diagnostic_frames (diagnostic, position, binary_name, binary_uuid, address, "offset")
+            SELECT \(id), p, NULLIF(n, ''), NULLIF(u, ''), a, o
+            FROM unnest(\(positions)::bigint[], \(names)::text[], \(uuids)::text[], \(addresses)::bigint[],
+                \(offsets)::bigint[]) AS f (p, n, u, a, o)
+            """, logger: logger)
+    }
+}

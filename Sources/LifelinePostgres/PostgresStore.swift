@@ -1,0 +1,208 @@
+import Foundation
+import LifelineModel
+import LifelineStore
+import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL store: a pool of connections (``PostgresLocation/poolSize``) shared by ingest
+/// (``DocumentWriter``), the aggregate queries (``AggregateSource``) and leader election. Several
+/// `lifeline serve` processes may share one database: idempotency and rollups are kept by the
+/// database's constraints and upserts, never in process memory.
+package final class PostgresStore: Sendable {
+    package let location: PostgresLocation
+    let client: PostgresClient
+    let logger: Logger
+    private let running: Mutex<Task<Void, Never>?>
+    /// Raw-document partitions known to exist (by day), so each is created once per process.
+    let partitions = Mutex<Set<String>>([])
+
+    /// Connects lazily: the pool opens connections on first use. Call ``shutdown()`` when done.
+    package init(location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"))
+        throws(PostgresStoreError)
+    {
+        self.location = location
+        self.logger = logger
+        let client = PostgresClient(configuration: try location.clientConfiguration(), backgroundLogger: logger)
+        self.client = client
+        self.running = Mutex(Task { await client.run() })
+    }
+
+    /// Opens the store of `url` (`postgres://…`).
+    package convenience init(url: String, logger: Logger = Logger(label: "lifeline.postgres"))
+        throws(PostgresStoreError)
+    {
+        try self.init(location: try PostgresLocation(url), logger: logger)
+    }
+
+    /// Closes every connection.
+    package func shutdown() async {
+        let task = running.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+    }
+
+    // MARK: Migrations
+
+    /// Applies the migrations of `migrations/postgres/` not applied yet, each in its transaction,
+    /// under an advisory lock so nodes starting together migrate once. A shipped migration whose
+    /// checksum changed is refused. Returns the ones applied.
+    @discardableResult
+    package func migrate(_ migrations: [Migration] = EmbeddedPostgresMigrations.all) async throws -> [Migration] {
+        try await client.withConnection { connection in
+            try await connection.query(
+                """
+                CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at bigint NOT NULL)
+                """, logger: logger)
+            var applied: [Migration] = []
+            try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLock))", logger: logger)
+            do {
+                var known: [Int: String] = [:]
+                for try await (version, checksum) in try await connection.query(
+                    "SELECT version, checksum FROM schema_migrations", logger: logger
+                ).decode((Int, String).self) {
+                    known[version] = checksum
+                }
+                for migration in migrations.sorted(by: { $0.version < $1.version }) {
+                    if let checksum = known[migration.version] {
+                        guard checksum == migration.checksum else {
+                            throw PostgresStoreError(
+                                "migration \(migration.identifier) was changed after it was applied (checksum differs)")
+                        }
+                        continue
+                    }
+                    try await connection.withTransaction(logger: logger) { connection in
+                        for statement in Self.statements(migration.sql) {
+                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        }
+                        let version = migration.version
+                        let name = migration.name
+                        let checksum = migration.checksum
+                        let now = Int64(Date().timeIntervalSince1970)
+                        try await connection.query(
+                            """
+                            INSERT INTO schema_migrations (version, name, checksum, applied_at)
+                            VALUES (\(version), \(name), \(checksum), \(now))
+                            """, logger: logger)
+                    }
+                    applied.append(migration)
+                }
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+                throw error
+            }
+            try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+            return applied
+        }
+    }
+
+    /// The versions applied, in order.
+    package func appliedMigrations() async throws -> [Int] {
+        var versions: [Int] = []
+        let rows = try await client.query("SELECT version FROM schema_migrations ORDER BY version", logger: logger)
+        for try await version in rows.decode(Int.self) { versions.append(version) }
+        return versions
+    }
+
+    /// Advisory lock keys (one namespace: `lifeline` in ASCII, then a number).
+    static let migrationLock: Int64 = 0x6C69_6665_6C69_0001
+    /// The leader lock of ``LeaderElection``.
+    package static let leaderLock: Int64 = 0x6C69_6665_6C69_0002
+    static let partitionLock: Int64 = 0x6C69_6665_6C69_0003
+
+    /// The statements of a migration file: split at `;` ending a line (the files hold no
+    /// functions or strings with such a `;`), comments and blank statements dropped.
+    static func statements(_ sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        for line in sql.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("--") || trimmed.isEmpty { continue }
+            current += line + "\n"
+            if trimmed.hasSuffix(";") {
+                statements.append(String(current.trimmingCharacters(in: .whitespacesAndNewlines).dropLast()))
+                current = ""
+            }
+        }
+        let rest = current.trimmingCharacters(in: .whitespacesAndNewlines)
+        if !rest.isEmpty { statements.append(rest) }
+        return statements
+    }
+
+    // MARK: Partitions
+
+    /// Days whose raw documents get their own partition: recent ones (a payload is about the day
+    /// before, diagnostics up to a week late); anything else lands in the default partition, so a
+    /// client inventing dates cannot make the writer create tables without bound.
+    static let partitionWindowDays = -8...1
+
+    /// Creates the partition of `day` (`YYYY-MM-DD`) if it is in the window around `today` and
+    /// missing; one node at a time (advisory lock), outside the ingest transaction.
+    func ensurePartition(day: String, today: UTCDay) async throws {
+        guard let date = UTCDay(day), Self.partitionWindowDays.contains(date.ordinal - today.ordinal),
+            partitions.withLock({ !$0.contains(day) })
+        else { return }
+        guard let next = UTCDay(ordinal: date.ordinal + 1) else { return }
+        let name = "payload_raw_" + day.replacingOccurrences(of: "-", with: "")
+        try await client.withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(Self.partitionLock))", logger: logger)
+                let exists =
+                    try await connection.query(
+                        "SELECT 1 FROM pg_class WHERE relname = \(name)", logger: logger
+                    ).collect().isEmpty == false
+                guard !exists else { return }
+                // A day already in the default partition keeps its rows there (a new partition for
+                // it would be refused): retention deletes them from the default partition.
+                let inDefault =
+                    try await connection.query(
+                        "SELECT 1 FROM payload_raw_default WHERE day = \(day)::date LIMIT 1", logger: logger
+                    ).collect().isEmpty == false
+                guard !inDefault else { return }
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL:
+                            "CREATE TABLE \(name) PARTITION OF payload_raw FOR VALUES FROM ('\(day)') TO ('\(next.string)')"
+                    ), logger: logger)
+            }
+        }
+        partitions.withLock { _ = $0.insert(day) }
+    }
+
+    /// Raw-document partitions present, by day (oldest first).
+    package func rawPartitions() async throws -> [String] {
+        var days: [String] = []
+        let rows = try await client.query(
+            """
+            SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'payload_raw' ORDER BY 1
+            """, logger: logger)
+        for try await name in rows.decode(String.self) where name != "payload_raw_default" {
+            let digits = Array(name.dropFirst("payload_raw_".count))
+            guard digits.count == 8 else { continue }
+            days.append("\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))")
+        }
+        return days
+    }
+
+    /// Drops the raw-document partitions of days before `horizon` and deletes older rows of the
+    /// default partition (retention of raw documents). Returns the partitions dropped.
+    @discardableResult
+    package func dropRawPartitions(before horizon: UTCDay) async throws -> [String] {
+        var dropped: [String] = []
+        for day in try await rawPartitions() where (UTCDay(day)?.ordinal ?? .max) < horizon.ordinal {
+            let name = "payload_raw_" + day.replacingOccurrences(of: "-", with: "")
+            try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(name)"), logger: logger)
+            partitions.withLock { _ = $0.remove(day) }
+            dropped.append(day)
+        }
+        let cut = horizon.string
+        try await client.query("DELETE FROM payload_raw_default WHERE day < \(cut)::date", logger: logger)
+        return dropped
+    }
+}

@@ -1,0 +1,217 @@
+import LifelineModel
+import LifelineStore
+import PostgresNIO
+
+/// The rollup rows of one request, summed per key in memory, then upserted table by table in key
+/// order (concurrent writers lock rows in the same order) with one `INSERT … SELECT FROM unnest`
+/// per table. The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
+/// answer the same.
+struct RollupRows {
+    struct Cell: Hashable, Comparable {
+        var day: String
+        var version: String
+        var os: String
+        var device: String
+
+        static func < (a: Cell, b: Cell) -> Bool {
+            (a.day, a.version, a.os, a.device) < (b.day, b.version, b.os, b.device)
+        }
+    }
+
+    struct Usage {
+        var payloads: Int64 = 0
+        var foreground: Double = 0
+        var background: Double = 0
+    }
+
+    struct Keyed<Key: Hashable & Comparable>: Hashable, Comparable {
+        var cell: Cell
+        var key: Key
+        static func < (a: Keyed, b: Keyed) -> Bool { a.cell == b.cell ? a.key < b.key : a.cell < b.cell }
+    }
+
+    struct Pair: Hashable, Comparable {
+        var first: String
+        var second: String
+        static func < (a: Pair, b: Pair) -> Bool { (a.first, a.second) < (b.first, b.second) }
+    }
+
+    struct ExitKey: Hashable, Comparable {
+        var state: Int64
+        var reason: String
+        static func < (a: ExitKey, b: ExitKey) -> Bool { (a.state, a.reason) < (b.state, b.reason) }
+    }
+
+    struct BucketKey: Hashable, Comparable {
+        var source: String
+        var start: Double
+        var end: Double
+        static func < (a: BucketKey, b: BucketKey) -> Bool { (a.source, a.start, a.end) < (b.source, b.start, b.end) }
+    }
+
+    struct DiagnosticKey: Hashable, Comparable {
+        var kind: String
+        var group: Int64
+        static func < (a: DiagnosticKey, b: DiagnosticKey) -> Bool { (a.kind, a.group) < (b.kind, b.group) }
+    }
+
+    static let foregroundTime = "applicationTimeMetrics.cumulativeForegroundTime"
+    static let backgroundTime = "applicationTimeMetrics.cumulativeBackgroundTime"
+
+    var usage: [Cell: Usage] = [:]
+    var exits: [Keyed<ExitKey>: Int64] = [:]
+    var signposts: [Keyed<Pair>: Int64] = [:]
+    var buckets: [Keyed<BucketKey>: Int64] = [:]
+    var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
+
+    mutating func add(_ metric: MetricPayload, cell: Cell) {
+        let foreground = metric.scalars.first { $0.name == Self.foregroundTime }?.measurement.finiteValue
+        let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
+        usage[cell, default: Usage()].payloads += metric.isDeviceDay ? 1 : 0
+        usage[cell, default: Usage()].foreground += foreground ?? 0
+        usage[cell, default: Usage()].background += background ?? 0
+        for exit in metric.exits where exit.count > 0 {
+            guard let reason = StoredValue.dimension(exit.reason) else { continue }
+            exits[Keyed(cell: cell, key: ExitKey(state: exit.state == .foreground ? 0 : 1, reason: reason)), default: 0]
+                .addSaturating(exit.count)
+        }
+        var seenSignposts = Set<Pair>()
+        for signpost in metric.signposts {
+            guard let category = StoredValue.dimension(signpost.category),
+                let name = StoredValue.dimension(signpost.name)
+            else { continue }
+            let pair = Pair(first: category, second: name)
+            signposts[Keyed(cell: cell, key: pair), default: 0].addSaturating(max(0, signpost.totalCount))
+            guard seenSignposts.insert(pair).inserted, let durations = signpost.durations,
+                let source = StoredValue.dimension("signpost:\(signpost.category)/\(signpost.name)")
+            else { continue }
+            for bucket in durations.buckets { addBucket(cell: cell, source: source, bucket) }
+        }
+        var seenMetrics = Set<String>()
+        for named in metric.histograms {
+            guard let source = StoredValue.dimension(named.name), seenMetrics.insert(source).inserted else { continue }
+            for bucket in named.histogram.buckets { addBucket(cell: cell, source: source, bucket) }
+        }
+    }
+
+    private mutating func addBucket(cell: Cell, source: String, _ bucket: HistogramBucket) {
+        guard bucket.count > 0, let low = bucket.start ?? bucket.end, let high = bucket.end ?? bucket.start,
+            low.isFinite, high.isFinite
+        else { return }
+        buckets[Keyed(cell: cell, key: BucketKey(source: source, start: low, end: high)), default: 0]
+            .addSaturating(bucket.count)
+    }
+
+    mutating func addDiagnostic(cell: Cell, kind: String, group: Int64) {
+        diagnostics[Keyed(cell: cell, key: DiagnosticKey(kind: kind, group: group)), default: 0] += 1
+    }
+
+    /// Upserts every table's rows, in key order.
+    func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        if !usage.isEmpty {
+            let rows = usage.sorted { $0.key < $1.key }
+            let cells = Columns(rows.map(\.key))
+            let payloads = rows.map(\.value.payloads)
+            let foreground = rows.map(\.value.foreground)
+            let background = rows.map(\.value.background)
+            try await connection.query(
+                """
+                INSERT INTO usage_rollup (app, day, version, os, device, payloads, foreground_ms, background_ms)
+                SELECT \(app), d::date, v, o, e, p, f, b
+                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
+                    \(cells.devices)::text[], \(payloads)::bigint[], \(foreground)::float8[], \(background)::float8[])
+                    AS r (d, v, o, e, p, f, b)
+                ON CONFLICT (app, day, version, os, device) DO UPDATE SET
+                    payloads = usage_rollup.payloads + excluded.payloads,
+                    foreground_ms = usage_rollup.foreground_ms + excluded.foreground_ms,
+                    background_ms = usage_rollup.background_ms + excluded.background_ms
+                """, logger: logger)
+        }
+        if !exits.isEmpty {
+            let rows = exits.sorted { $0.key < $1.key }
+            let cells = Columns(rows.map(\.key.cell))
+            let states = rows.map(\.key.key.state)
+            let reasons = rows.map(\.key.key.reason)
+            let counts = rows.map(\.value)
+            try await connection.query(
+                """
+                INSERT INTO exit_rollup (app, day, version, os, device, state, reason, count)
+                SELECT \(app), d::date, v, o, e, s, r, c
+                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
+                    \(cells.devices)::text[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
+                    AS x (d, v, o, e, s, r, c)
+                ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
+                    count = exit_rollup.count + excluded.count
+                """, logger: logger)
+        }
+        if !signposts.isEmpty {
+            let rows = signposts.sorted { $0.key < $1.key }
+            let cells = Columns(rows.map(\.key.cell))
+            let categories = rows.map(\.key.key.first)
+            let names = rows.map(\.key.key.second)
+            let counts = rows.map(\.value)
+            try await connection.query(
+                """
+                INSERT INTO signpost_rollup (app, day, version, os, device, category, name, count)
+                SELECT \(app), d::date, v, o, e, k, n, c
+                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
+                    \(cells.devices)::text[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
+                    AS x (d, v, o, e, k, n, c)
+                ON CONFLICT (app, day, version, os, device, category, name) DO UPDATE SET
+                    count = signpost_rollup.count + excluded.count
+                """, logger: logger)
+        }
+        if !buckets.isEmpty {
+            let rows = buckets.sorted { $0.key < $1.key }
+            let cells = Columns(rows.map(\.key.cell))
+            let sources = rows.map(\.key.key.source)
+            let starts = rows.map(\.key.key.start)
+            let ends = rows.map(\.key.key.end)
+            let counts = rows.map(\.value)
+            try await connection.query(
+                """
+                INSERT INTO bucket_rollup (app, day, version, os, device, source, bucket_start, bucket_end, count)
+                SELECT \(app), d::date, v, o, e, s, a, b, c
+                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
+                    \(cells.devices)::text[], \(sources)::text[], \(starts)::float8[], \(ends)::float8[],
+                    \(counts)::bigint[]) AS x (d, v, o, e, s, a, b, c)
+                ON CONFLICT (app, day, version, os, device, source, bucket_start, bucket_end) DO UPDATE SET
+                    count = bucket_rollup.count + excluded.count
+                """, logger: logger)
+        }
+        if !diagnostics.isEmpty {
+            let rows = diagnostics.sorted { $0.key < $1.key }
+            let cells = Columns(rows.map(\.key.cell))
+            let kinds = rows.map(\.key.key.kind)
+            let groups = rows.map(\.key.key.group)
+            let counts = rows.map(\.value)
+            try await connection.query(
+                """
+                INSERT INTO diagnostic_rollup (app, day, version, os, device, kind, crash_group, count)
+                SELECT \(app), d::date, v, o, e, k, g, c
+                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
+                    \(cells.devices)::text[], \(kinds)::text[], \(groups)::bigint[], \(counts)::bigint[])
+                    AS x (d, v, o, e, k, g, c)
+                ON CONFLICT (app, day, version, os, device, kind, crash_group) DO UPDATE SET
+                    count = diagnostic_rollup.count + excluded.count
+                """, logger: logger)
+        }
+    }
+
+    /// The cell columns of sorted rows, as arrays for `unnest`.
+    struct Columns {
+        var days: [String] = []
+        var versions: [String] = []
+        var oses: [String] = []
+        var devices: [String] = []
+
+        init(_ cells: [Cell]) {
+            for cell in cells {
+                days.append(cell.day)
+                versions.append(cell.version)
+                oses.append(cell.os)
+                devices.append(cell.device)
+            }
+        }
+    }
+}
