@@ -147,6 +147,7 @@ let package = Package(
                 "LifelineAnalysis",
                 "LifelineSimulator",
                 "LifelineReport",
+                "LifelinePostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,13 +1,45 @@
 import ArgumentParser
 import Foundation
+import LifelinePostgres
 import Logging
 
 /// Options every subcommand takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: "Path of the SQLite database file (created if missing).")
+    @Option(
+        name: .long,
+        help: """
+            Path of the SQLite database file (created if missing), or a PostgreSQL URL \
+            (postgres://user@host:5432/db?sslmode=require; password from the URL, password_file= or PGPASSWORD).
+            """)
     var db: String = GlobalOptions.defaultDatabasePath
 
     static let defaultDatabasePath = "./lifeline.sqlite"
+
+    /// Whether `--db` names a PostgreSQL database.
+    var isPostgres: Bool { PostgresLocation.isURL(db) }
+
+    /// `--db` for messages (a PostgreSQL URL without its password).
+    var dbDescription: String {
+        guard isPostgres else { return db }
+        return (try? PostgresLocation(db).description) ?? "postgres://…"
+    }
+
+    /// The PostgreSQL store of `--db`, migrated; the caller shuts it down.
+    func openPostgres(logger: Logger) async throws -> PostgresStore {
+        let store: PostgresStore
+        do {
+            store = try PostgresStore(url: db, logger: logger)
+        } catch {
+            throw CommandError("\(error)")
+        }
+        do {
+            try await store.migrate()
+        } catch {
+            await store.shutdown()
+            throw CommandError("cannot migrate \(dbDescription): \(String(reflecting: error))")
+        }
+        return store
+    }
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LifelineIngest
+import LifelinePostgres
 import LifelineStore
 
 /// `lifeline ingest`: offline import of payload files through the same decoder and writer as the
@@ -36,9 +37,14 @@ struct IngestCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.makeLogger()
         let paths = try Self.expand(files)
-        let database = try Database(path: global.db)
-        try database.migrate()
-        let writer = try IngestWriter(database: database, logger: logger)
+        let postgres = global.isPostgres ? try await global.openPostgres(logger: logger) : nil
+        var sqliteWriter: IngestWriter?
+        if postgres == nil {
+            let database = try Database(path: global.db)
+            try database.migrate()
+            sqliteWriter = try IngestWriter(database: database, logger: logger)
+        }
+        guard let writer: any DocumentWriter = postgres ?? sqliteWriter else { return }
         let ingestor = Ingestor(writer: writer)
         let app = self.app
         var summary = (files: 0, accepted: 0, duplicates: 0, failed: 0)
@@ -74,7 +80,8 @@ struct IngestCommand: AsyncParsableCommand {
             }
         }
         progress.finish()
-        await writer.shutdown()
+        await sqliteWriter?.shutdown()
+        await postgres?.shutdown()
         print(
             "files: \(summary.files), documents accepted: \(summary.accepted), duplicates: \(summary.duplicates), files refused: \(summary.failed)"
         )

@@ -2,7 +2,7 @@ import ArgumentParser
 import LifelineStore
 
 /// `lifeline migrate`: creates or upgrades the database schema.
-struct MigrateCommand: ParsableCommand {
+struct MigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
         abstract: "Create the database or apply pending schema migrations, then exit.",
@@ -12,7 +12,14 @@ struct MigrateCommand: ParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    func run() throws {
+    func run() async throws {
+        if global.isPostgres {
+            let store = try await global.openPostgres(logger: global.makeLogger())
+            let versions = try await store.appliedMigrations()
+            await store.shutdown()
+            print("\(global.dbDescription): schema at migration \(versions.last ?? 0) (migrations/postgres)")
+            return
+        }
         let database = try Database(path: global.db)
         let applied = try database.migrate()
         if applied.isEmpty {

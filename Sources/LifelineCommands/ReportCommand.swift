@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineReport
 import LifelineModel
@@ -102,6 +103,18 @@ struct ReportCommand: AsyncParsableCommand {
         let file = try config.map(ConfigFile.load)
         let conventions = file?.analysis?.conventions ?? SignpostConventions()
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
+        if global.isPostgres {
+            // The PostgreSQL store keeps no alert history yet: the report's alert section says so.
+            let store = try await global.openPostgres(logger: global.makeLogger())
+            do {
+                try await run(source: store, alerts: nil, conventions: conventions, handlerFlag: handlerFlag)
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+            await store.shutdown()
+            return
+        }
         guard FileManager.default.fileExists(atPath: global.db) else {
             throw CommandError("no database at \(global.db)")
         }
@@ -112,19 +125,26 @@ struct ReportCommand: AsyncParsableCommand {
                 "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first"
             )
         }
-        let analysis = AnalysisRunner(source: database, conventions: conventions, handlerFlag: handlerFlag)
+        try await run(source: database, alerts: database.alertState, conventions: conventions, handlerFlag: handlerFlag)
+    }
+
+    private func run(
+        source: any AggregateSource, alerts: (any AlertStateStore)?, conventions: SignpostConventions,
+        handlerFlag: HandlerFlagRule
+    ) async throws {
+        let analysis = AnalysisRunner(source: source, conventions: conventions, handlerFlag: handlerFlag)
         let app = self.app
         let apps = try await analysis.analyze { try $0.apps() }.map(\.bundleID)
         guard apps.contains(app) else {
             let known = apps.joined(separator: ", ")
-            throw CommandError("no app \(app) in \(global.db) (apps: \(known.isEmpty ? "none" : known))")
+            throw CommandError("no app \(app) in \(global.dbDescription) (apps: \(known.isEmpty ? "none" : known))")
         }
         let now = WallClock.nowSeconds()
         // Validated by validate(); today (clamped to the days Lifeline knows) when absent.
         let lastDay = to.flatMap { UTCDay($0) } ?? UTCDay(epochSeconds: now).clamped
         let days =
             from.flatMap { UTCDay($0) }.map { DayRange(from: $0, to: lastDay) } ?? DayRange(last: lastDay, count: 30)
-        let builder = ReportBuilder(analysis: analysis, alerts: database.alertState)
+        let builder = ReportBuilder(analysis: analysis, alerts: alerts)
         let gates = try failOn.map { try FailCondition($0, figures: builder.figures) }
         let request = Report.Request(
             app: app, days: days, versions: versionList,

@@ -67,10 +67,10 @@ struct PostgresReader: AggregateReader {
         var binds = PostgresBindings()
         var dimensions: [GroupDimension]
 
-        init(_ scope: Scope) throws {
-            guard !scope.usesAppStates else {
-                throw PostgresStoreError("app-state scopes are not answered by the PostgreSQL store yet")
-            }
+        /// Nil for a scope about iOS 27 app states: the PostgreSQL store does not keep the per-state
+        /// rows yet (the raw documents are kept), so it has no rows for such a scope.
+        init?(_ scope: Scope) {
+            guard !scope.usesAppStates else { return nil }
             dimensions = scope.groupBy
             binds.append(scope.app)
             binds.append(scope.days.from.string)
@@ -123,7 +123,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func usage(_ scope: Scope) throws -> [UsageRow] {
-        let query = try Query(scope)
+        guard let query = Query(scope) else { return [] }
         let sql = query.sql(
             "usage_rollup", columns: ["sum(payloads)::bigint", "sum(foreground_ms)", "sum(background_ms)"])
         let first = query.keys.count
@@ -138,7 +138,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func exits(_ scope: Scope) throws -> [ExitRow] {
-        let query = try Query(scope)
+        guard let query = Query(scope) else { return [] }
         let sql = query.sql("exit_rollup", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
         let first = query.keys.count
         return try rows(sql, query.binds).map { row in
@@ -150,7 +150,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
-        var query = try Query(scope)
+        guard var query = Query(scope) else { return [] }
         var extra: String?
         if !categories.isEmpty {
             query.binds.append(categories)
@@ -168,7 +168,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
-        var query = try Query(scope)
+        guard var query = Query(scope) else { return [] }
         query.binds.append(source.storageKey)
         let sql = query.sql(
             "bucket_rollup", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
@@ -183,7 +183,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
-        let query = try Query(scope)
+        guard let query = Query(scope) else { return [] }
         let sql = query.sql("diagnostic_rollup", columns: ["sum(count)::bigint"], extraKeys: ["kind", "crash_group"])
         let first = query.keys.count
         return try rows(sql, query.binds).compactMap { row in
