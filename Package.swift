@@ -114,6 +114,7 @@ let package = Package(
                 "LifelineAnalysis",
                 "LifelineAlerts",
                 "LifelineReport",
+                "LifelinePostgres",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -211,6 +212,7 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "LifelinePostgres",
             ],
             swiftSettings: strict
         ),

@@ -36,6 +36,8 @@ struct ConfigFile: Decodable {
 
     struct DatabaseSection: Decodable {
         var path: String?
+        /// `postgres://…`: PostgreSQL instead of the SQLite file.
+        var url: String?
         var synchronous: String?
     }
 

@@ -3,14 +3,14 @@ import Foundation
 import LifelineStore
 
 /// `lifeline keys …`: create, list and revoke API keys.
-struct KeysCommand: ParsableCommand {
+struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
         abstract: "Manage API keys (stored hashed; a key is shown once, when created or rotated).",
         subcommands: [Create.self, List.self, Revoke.self, Rotate.self]
     )
 
-    struct Create: ParsableCommand {
+    struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a key and print it once, alone on the last line of standard output.",
             discussion: """
@@ -46,12 +46,25 @@ struct KeysCommand: ParsableCommand {
             }
         }
 
-        func run() throws {
-            let database = try Database(path: global.db)
-            try database.migrate()
+        func run() async throws {
             let now = Int64(Date().timeIntervalSince1970)
-            let (key, token) = try database.createKey(
-                role: role, app: app, expiresAt: expiresIn.map { now + $0.seconds }, now: now)
+            let expiresAt = expiresIn.map { now + $0.seconds }
+            let key: APIKey
+            let token: String
+            if global.isPostgres {
+                let store = try await global.openPostgres(logger: global.makeLogger())
+                do {
+                    (key, token) = try await store.createKey(role: role, app: app, expiresAt: expiresAt, now: now)
+                } catch {
+                    await store.shutdown()
+                    throw CommandError("\(error)")
+                }
+                await store.shutdown()
+            } else {
+                let database = try Database(path: global.db)
+                try database.migrate()
+                (key, token) = try database.createKey(role: role, app: app, expiresAt: expiresAt, now: now)
+            }
             let scope = key.app.map { "app \($0)" } ?? "all apps"
             let expiry = key.expiresAt.map { ", expires \(List.format($0))" } ?? ""
             print("created \(key.role.rawValue) key \(key.id) for \(scope)\(expiry); it is shown only once:")
@@ -59,7 +72,7 @@ struct KeysCommand: ParsableCommand {
         }
     }
 
-    struct List: ParsableCommand {
+    struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List keys (ids, roles, apps, state; never secrets).")
 
         @OptionGroup var global: GlobalOptions
@@ -67,10 +80,19 @@ struct KeysCommand: ParsableCommand {
         @Flag(help: "Print JSON instead of a table.")
         var json = false
 
-        func run() throws {
-            let database = try Database(path: global.db)
-            try database.migrate()
-            let keys = try database.listKeys()
+        func run() async throws {
+            let keys: [APIKey]
+            if global.isPostgres {
+                let store = try await global.openPostgres(logger: global.makeLogger())
+                let listed = try? await store.listKeys()
+                await store.shutdown()
+                guard let listed else { throw CommandError("cannot list the keys of \(global.dbDescription)") }
+                keys = listed
+            } else {
+                let database = try Database(path: global.db)
+                try database.migrate()
+                keys = try database.listKeys()
+            }
             if json {
                 let rows = keys.map { key in
                     [
@@ -112,7 +134,7 @@ struct KeysCommand: ParsableCommand {
         }
     }
 
-    struct Revoke: ParsableCommand {
+    struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a key by id; a running server stops accepting it within its key cache time (5 s).")
 
@@ -121,10 +143,20 @@ struct KeysCommand: ParsableCommand {
         @Argument(help: "The key id (the part after ll_, shown by keys list).")
         var id: String
 
-        func run() throws {
-            let database = try Database(path: global.db)
-            try database.migrate()
-            guard try database.revokeKey(id: id) else {
+        func run() async throws {
+            let revoked: Bool
+            if global.isPostgres {
+                let store = try await global.openPostgres(logger: global.makeLogger())
+                let result = try? await store.revokeKey(id: id)
+                await store.shutdown()
+                guard let result else { throw CommandError("cannot revoke \(id) on \(global.dbDescription)") }
+                revoked = result
+            } else {
+                let database = try Database(path: global.db)
+                try database.migrate()
+                revoked = try database.revokeKey(id: id)
+            }
+            guard revoked else {
                 throw CommandError("no active key with id \(id)")
             }
             print("revoked \(id)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Hummingbird
 import LifelineModel
+import LifelinePostgres
 import LifelineServer
 import LifelineStore
 
@@ -50,6 +51,14 @@ struct ServeCommand: AsyncParsableCommand {
         if global.db == GlobalOptions.defaultDatabasePath, let path = file?.database?.path {
             server.databasePath = path
         }
+        if global.isPostgres {
+            server.databaseURL = global.db
+        } else if global.db == GlobalOptions.defaultDatabasePath, let url = file?.database?.url {
+            guard PostgresLocation.isURL(url) else {
+                throw CommandError("database.url must be a postgres:// or postgresql:// URL")
+            }
+            server.databaseURL = url
+        }
         if let seconds = file?.server?.keyCacheSeconds { server.keyCacheTTL = .seconds(seconds) }
         if let secure = file?.server?.secureCookies { server.secureCookies = secure }
         if let hours = file?.server?.sessionHours { server.sessionSeconds = Int64(hours) * 3_600 }
@@ -74,7 +83,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         server.logger.info(
             "starting lifeline",
-            metadata: ["db": "\(server.databasePath)", "address": "\(server.host):\(server.port)"])
+            metadata: [
+                "db":
+                    "\(server.databaseURL.map { (try? PostgresLocation($0).description) ?? "postgres" } ?? server.databasePath)",
+                "address": "\(server.host):\(server.port)",
+            ])
         let app = try await buildApplication(server)
         try await app.runService()
     }

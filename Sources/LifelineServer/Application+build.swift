@@ -17,6 +17,7 @@ import ServiceLifecycle
 /// The writer is registered before the HTTP server, so on graceful shutdown the server stops
 /// first and finishes its in-flight requests while the writer still commits them.
 package func buildApplication(_ config: ServerConfig) async throws -> some ApplicationProtocol {
+    if let url = config.databaseURL { return try await buildPostgresApplication(config, url: url) }
     let logger = config.logger
     let metrics = ServiceMetrics()
     // Opening files, migrating and reading the rules block: on NIO's blocking pool.

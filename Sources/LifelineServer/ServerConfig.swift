@@ -9,6 +9,8 @@ package struct ServerConfig: Sendable {
     package var host = "127.0.0.1"
     package var port = 8080
     package var databasePath = "./lifeline.sqlite"
+    /// `postgres://…`: run on PostgreSQL instead of the SQLite file (``databasePath`` unused).
+    package var databaseURL: String?
     package var database = Database.Options()
     package var limits = IngestLimits()
     package var decodeLimits = DecodeLimits()

@@ -1,5 +1,10 @@
 import Foundation
+import Hummingbird
+import HummingbirdTesting
+import LifelineAnalysis
+import LifelinePostgres
 import LifelineTestSupport
+import Synchronization
 import Testing
 
 /// The command line on PostgreSQL: `migrate`, `ingest` and `report` take a `postgres://` URL for
@@ -67,4 +72,118 @@ struct PostgresCommandTests {
         let status = try Lifeline.run(["migrate", "--db", withPassword])
         #expect(!status.stdout.contains("s3cret") && !status.stderr.contains("s3cret"))
     }
+
+    @Test(
+        "two serve nodes on one PostgreSQL: one killed with SIGKILL under load, every acknowledged document stored once; the survivor becomes leader"
+    )
+    func twoNodesAndAKill() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let url = try server.createDatabase()
+        let created = try Lifeline.run(["keys", "create", "--db", url, "--role", "ingest", "--app", "com.example.app"])
+        #expect(created.status == 0, "\(created.stderr)")
+        let token = try #require(created.stdout.split(separator: "\n").last.map(String.init))
+        let read = try #require(
+            try Lifeline.run(["keys", "create", "--db", url, "--role", "read"]).stdout.split(separator: "\n").last
+                .map(String.init))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try directory.write(
+            "unlimited.yaml", "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n")
+        let nodes = [
+            try Lifeline.Server(database: url, extra: ["--config", config]),
+            try Lifeline.Server(database: url, extra: ["--config", config]),
+        ]
+        for node in nodes { try await node.waitUntilReady() }
+
+        func leaders() async throws -> [Bool?] {
+            var answers: [Bool?] = []
+            for node in nodes {
+                let answer = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
+                    try json(try await http.get("/readyz").body ?? ByteBuffer())["leader"] as? Bool
+                }
+                answers.append(answer ?? nil)
+            }
+            return answers
+        }
+        var deadline = ContinuousClock.now + .seconds(10)
+        while try await leaders().filter({ $0 == true }).count != 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let roles = try await leaders()
+        #expect(roles.filter { $0 == true }.count == 1, "exactly one leader: \(roles)")
+        let victim = roles.firstIndex(of: true) ?? 0
+        let survivor = 1 - victim
+
+        // 8 clients, half on each node, post distinct documents; the leader is killed mid-flight.
+        let acknowledged = CrashRecoveryTests.Acknowledged()
+        let stop = StopFlag()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<8 {
+                let port = nodes[client % 2].port
+                group.addTask {
+                    try? await TestClient.withClient(host: "127.0.0.1", port: port) { http in
+                        for n in 0..<100_000 where !stop.value.load(ordering: .relaxed) {
+                            let index = client * 100_000 + n
+                            let response = try await http.post(
+                                "/v1/metrics", headers: ingestHeaders(token, gzip: true),
+                                body: try gzip(metricPayload(index: index)))
+                            guard response.status == .accepted, let body = response.body,
+                                let ids = try json(body)["ids"] as? [Int], ids.count == 1
+                            else { return }
+                            acknowledged.record(index, ids[0])
+                        }
+                    }
+                }
+            }
+            group.addTask {
+                while acknowledged.snapshot.count < 400 { try await Task.sleep(for: .milliseconds(20)) }
+                nodes[victim].kill(SIGKILL)
+                // The other node's clients go on a little while the lead changes hands.
+                try await Task.sleep(for: .milliseconds(500))
+                stop.value.store(true, ordering: .relaxed)
+            }
+            try await group.waitForAll()
+        }
+        #expect(nodes[victim].wait() == SIGKILL)
+        let before = acknowledged.snapshot
+        #expect(before.count >= 400)
+
+        // The survivor takes the lead within seconds.
+        deadline = ContinuousClock.now + .seconds(10)
+        while try await leaders()[survivor] != true, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(try await leaders()[survivor] == true)
+
+        // Every acknowledged document, posted again to the survivor, is a duplicate with its id.
+        try await TestClient.withClient(host: "127.0.0.1", port: nodes[survivor].port) { http in
+            for (index, id) in before.sorted(by: { $0.key < $1.key }) {
+                let response = try await http.post(
+                    "/v1/metrics", headers: ingestHeaders(token, gzip: true),
+                    body: try gzip(metricPayload(index: index)))
+                let answer = try json(response.body ?? ByteBuffer())
+                #expect(answer["duplicates"] as? Int == 1, "document \(index) was lost")
+                #expect(answer["ids"] as? [Int] == [id])
+            }
+            // /metrics says which node leads.
+            let scrape = try await http.get("/metrics", headers: [.authorization: "Bearer \(read)"])
+            #expect(String(buffer: scrape.body ?? ByteBuffer()).contains("lifeline_leader 1"))
+        }
+        // Stored once: the rows equal the distinct documents (acknowledged, or committed unanswered).
+        let store = try PostgresStore(url: url)
+        let stored = try await store.read { try $0.apps() }.first?.metricPayloads ?? 0
+        #expect(stored >= Int64(before.count))
+        let rows = try await store.read { reader in
+            try reader.usage(Scope(app: "com.example.app", days: DayRange(from: "2000-01-01", to: "2100-01-01")))
+        }
+        #expect(rows.first?.payloads == stored)
+        await store.shutdown()
+        nodes[survivor].kill(SIGTERM)
+        #expect(nodes[survivor].wait() == 0, "graceful shutdown exits 0")
+    }
+}
+
+/// Tells load clients to stop.
+final class StopFlag: Sendable {
+    let value = Atomic<Bool>(false)
 }

@@ -6,9 +6,29 @@ import LifelineStore
 /// they reveal nothing but a status and its reason, and orchestrators probe them without
 /// credentials.
 struct HealthController: Sendable {
-    let database: Database
-    let writer: IngestWriter
+    /// One round trip to the database.
+    let ping: @Sendable () async throws -> Void
+    /// Whether the writer takes work.
+    let accepting: @Sendable () -> Bool
     let admission: IngestAdmission
+    /// PostgreSQL: whether this node is the leader (told in `/readyz`); nil on SQLite.
+    var leader: (@Sendable () -> Bool)?
+
+    init(database: Database, writer: IngestWriter, admission: IngestAdmission) {
+        self.ping = { _ = try await database.write { try $0.ping() } }
+        self.accepting = { writer.isAccepting }
+        self.admission = admission
+    }
+
+    init(
+        ping: @escaping @Sendable () async throws -> Void, accepting: @escaping @Sendable () -> Bool,
+        admission: IngestAdmission, leader: (@Sendable () -> Bool)?
+    ) {
+        self.ping = ping
+        self.accepting = accepting
+        self.admission = admission
+        self.leader = leader
+    }
 
     func addRoutes(to router: Router<LifelineRequestContext>) {
         router.get("healthz") { _, _ in
@@ -21,16 +41,19 @@ struct HealthController: Sendable {
         }
         router.get("readyz") { _, context in
             do {
-                _ = try await database.write { try $0.ping() }
+                try await ping()
             } catch {
                 context.logger.warning("readiness: database check failed", metadata: ["error": "\(error)"])
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"database\"}")
             }
-            guard writer.isAccepting else {
+            guard accepting() else {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"writer\"}")
             }
             if admission.diskStatus().low {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"disk_space\"}")
+            }
+            if let leader {
+                return Self.json(.ok, "{\"status\":\"ready\",\"leader\":\(leader())}")
             }
             return Self.json(.ok, "{\"status\":\"ready\"}")
         }

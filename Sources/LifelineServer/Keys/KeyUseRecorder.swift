@@ -6,9 +6,24 @@ import ServiceLifecycle
 /// more on shutdown: one short transaction a minute instead of a write per request.
 struct KeyUseRecorder: Service {
     let keys: KeyCache
-    let database: Database
+    /// Writes the uses (one transaction).
+    let record: @Sendable ([String: Int64]) async throws -> Void
     var interval: Duration = .seconds(60)
     let logger: Logger
+
+    init(keys: KeyCache, database: Database, logger: Logger) {
+        self.init(keys: keys, logger: logger) { uses in try await database.write { try $0.recordKeyUse(uses) } }
+    }
+
+    init(
+        keys: KeyCache, interval: Duration = .seconds(60), logger: Logger,
+        record: @escaping @Sendable ([String: Int64]) async throws -> Void
+    ) {
+        self.keys = keys
+        self.record = record
+        self.interval = interval
+        self.logger = logger
+    }
 
     func run() async throws {
         try? await cancelWhenGracefulShutdown {
@@ -25,7 +40,7 @@ struct KeyUseRecorder: Service {
         let uses = keys.drainUses()
         guard !uses.isEmpty else { return }
         do {
-            try await database.write { try $0.recordKeyUse(uses) }
+            try await record(uses)
         } catch {
             logger.warning("could not record key use", metadata: ["error": "\(error)"])
         }

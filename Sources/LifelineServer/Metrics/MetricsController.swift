@@ -12,8 +12,11 @@ import Prometheus
 /// counters and receivers, which span every app, are for all-apps keys.
 struct MetricsController: Sendable {
     let service: ServiceMetrics
-    let writer: IngestWriter
+    /// The SQLite writer (nil on PostgreSQL: every request writes in its own transaction).
+    let writer: IngestWriter?
     let evaluator: AlertEvaluator?
+    /// Whether this node is the leader (PostgreSQL: the node running the singletons); nil on SQLite.
+    var leader: (@Sendable () -> Bool)?
     let product: ProductMetrics
     var admission: IngestAdmission?
 
@@ -71,9 +74,16 @@ struct MetricsController: Sendable {
             if let snapshot { firingGauges(snapshot, onlyApp: onlyApp, gauge: gauge) }
             return registry.emitToString()
         }
-        let statistics = writer.statistics
-        gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
-        gauge("writer_queued_documents", "Documents waiting for the writer").set(Double(statistics.queuedDocuments))
+        if let leader {
+            gauge("leader", "1 on the node that runs the singletons (alerting, retention), 0 on the others").set(
+                Double(leader() ? 1 : 0))
+        }
+        let statistics = writer?.statistics
+        if let statistics {
+            gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
+            gauge("writer_queued_documents", "Documents waiting for the writer").set(
+                Double(statistics.queuedDocuments))
+        }
         if let admission {
             registry.makeGauge(
                 descriptor: .init(
@@ -90,9 +100,12 @@ struct MetricsController: Sendable {
                 ).set(Double(free))
             }
         }
-        counter("writer_transactions", "Writer transactions committed").increment(by: Int64(statistics.transactions))
-        counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
-            by: Int64(statistics.failedBatches))
+        if let statistics {
+            counter("writer_transactions", "Writer transactions committed").increment(
+                by: Int64(statistics.transactions))
+            counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
+                by: Int64(statistics.failedBatches))
+        }
         guard let snapshot else { return registry.emitToString() }
         for rule in snapshot.rules.rules {
             let count = snapshot.evaluationCounts[rule.name] ?? EvaluationCount()

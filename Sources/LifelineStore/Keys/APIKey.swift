@@ -40,3 +40,28 @@ package struct APIKey: Sendable, Equatable {
         return false
     }
 }
+
+extension APIKey {
+    /// The app of a key about to be created (`nil` for none), once the role, app and expiry agree:
+    /// ingest and symbols keys need an app, admin keys have none, an expiry is in the future.
+    package static func validatedApp(
+        role: Role, app: String?, expiresAt: Int64?, now: Int64
+    ) throws(StoreError) -> String? {
+        let app = app.flatMap { $0.isEmpty ? nil : $0 }
+        switch role {
+        case .ingest where app == nil, .symbols where app == nil:
+            throw StoreError(.invalid, "an \(role.rawValue) key needs an app bundle id")
+        case .admin where app != nil:
+            throw StoreError(.invalid, "an admin key cannot be scoped to an app")
+        default:
+            break
+        }
+        if let app, app.utf8.count > 255 {
+            throw StoreError(.invalid, "the app bundle id must be at most 255 bytes")
+        }
+        if let expiresAt, expiresAt <= now {
+            throw StoreError(.invalid, "the expiry must be in the future")
+        }
+        return app
+    }
+}

@@ -12,21 +12,7 @@ extension Database {
     package func createKey(
         role: Role, app: String?, expiresAt: Int64? = nil, now: Int64 = WallClock.nowSeconds()
     ) throws(StoreError) -> (key: APIKey, token: String) {
-        let app = app.flatMap { $0.isEmpty ? nil : $0 }
-        switch role {
-        case .ingest where app == nil, .symbols where app == nil:
-            throw StoreError(.invalid, "an \(role.rawValue) key needs an app bundle id")
-        case .admin where app != nil:
-            throw StoreError(.invalid, "an admin key cannot be scoped to an app")
-        default:
-            break
-        }
-        if let app, app.utf8.count > 255 {
-            throw StoreError(.invalid, "the app bundle id must be at most 255 bytes")
-        }
-        if let expiresAt, expiresAt <= now {
-            throw StoreError(.invalid, "the expiry must be in the future")
-        }
+        let app = try APIKey.validatedApp(role: role, app: app, expiresAt: expiresAt, now: now)
         let secret = KeyToken.makeSecret()
         let hash = KeyToken.hash(secret)
         for _ in 0..<5 {

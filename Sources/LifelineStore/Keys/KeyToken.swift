@@ -6,13 +6,13 @@ import Crypto
 /// bytes in unpadded base64url (43 characters, may contain `_` and `-`). Only SHA-256 of the
 /// secret's text is stored.
 package enum KeyToken {
-    static let prefix = "ll_"
+    package static let prefix = "ll_"
     static let idLength = 10
     static let idAlphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
     static let secretBytes = 32
 
     /// A new random key id.
-    static func makeID() -> String {
+    package static func makeID() -> String {
         var generator = SystemRandomNumberGenerator()
         var bits = generator.next() as UInt64
         var chars: [UInt8] = []
@@ -24,7 +24,7 @@ package enum KeyToken {
     }
 
     /// A new random secret, base64url without padding.
-    static func makeSecret() -> String {
+    package static func makeSecret() -> String {
         var generator = SystemRandomNumberGenerator()
         var bytes: [UInt8] = []
         bytes.reserveCapacity(secretBytes)
@@ -52,7 +52,7 @@ package enum KeyToken {
     }
 
     /// SHA-256 of the secret's UTF-8 bytes.
-    static func hash(_ secret: String) -> [UInt8] {
+    package static func hash(_ secret: String) -> [UInt8] {
         Array(SHA256.hash(data: Array(secret.utf8)))
     }
 

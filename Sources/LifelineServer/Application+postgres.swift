@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+import LifelinePostgres
+import LifelineStore
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// `lifeline serve --db postgres://…`: a stateless node. Everything shared lives in PostgreSQL
+/// (documents, rollups, idempotency, keys); in this process only caches (keys, for
+/// `server.key_cache_seconds`) and per-node rate limits. One node, elected by an advisory lock,
+/// runs the singletons (retention of raw partitions); `/readyz` and `/metrics` tell which.
+func buildPostgresApplication(
+    _ config: ServerConfig, url: String
+) async throws -> Application<RouterResponder<LifelineRequestContext>> {
+    let logger = config.logger
+    let metrics = ServiceMetrics()
+    let store = try PostgresStore(url: url, logger: logger)
+    do {
+        let applied = try await store.migrate()
+        if !applied.isEmpty {
+            logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.identifier))"])
+        }
+    } catch {
+        await store.shutdown()
+        throw error
+    }
+    logger.info(
+        "database: PostgreSQL \(store.location)",
+        metadata: ["note": "alert evaluation, the dashboard and debug symbols run on the SQLite store only for now"])
+    let election = try LeaderElection(location: store.location, logger: logger)
+    let leader: @Sendable () -> Bool = { election.isLeader }
+
+    let router = Router(context: LifelineRequestContext.self)
+    router.add(middleware: MetricsMiddleware(metrics: metrics))
+    router.add(middleware: ErrorMiddleware())
+    let admission = IngestAdmission(
+        limits: config.governance, trustedProxies: config.trustedProxies, databaseDirectory: ".",
+        queuedDocuments: { 0 },
+        receivedSince: { app, since in try await store.documentsReceived(app: app, since: since) })
+    HealthController(
+        ping: { try await store.ping() }, accepting: { true }, admission: admission, leader: leader
+    ).addRoutes(to: router)
+    let keys = KeyCache(ttl: config.keyCacheTTL) { token in try await store.verify(token: token) }
+    let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
+    IngestController(
+        ingestor: Ingestor(
+            pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: store),
+        admission: admission, readTimeout: config.readTimeout, metrics: metrics
+    ).addRoutes(to: v1)
+    let analysis = AnalysisRunner(source: store, conventions: config.conventions, handlerFlag: config.handlerFlag)
+    QueryController(analysis: analysis).addRoutes(to: v1)
+    var metricsController = MetricsController(
+        service: metrics, writer: nil, evaluator: nil,
+        product: ProductMetrics(
+            analysis: analysis, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
+            lastDay: config.metricsLastDay),
+        admission: admission)
+    metricsController.leader = leader
+    metricsController.addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
+
+    let silence = min(config.readTimeout, config.idleTimeout)
+    var http = HTTP1Channel.Configuration(idleTimeout: TimeAmount(silence))
+    http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
+    http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
+    var app = Application(
+        router: router,
+        server: .http1(configuration: http),
+        configuration: .init(
+            address: .hostname(config.host, port: config.port), serverName: "lifeline",
+            availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
+        logger: logger
+    )
+    // First registered, last stopped: the pool closes after the server finished its requests.
+    app.addServices(PostgresPoolService(store: store))
+    app.addServices(LeaderService(election: election))
+    app.addServices(KeyUseRecorder(keys: keys, logger: logger) { uses in try await store.recordKeyUse(uses) })
+    app.addServices(
+        PostgresRetentionService(
+            store: store, rawDays: config.retention.rawDays, interval: config.pruneInterval,
+            initialDelay: config.pruneInitialDelay, leader: leader, logger: logger))
+    return app
+}
+
+/// Keeps the connection pool open until shutdown.
+struct PostgresPoolService: Service {
+    let store: PostgresStore
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await store.shutdown()
+    }
+}
+
+/// Campaigns for leadership until shutdown (then the lock goes with the connection).
+struct LeaderService: Service {
+    let election: LeaderElection
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await election.run()
+        }
+    }
+}
+
+/// On the leader only: drops the raw-document partitions older than `retention.raw_days` (and the
+/// default partition's older rows), every `interval`.
+struct PostgresRetentionService: Service {
+    let store: PostgresStore
+    let rawDays: Int
+    let interval: Duration
+    let initialDelay: Duration
+    let leader: @Sendable () -> Bool
+    let logger: Logger
+
+    func run() async throws {
+        guard rawDays > 0 else { return }
+        try? await cancelWhenGracefulShutdown {
+            try await Task.sleep(for: initialDelay)
+            while !Task.isCancelled {
+                if leader() {
+                    let horizon = UTCDay(ordinal: UTCDay.today.ordinal - rawDays) ?? .first
+                    do {
+                        let dropped = try await store.dropRawPartitions(before: horizon)
+                        if !dropped.isEmpty {
+                            logger.info("retention: dropped raw partitions", metadata: ["days": "\(dropped)"])
+                        }
+                    } catch {
+                        logger.warning("retention on PostgreSQL failed", metadata: ["error": "\(error)"])
+                    }
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}
