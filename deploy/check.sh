@@ -16,6 +16,16 @@ echo "systemd unit: ok"
 
 python3 - <<'PY'
 import yaml
+for path in ["deploy/kubernetes/lifeline-postgres.yaml", "deploy/compose/docker-compose.postgres.yml"]:
+    docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
+    if "kubernetes" in path:
+        deployment = next(d for d in docs if d["kind"] == "Deployment")
+        assert deployment["spec"]["replicas"] > 1, "stateless nodes: more than one replica"
+        c = deployment["spec"]["template"]["spec"]["containers"][0]
+        assert c["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    else:
+        nodes = [name for name in docs[0]["services"] if name.startswith("lifeline-")]
+        assert len(nodes) == 2 and "postgres" in docs[0]["services"] and "proxy" in docs[0]["services"], nodes
 for path in ["deploy/kubernetes/lifeline.yaml", "deploy/compose/docker-compose.yml", "deploy/compose/prometheus.yml"]:
     docs = [d for d in yaml.safe_load_all(open(path)) if d is not None]
     for d in docs:
