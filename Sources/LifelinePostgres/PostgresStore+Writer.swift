@@ -19,8 +19,7 @@ extension PostgresStore: DocumentWriter {
             throw IngestError(.unprocessable, code: "invalid", "the idempotency key must be 1 to 255 bytes")
         }
         let items = request.items.map(Self.prepared)
-        for item in items where item.hash.count != 32 {
-            _ = item
+        if items.contains(where: { $0.hash.count != 32 }) {
             throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
         }
         let today = UTCDay(epochSeconds: Int64(Date().timeIntervalSince1970))

@@ -15,6 +15,13 @@ package final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let running: Mutex<Task<Void, Never>?>
+    /// Set by the pool's task just before it enters `run()`: queries wait for it (PostgresNIO
+    /// warns about a lease before `run()`).
+    private let started = StartFlag()
+
+    private final class StartFlag: Sendable {
+        let value = Mutex(false)
+    }
     /// Raw-document partitions known to exist (by day), so each is created once per process.
     let partitions = Mutex<Set<String>>([])
 
@@ -26,7 +33,12 @@ package final class PostgresStore: Sendable {
         self.logger = logger
         let client = PostgresClient(configuration: try location.clientConfiguration(), backgroundLogger: logger)
         self.client = client
-        self.running = Mutex(Task { await client.run() })
+        let started = self.started
+        self.running = Mutex(
+            Task {
+                started.value.withLock { $0 = true }
+                await client.run()
+            })
     }
 
     /// Opens the store of `url` (`postgres://…`).
@@ -53,7 +65,8 @@ package final class PostgresStore: Sendable {
     /// checksum changed is refused. Returns the ones applied.
     @discardableResult
     package func migrate(_ migrations: [Migration] = EmbeddedPostgresMigrations.all) async throws -> [Migration] {
-        try await client.withConnection { connection in
+        while !started.value.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        return try await client.withConnection { connection in
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
