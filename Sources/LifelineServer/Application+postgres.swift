@@ -38,8 +38,11 @@ func buildPostgresApplication(
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    // The database's disk is not this node's: the free-disk guard is PostgreSQL's business here.
+    var governance = config.governance
+    governance.minFreeDiskBytes = 0
     let admission = IngestAdmission(
-        limits: config.governance, trustedProxies: config.trustedProxies, databaseDirectory: ".",
+        limits: governance, trustedProxies: config.trustedProxies, databaseDirectory: ".",
         queuedDocuments: { 0 },
         receivedSince: { app, since in try await store.documentsReceived(app: app, since: since) })
     HealthController(

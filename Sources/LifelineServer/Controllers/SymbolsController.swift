@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LifelineModel
 import LifelineStore
+import NIOPosix
 
 /// `POST /v1/apps/{bundleId}/dsyms` (the app's symbols key, or admin): a zip of `.dSYM` bundles or one
 /// DWARF / Mach-O file (a dSYM's `Contents/Resources/DWARF/<name>`, thin or fat) streamed to disk,
@@ -87,11 +88,25 @@ struct SymbolsController: Sendable {
         let limits = archiveLimits
         let results: [(symbols: DebugSymbols, imported: Bool)]
         do {
-            // A zip is told by its first bytes, whatever the Content-Type said.
+            // A zip is told by its first bytes, whatever the Content-Type said. It is decompressed on
+            // NIO's blocking pool, not on the store thread: the keys of other requests are checked there.
+            var files = [(file: temporary, binaryName: name ?? "unnamed")]
+            if Database.isZip(temporary) {
+                files = try await NIOThreadPool.singleton.runIfActive {
+                    try database.extractSymbolArchive(temporary, limits: limits)
+                }
+            }
+            defer {
+                for item in files where item.file != temporary { try? FileManager.default.removeItem(at: item.file) }
+            }
+            let extracted = files
             results = try await database.write { database in
-                try database.importSymbols(
-                    app: app, upload: temporary, binaryName: name ?? "unnamed", now: WallClock.nowSeconds(),
-                    limits: limits)
+                var results: [(symbols: DebugSymbols, imported: Bool)] = []
+                for item in extracted {
+                    results += try database.importSymbols(
+                        app: app, file: item.file, binaryName: item.binaryName, now: WallClock.nowSeconds())
+                }
+                return results
             }
         } catch let error as StoreError where error.code == .invalid {
             throw APIError(.unprocessableContent, code: "invalid_symbols", error.message)

@@ -48,6 +48,21 @@ extension Database {
     package func importSymbolArchive(
         app: String, zip: URL, now: Int64, limits: SymbolArchiveLimits = SymbolArchiveLimits()
     ) throws(StoreError) -> [(symbols: DebugSymbols, imported: Bool)] {
+        let extracted = try extractSymbolArchive(zip, limits: limits)
+        defer { for item in extracted { try? FileManager.default.removeItem(at: item.file) } }
+        var results: [(symbols: DebugSymbols, imported: Bool)] = []
+        for item in extracted {
+            results += try importSymbols(app: app, file: item.file, binaryName: item.binaryName, now: now)
+        }
+        return results
+    }
+
+    /// The DWARF files of a zip, each decompressed into a temporary file of the symbol directory
+    /// (the caller removes them). File work only, no database: servers call it off the store
+    /// threads, so a large archive does not hold the connection other requests need.
+    package func extractSymbolArchive(
+        _ zip: URL, limits: SymbolArchiveLimits = SymbolArchiveLimits()
+    ) throws(StoreError) -> [(file: URL, binaryName: String)] {
         let archive: Archive
         do {
             archive = try Archive(url: zip, accessMode: .read)
@@ -93,15 +108,18 @@ extension Database {
             throw StoreError(.unavailable, "cannot create \(symbolDirectory.path)", cause: "\(error)")
         }
         var extracted: Int64 = 0
-        var results: [(symbols: DebugSymbols, imported: Bool)] = []
-        for entry in entries {
-            let temporary = symbolDirectory.appendingPathComponent("zip-\(UUID().uuidString).partial")
-            defer { try? FileManager.default.removeItem(at: temporary) }
-            try extract(entry, of: archive, to: temporary, extracted: &extracted, limits: limits)
-            let name = entry.path.split(separator: "/").last.map(String.init) ?? "binary"
-            results += try importSymbols(app: app, file: temporary, binaryName: name, now: now)
+        var files: [(file: URL, binaryName: String)] = []
+        do throws(StoreError) {
+            for entry in entries {
+                let temporary = symbolDirectory.appendingPathComponent("zip-\(UUID().uuidString).partial")
+                files.append((temporary, entry.path.split(separator: "/").last.map(String.init) ?? "binary"))
+                try extract(entry, of: archive, to: temporary, extracted: &extracted, limits: limits)
+            }
+        } catch {
+            for item in files { try? FileManager.default.removeItem(at: item.file) }
+            throw error
         }
-        return results
+        return files
     }
 
     /// Writes one entry to `file`, counting the bytes that really come out against the declared size
