@@ -219,4 +219,16 @@ package struct MissingSymbols: Sendable, Equatable {
         self.binaryName = binaryName
         self.diagnostics = diagnostics
     }
+
+    /// The first `limit` of `rows` that are the app's own binaries: system binaries are told by name
+    /// and UUID (LifelineModel's rule), which SQL cannot, so stores filter here.
+    package static func appBinaries(_ rows: [MissingSymbols], limit: Int) -> [MissingSymbols] {
+        Array(
+            rows.filter { row in
+                !Frame(
+                    binaryUUID: row.uuid, binaryName: row.binaryName, address: 0, offsetIntoBinaryTextSegment: 0,
+                    sampleCount: nil
+                ).isSystemFrame
+            }.prefix(limit))
+    }
 }

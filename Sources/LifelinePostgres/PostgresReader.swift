@@ -265,12 +265,6 @@ struct PostgresReader: AggregateReader {
             let (uuid, name, count) = try row.decode((String, String?, Int64).self)
             return MissingSymbols(uuid: uuid, binaryName: name, diagnostics: count)
         }
-        return Array(
-            rows.filter { row in
-                !Frame(
-                    binaryUUID: row.uuid, binaryName: row.binaryName, address: 0, offsetIntoBinaryTextSegment: 0,
-                    sampleCount: nil
-                ).isSystemFrame
-            }.prefix(limit))
+        return MissingSymbols.appBinaries(rows, limit: limit)
     }
 }

@@ -50,19 +50,7 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     let keys = KeyCache(ttl: config.keyCacheTTL, database: database)
     let router = buildRouter(
         config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
-    // A stalled request is cut after read_timeout of silence; idle connections after idle_timeout.
-    let silence = min(config.readTimeout, config.idleTimeout)
-    var http = HTTP1Channel.Configuration(idleTimeout: TimeAmount(silence))
-    http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
-    http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
-    var app = Application(
-        router: router,
-        server: .http1(configuration: http),
-        configuration: .init(
-            address: .hostname(config.host, port: config.port), serverName: "lifeline",
-            availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
-        logger: logger
-    )
+    var app = makeApplication(router, config)
     app.addServices(writer)
     // After the writer, so it stops before it on shutdown.
     app.addServices(evaluator)
@@ -76,6 +64,26 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
                 options: .init(keepFreeFraction: 0.1)),
             interval: config.pruneInterval, initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
     return app
+}
+
+/// The HTTP server of `router` with the configured address and bounds: a stalled request is cut
+/// after `read_timeout` of silence, idle connections after `idle_timeout`; header sizes and
+/// connections are capped.
+func makeApplication(
+    _ router: Router<LifelineRequestContext>, _ config: ServerConfig
+) -> Application<RouterResponder<LifelineRequestContext>> {
+    let silence = min(config.readTimeout, config.idleTimeout)
+    var http = HTTP1Channel.Configuration(idleTimeout: TimeAmount(silence))
+    http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
+    http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
+    return Application(
+        router: router,
+        server: .http1(configuration: http),
+        configuration: .init(
+            address: .hostname(config.host, port: config.port), serverName: "lifeline",
+            availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
+        logger: config.logger
+    )
 }
 
 /// The routes, separated from the application so tests can also drive them in-process.

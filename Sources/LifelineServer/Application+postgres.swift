@@ -66,18 +66,7 @@ func buildPostgresApplication(
     metricsController.leader = leader
     metricsController.addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
 
-    let silence = min(config.readTimeout, config.idleTimeout)
-    var http = HTTP1Channel.Configuration(idleTimeout: TimeAmount(silence))
-    http.httpDecoder.maxHeaderListSize = config.maxHeaderBytes
-    http.httpDecoder.maxHeaderFieldSize = config.maxHeaderBytes
-    var app = Application(
-        router: router,
-        server: .http1(configuration: http),
-        configuration: .init(
-            address: .hostname(config.host, port: config.port), serverName: "lifeline",
-            availableConnectionsDelegate: MaximumAvailableConnections(config.maxConnections)),
-        logger: logger
-    )
+    var app = makeApplication(router, config)
     // First registered, last stopped: the pool closes after the server finished its requests.
     app.addServices(PostgresPoolService(store: store))
     app.addServices(LeaderService(election: election))

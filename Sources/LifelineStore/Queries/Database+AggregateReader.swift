@@ -152,14 +152,7 @@ struct SQLiteAggregateReader: AggregateReader {
             GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT ?2
             """, [.text(app), .integer(Int64(limit) * 4)]
         ) { MissingSymbols(uuid: $0.text(0), binaryName: $0.optionalText(1), diagnostics: $0.int64(2)) }
-        // System frames are told by name and UUID (LifelineModel's rule), so they are left out here.
-        return Array(
-            rows.filter { row in
-                !Frame(
-                    binaryUUID: row.uuid, binaryName: row.binaryName, address: 0, offsetIntoBinaryTextSegment: 0,
-                    sampleCount: nil
-                ).isSystemFrame
-            }.prefix(limit))
+        return MissingSymbols.appBinaries(rows, limit: limit)
     }
 
     /// The crash groups `ids` of `app`, each with its most recent diagnostic as the sample.
