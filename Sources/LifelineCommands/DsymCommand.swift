@@ -15,6 +15,16 @@ struct DsymCommand: ParsableCommand {
     )
 }
 
+extension DsymCommand {
+    /// The migrated database of `--db`, with the symbol directory and symbolizer of `--config`.
+    static func openDatabase(_ global: GlobalOptions, config: String?) throws -> Database {
+        let database = try Database(
+            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
+        try database.migrate()
+        return database
+    }
+}
+
 /// `lifeline dsym import`: offline import of `.dSYM` bundles or DWARF files.
 struct DsymImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -47,9 +57,7 @@ struct DsymImportCommand: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Database(
-            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
-        try database.migrate()
+        let database = try DsymCommand.openDatabase(global, config: config)
         var imported = 0
         var known = 0
         for path in paths {
@@ -82,9 +90,7 @@ struct DsymListCommand: ParsableCommand {
     var app: String
 
     func run() throws {
-        let database = try Database(
-            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
-        try database.migrate()
+        let database = try DsymCommand.openDatabase(global, config: config)
         for symbols in try database.debugSymbols(app: app) {
             print(
                 "\(symbols.uuid) \(symbols.arch) \(symbols.binaryName) \(symbols.size) B "
@@ -114,9 +120,7 @@ struct DsymDeleteCommand: ParsableCommand {
     }
 
     func run() throws {
-        let database = try Database(
-            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
-        try database.migrate()
+        let database = try DsymCommand.openDatabase(global, config: config)
         guard try database.deleteSymbols(app: app, uuid: uuid) else {
             throw CommandError("\(app) has no debug symbols with UUID \(uuid.uppercased())")
         }

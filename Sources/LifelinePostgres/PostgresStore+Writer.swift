@@ -97,8 +97,14 @@ extension PostgresStore: DocumentWriter {
 
     private func writeOnce(_ request: IngestRequest, items: [Prepared]) async throws -> IngestOutcome {
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection in
-            let app = try await Self.appID(request.app, on: connection, logger: logger)
+        let cached = appIDs.withLock { $0[request.app] }
+        let (outcome, app) = try await client.withTransaction(logger: logger) { connection in
+            let app: Int64
+            if let cached {
+                app = cached
+            } else {
+                app = try await Self.appID(request.app, on: connection, logger: logger)
+            }
             if let key = request.idempotencyKey {
                 let now = Int64(Date().timeIntervalSince1970)
                 let claimed = try await connection.query(
@@ -111,7 +117,7 @@ extension PostgresStore: DocumentWriter {
                     for try await ids in try await connection.query(
                         "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)", logger: logger
                     ).decode([Int64].self) {
-                        return IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+                        return (IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true), app)
                     }
                     throw PostgresStoreError("idempotency record vanished")
                 }
@@ -135,8 +141,11 @@ extension PostgresStore: DocumentWriter {
                     WHERE app = \(app) AND key = \(key)
                     """, logger: logger)
             }
-            return outcome
+            return (outcome, app)
         }
+        // Known after COMMIT only: an app row created by a transaction that rolled back is no id.
+        if cached == nil { appIDs.withLock { $0[request.app] = app } }
+        return outcome
     }
 
     /// The id of `bundleID`, created if new (without locking an existing row).

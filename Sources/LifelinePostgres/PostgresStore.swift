@@ -24,6 +24,9 @@ package final class PostgresStore: Sendable {
     }
     /// Raw-document partitions known to exist (by day), so each is created once per process.
     let partitions = Mutex<Set<String>>([])
+    /// App ids by bundle id, once committed (rows of `apps` are never renamed or deleted), so a
+    /// request does not spend two round trips finding its app. Bounded by the apps with keys.
+    let appIDs = Mutex<[String: Int64]>([:])
 
     /// Connects lazily: the pool opens connections on first use. Call ``shutdown()`` when done.
     package init(location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"))
