@@ -70,6 +70,7 @@ let package = Package(
             name: "LifelinePostgres",
             dependencies: [
                 "LifelineModel",
+                "LifelineAlerts",
                 "LifelineAnalysis",
                 "LifelineIngest",
                 "LifelineStore",
@@ -169,6 +170,7 @@ let package = Package(
             name: "LifelineTestSupport",
             dependencies: [
                 "LifelineModel",
+                "LifelineAlerts",
                 "LifelineAnalysis",
                 "LifelineIngest",
                 "LifelineServer",

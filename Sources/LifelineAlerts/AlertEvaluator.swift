@@ -24,9 +24,14 @@ package actor AlertEvaluator: Service {
         package var resolvedRetention: Int64 = 86_400
         /// State changes are kept this long (seconds).
         package var historyRetention: Int64 = 30 * 86_400
+        /// With several nodes on one store: ``run()`` evaluates and notifies only while this says
+        /// the node leads; the others read alerts from the store, so each alert is announced once.
+        /// `nil`: this process is the only one.
+        package var leader: (@Sendable () -> Bool)?
 
-        package init(reloadOnHangup: Bool = false) {
+        package init(reloadOnHangup: Bool = false, leader: (@Sendable () -> Bool)? = nil) {
             self.reloadOnHangup = reloadOnHangup
+            self.leader = leader
         }
     }
 
@@ -86,6 +91,12 @@ package actor AlertEvaluator: Service {
             }
             try? await cancelWhenGracefulShutdown {
                 while !Task.isCancelled {
+                    if await self.isFollower {
+                        // Another node evaluates; look again soon, so a takeover is quick.
+                        await self.forgetCachedState()
+                        try await self.clock.sleep(for: .seconds(1))
+                        continue
+                    }
                     let interval = await self.evaluateNow()
                     try await self.clock.sleep(for: .seconds(interval))
                 }
@@ -94,6 +105,17 @@ package actor AlertEvaluator: Service {
         }
         notifications.finish()
         logger.debug("alert evaluator stopped")
+    }
+
+    /// Whether another node leads (``Options/leader``).
+    private var isFollower: Bool { options.leader.map { !$0() } ?? false }
+
+    /// Drops what this node remembers of the store's alert state: a follower reads it again from
+    /// the store, where the leader writes it, and so does this node if it becomes leader.
+    private func forgetCachedState() {
+        states = nil
+        evaluations = [:]
+        lastPrune = nil
     }
 
     /// Evaluates at the clock's time; returns the interval to wait.
@@ -150,6 +172,7 @@ package actor AlertEvaluator: Service {
 
     /// Rules, evaluations, alerts and delivery counters now.
     package func snapshot() async -> AlertsSnapshot {
+        if isFollower { forgetCachedState() }
         await loadStatesIfNeeded()
         if evaluations.isEmpty, let stored = try? await store.ruleEvaluations() {
             let names = Set(rules.rules.map(\.name))

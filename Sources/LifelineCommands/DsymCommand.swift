@@ -18,6 +18,11 @@ struct DsymCommand: ParsableCommand {
 extension DsymCommand {
     /// The migrated database of `--db`, with the symbol directory and symbolizer of `--config`.
     static func openDatabase(_ global: GlobalOptions, config: String?) throws -> Database {
+        guard !global.isPostgres else {
+            throw CommandError(
+                "debug symbols are kept by the SQLite store only for now; \(global.dbDescription) is PostgreSQL (see README, PostgreSQL: not yet)"
+            )
+        }
         let database = try Database(
             path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
         try database.migrate()

@@ -68,6 +68,9 @@ struct PruneCommand: AsyncParsableCommand {
         guard batchSize >= 1 else { throw ValidationError("--batch-size must be at least 1") }
         guard (0...10_000).contains(pauseMs) else { throw ValidationError("--pause-ms must be 0…10000") }
         if vacuum && dryRun { throw ValidationError("--vacuum removes nothing in a --dry-run; choose one") }
+        if vacuum && global.isPostgres {
+            throw ValidationError("--vacuum is for SQLite files; PostgreSQL reclaims space with its own (auto)vacuum")
+        }
     }
 
     func run() async throws {
@@ -76,6 +79,16 @@ struct PruneCommand: AsyncParsableCommand {
         if let dataDays { policy.dataDays = dataDays }
         if let idempotencyDays { policy.idempotencyDays = idempotencyDays }
         if let alertHistoryDays { policy.alertHistoryDays = alertHistoryDays }
+        if !json {
+            printError(
+                "retention: data kept \(Self.describe(policy.dataDays)), raw documents \(Self.describe(policy.rawDays)), "
+                    + "idempotency records \(Self.describe(policy.idempotencyDays)), "
+                    + "alert history \(Self.describe(policy.alertHistoryDays))")
+        }
+        if global.isPostgres {
+            try await prunePostgres(policy)
+            return
+        }
         guard FileManager.default.fileExists(atPath: global.db) else {
             throw CommandError("no database at \(global.db)")
         }
@@ -86,12 +99,6 @@ struct PruneCommand: AsyncParsableCommand {
         let pruner = Pruner(
             database: database, policy: policy,
             options: .init(batchSize: batchSize, pause: .milliseconds(pauseMs)))
-        if !json {
-            printError(
-                "retention: data kept \(Self.describe(policy.dataDays)), raw documents \(Self.describe(policy.rawDays)), "
-                    + "idempotency records \(Self.describe(policy.idempotencyDays)), "
-                    + "alert history \(Self.describe(policy.alertHistoryDays))")
-        }
         let lastLine = LastLine()
         var report = try await pruner.run(dryRun: dryRun) { report in
             guard lastLine.due(), !dryRun else { return }
@@ -105,6 +112,39 @@ struct PruneCommand: AsyncParsableCommand {
         }
         try? database.checkpoint()
         let after = try database.fileBytes()
+        try printReport(report)
+        if !json && !dryRun {
+            let note = report.autoVacuum ? "" : " (free pages kept for reuse: run with --vacuum once to return them)"
+            print(
+                "database file \(before) → \(after) bytes\(note); \(report.transactions) transactions in "
+                    + "\(started.duration(to: .now))")
+        }
+    }
+
+    /// PostgreSQL: partitions dropped, rows deleted in short transactions (the database
+    /// reclaims space by its own vacuum).
+    private func prunePostgres(_ policy: RetentionPolicy) async throws {
+        let store = try await global.openPostgres(logger: global.makeLogger())
+        do {
+            let started = ContinuousClock.now
+            let lastLine = LastLine()
+            let report = try await store.prune(policy: policy, dryRun: dryRun, batchSize: batchSize) { report in
+                guard lastLine.due(), !dryRun, !json else { return }
+                printError("… \(report.summary) (\(report.transactions) transactions so far)")
+            }
+            try printReport(report)
+            if !json && !dryRun {
+                print("\(report.transactions) transactions in \(started.duration(to: .now))")
+            }
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+        await store.shutdown()
+    }
+
+    /// The report as JSON (`--json`) or as lines.
+    private func printReport(_ report: PruneReport) throws {
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -114,12 +154,6 @@ struct PruneCommand: AsyncParsableCommand {
         print(report.summary)
         if let day = report.dataKeptFrom { print("data kept from \(day)") }
         if let day = report.rawKeptFrom { print("raw documents kept from \(day)") }
-        if !dryRun {
-            let note = report.autoVacuum ? "" : " (free pages kept for reuse: run with --vacuum once to return them)"
-            print(
-                "database file \(before) → \(after) bytes\(note); \(report.transactions) transactions in "
-                    + "\(started.duration(to: .now))")
-        }
     }
 
     private static func describe(_ days: Int) -> String {

@@ -104,10 +104,9 @@ struct ReportCommand: AsyncParsableCommand {
         let conventions = file?.analysis?.conventions ?? SignpostConventions()
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
         if global.isPostgres {
-            // The PostgreSQL store keeps no alert history yet: the report's alert section says so.
             let store = try await global.openPostgres(logger: global.makeLogger())
             do {
-                try await run(source: store, alerts: nil, conventions: conventions, handlerFlag: handlerFlag)
+                try await run(source: store, alerts: store, conventions: conventions, handlerFlag: handlerFlag)
             } catch {
                 await store.shutdown()
                 throw error
@@ -129,7 +128,7 @@ struct ReportCommand: AsyncParsableCommand {
     }
 
     private func run(
-        source: any AggregateSource, alerts: (any AlertStateStore)?, conventions: SignpostConventions,
+        source: any AggregateSource, alerts: any AlertStateStore, conventions: SignpostConventions,
         handlerFlag: HandlerFlagRule
     ) async throws {
         let analysis = AnalysisRunner(source: source, conventions: conventions, handlerFlag: handlerFlag)

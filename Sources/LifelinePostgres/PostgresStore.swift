@@ -205,20 +205,4 @@ package final class PostgresStore: Sendable {
         }
         return days
     }
-
-    /// Drops the raw-document partitions of days before `horizon` and deletes older rows of the
-    /// default partition (retention of raw documents). Returns the partitions dropped.
-    @discardableResult
-    package func dropRawPartitions(before horizon: UTCDay) async throws -> [String] {
-        var dropped: [String] = []
-        for day in try await rawPartitions() where (UTCDay(day)?.ordinal ?? .max) < horizon.ordinal {
-            let name = "payload_raw_" + day.replacingOccurrences(of: "-", with: "")
-            try await client.query(PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS \(name)"), logger: logger)
-            partitions.withLock { _ = $0.remove(day) }
-            dropped.append(day)
-        }
-        let cut = horizon.string
-        try await client.query("DELETE FROM payload_raw_default WHERE day < \(cut)::date", logger: logger)
-        return dropped
-    }
 }

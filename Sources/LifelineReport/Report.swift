@@ -135,10 +135,10 @@ package struct Report: Sendable {
 package struct ReportBuilder: Sendable {
     package var analysis: AnalysisRunner
     /// The alert history; nil for a store that keeps none (the report's alert list stays empty).
-    package var alerts: (any AlertStateStore)?
+    package var alerts: any AlertStateStore
     package var figures: [ReportFigure]
 
-    package init(analysis: AnalysisRunner, alerts: (any AlertStateStore)?) {
+    package init(analysis: AnalysisRunner, alerts: any AlertStateStore) {
         self.analysis = analysis
         self.alerts = alerts
         self.figures = ReportFigure.standard(analysis.conventions)
@@ -228,8 +228,7 @@ package struct ReportBuilder: Sendable {
     private func firedAlerts(app: String, days: DayRange) async throws -> [Report.FiredAlert] {
         let start = days.from.startEpochSeconds
         let end = days.to.advanced(by: 1).startEpochSeconds
-        guard let store = self.alerts else { return [] }
-        let history = try await store.alertHistory(since: start, limit: 100_000).reversed()  // oldest first
+        let history = try await alerts.alertHistory(since: start, limit: 100_000).reversed()  // oldest first
         var alerts: [Report.FiredAlert] = []
         for (index, transition) in history.enumerated()
         where transition.to == .firing && transition.at < end && transition.labels["app"] == app {

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
@@ -8,12 +9,14 @@ import LifelinePostgres
 import LifelineStore
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 
 /// `lifeline serve --db postgres://…`: a stateless node. Everything shared lives in PostgreSQL
 /// (documents, rollups, idempotency, keys); in this process only caches (keys, for
 /// `server.key_cache_seconds`) and per-node rate limits. One node, elected by an advisory lock,
-/// runs the singletons (retention of raw partitions); `/readyz` and `/metrics` tell which.
+/// runs the singletons (alert evaluation and delivery, retention of raw partitions); `/readyz`
+/// and `/metrics` tell which.
 func buildPostgresApplication(
     _ config: ServerConfig, url: String
 ) async throws -> Application<RouterResponder<LifelineRequestContext>> {
@@ -31,9 +34,25 @@ func buildPostgresApplication(
     }
     logger.info(
         "database: PostgreSQL \(store.location)",
-        metadata: ["note": "alert evaluation, the dashboard and debug symbols run on the SQLite store only for now"])
+        metadata: ["note": "the dashboard and debug symbols run on the SQLite store only for now"])
     let election = try LeaderElection(location: store.location, logger: logger)
     let leader: @Sendable () -> Bool = { election.isLeader }
+    let rules: RuleSet
+    do {
+        rules = try await NIOThreadPool.singleton.runIfActive {
+            try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
+        }
+    } catch {
+        await store.shutdown()
+        throw error
+    }
+    let analysis = AnalysisRunner(source: store, conventions: config.conventions, handlerFlag: config.handlerFlag)
+    // Every node loads the rules (GET /v1/rules answers everywhere); only the leader evaluates
+    // and notifies, from the state in the database, so a takeover does not announce again.
+    let evaluator = AlertEvaluator(
+        analysis: analysis, store: store, rules: rules, rulesPath: config.rulesPath,
+        options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil, leader: leader),
+        logger: logger)
 
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
@@ -55,10 +74,12 @@ func buildPostgresApplication(
             pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: store),
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
-    let analysis = AnalysisRunner(source: store, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analysis: analysis).addRoutes(to: v1)
+    let alerts = AlertsController(evaluator: evaluator)
+    alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)
+    alerts.addAdminRoutes(to: router.group("-").add(middleware: AuthMiddleware(keys: keys)))  // POST /-/reload
     var metricsController = MetricsController(
-        service: metrics, writer: nil, evaluator: nil,
+        service: metrics, writer: nil, evaluator: evaluator,
         product: ProductMetrics(
             analysis: analysis, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
             lastDay: config.metricsLastDay),
@@ -70,10 +91,11 @@ func buildPostgresApplication(
     // First registered, last stopped: the pool closes after the server finished its requests.
     app.addServices(PostgresPoolService(store: store))
     app.addServices(LeaderService(election: election))
+    app.addServices(evaluator)
     app.addServices(KeyUseRecorder(keys: keys, logger: logger) { uses in try await store.recordKeyUse(uses) })
     app.addServices(
         PostgresRetentionService(
-            store: store, rawDays: config.retention.rawDays, interval: config.pruneInterval,
+            store: store, policy: config.retention, interval: config.pruneInterval,
             initialDelay: config.pruneInitialDelay, leader: leader, logger: logger))
     return app
 }
@@ -99,28 +121,30 @@ struct LeaderService: Service {
     }
 }
 
-/// On the leader only: drops the raw-document partitions older than `retention.raw_days` (and the
-/// default partition's older rows), every `interval`.
+/// On the leader only: applies the retention policy (``PostgresStore/prune(policy:now:dryRun:batchSize:progress:)``:
+/// raw partitions dropped whole, old payloads, rollup rows, idempotency records and alert
+/// history deleted) every `interval`.
 struct PostgresRetentionService: Service {
     let store: PostgresStore
-    let rawDays: Int
+    let policy: RetentionPolicy
     let interval: Duration
     let initialDelay: Duration
     let leader: @Sendable () -> Bool
     let logger: Logger
 
     func run() async throws {
-        guard rawDays > 0 else { return }
+        guard policy != .keepForever else {
+            // Nothing to do, but a service that returns would stop the application.
+            try? await gracefulShutdown()
+            return
+        }
         try? await cancelWhenGracefulShutdown {
             try await Task.sleep(for: initialDelay)
             while !Task.isCancelled {
                 if leader() {
-                    let horizon = UTCDay(ordinal: UTCDay.today.ordinal - rawDays) ?? .first
                     do {
-                        let dropped = try await store.dropRawPartitions(before: horizon)
-                        if !dropped.isEmpty {
-                            logger.info("retention: dropped raw partitions", metadata: ["days": "\(dropped)"])
-                        }
+                        let report = try await store.prune(policy: policy)
+                        logger.info("retention: \(report.summary)")
                     } catch {
                         logger.warning("retention on PostgreSQL failed", metadata: ["error": "\(error)"])
                     }

@@ -5,9 +5,10 @@ import LifelineAlerts
 import LifelineAnalysis
 import LifelineStore
 import LifelineTestSupport
+import Synchronization
 import Testing
 
-@Suite("Evaluating rules against the store, with state in SQLite and notifications to real receivers")
+@Suite("Evaluating rules against the store, with state in SQLite or PostgreSQL and notifications to real receivers")
 struct AlertEvaluatorTests {
     static let day = "2026-11-01"
 
@@ -55,6 +56,15 @@ struct AlertEvaluatorTests {
             rules: try RuleFileLoader.load(path: path), rulesPath: path, clock: clock, logger: .quiet)
     }
 
+    private func makeEvaluator(
+        _ env: TestStore, path: String, clock: ManualClock, options: AlertEvaluator.Options = .init()
+    ) throws -> AlertEvaluator {
+        AlertEvaluator(
+            analysis: AnalysisRunner(source: env.source), store: env.alertState,
+            rules: try RuleFileLoader.load(path: path), rulesPath: path, clock: clock, options: options,
+            logger: .quiet)
+    }
+
     private struct Webhook: Decodable {
         struct Alert: Decodable {
             var status: String
@@ -76,10 +86,11 @@ struct AlertEvaluatorTests {
         var generatorURL: String?
     }
 
-    @Test("an alert goes pending, fires after `for`, survives a restart without re-firing, and resolves")
-    func lifecycle() async throws {
-        let env = try TemporaryDatabase()
-        defer { env.remove() }
+    @Test(
+        "an alert goes pending, fires after `for`, survives a restart without re-firing, and resolves",
+        arguments: Backend.allCases)
+    func lifecycle(_ backend: Backend) async throws {
+        guard let env = try await TestStore.make(backend) else { return }
         try await env.ingest([
             Payloads.metric(day: Self.day, version: "4.2.0", attempts: 100, failures: 5),
             Payloads.metric(day: Self.day, version: "4.2.0", attempts: 100, failures: 3, device: "iPhone14,7"),
@@ -156,18 +167,20 @@ struct AlertEvaluatorTests {
                 [AlertmanagerAlert].self, from: try #require(received.bodies(path: "/am/api/v2/alerts").last))
             #expect(lastManager.first?.endsAt == "2026-11-02T01:00:00Z")
 
-            let history = try env.database.alertHistory(since: 0, limit: 10).reversed().map {
+            let history = try await env.alertState.alertHistory(since: 0, limit: 10).reversed().map {
                 "\($0.from.rawValue)->\($0.to.rawValue)"
             }
             #expect(history == ["inactive->pending", "pending->firing", "firing->resolved"])
             #expect(snapshot.evaluations["restoration_error_rate"]?.error == nil)
         }
+        await env.remove()
     }
 
-    @Test("the minimum-sample guard skips thin groups, and keep_firing_for holds a firing alert")
-    func guardAndKeepFiring() async throws {
-        let env = try TemporaryDatabase()
-        defer { env.remove() }
+    @Test(
+        "the minimum-sample guard skips thin groups, and keep_firing_for holds a firing alert",
+        arguments: Backend.allCases)
+    func guardAndKeepFiring(_ backend: Backend) async throws {
+        guard let env = try await TestStore.make(backend) else { return }
         // 4.3.0 has only 20 attempts: under min_samples 50, never an alert despite 50 % failures.
         try await env.ingest([
             Payloads.metric(day: Self.day, version: "4.2.0", attempts: 100, failures: 5),
@@ -193,6 +206,46 @@ struct AlertEvaluatorTests {
         await evaluator.evaluate(at: clock.now())
         alerts = await evaluator.snapshot().alerts
         #expect(alerts.map(\.status) == [.resolved])
+        await env.remove()
+    }
+
+    @Test(
+        "a follower evaluates nothing and reads the leader's alerts from the store; as leader it does not announce them again",
+        arguments: Backend.allCases)
+    func followerAndTakeover(_ backend: Backend) async throws {
+        guard let env = try await TestStore.make(backend) else { return }
+        try await env.ingest([Payloads.metric(day: Self.day, attempts: 100, failures: 5)])
+        let received = ReceivedRequests()
+        try await RecordingReceiver.application(received).test(.live) { client in
+            let port = try #require(client.port)
+            let path = try env.write("rules.yaml", Self.rules(port: port, forDuration: "0s"))
+            let clock = ManualClock(Payloads.time(Self.day, hour: 12))
+            let leads = Mutex(false)
+            let follower = try makeEvaluator(
+                env, path: path, clock: clock, options: .init(leader: { leads.withLock { $0 } }))
+            let leader = try makeEvaluator(env, path: path, clock: clock, options: .init(leader: { true }))
+            // The leader fires; the follower (never evaluating) lists the alert from the store.
+            await leader.evaluate(at: clock.now())
+            await leader.notifications.deliverQueued()
+            #expect(received.bodies(path: "/hook").count == 1)
+            #expect(await follower.snapshot().alerts.map(\.status) == [.firing])
+            // Takeover: the follower leads, its service loop evaluates from the stored state, and
+            // the webhook hears nothing new (Alertmanager gets its periodic re-send).
+            leads.withLock { $0 = true }
+            clock.advance(seconds: 60)
+            let loop = Task { try await follower.run() }
+            for _ in 0..<200 where received.bodies(path: "/am/api/v2/alerts").count < 2 {
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            #expect(received.bodies(path: "/am/api/v2/alerts").count == 2)
+            #expect(received.bodies(path: "/hook").count == 1)
+            let alerts = await follower.snapshot().alerts
+            #expect(alerts.map(\.status) == [.firing])
+            #expect(alerts.first?.firedAt == Payloads.time(Self.day, hour: 12))
+            loop.cancel()
+            _ = await loop.result
+        }
+        await env.remove()
     }
 
     @Test("an invalid reload is refused with every error and the old rules keep running")

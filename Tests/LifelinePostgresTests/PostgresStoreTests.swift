@@ -182,7 +182,7 @@ struct PostgresStoreTests {
         await store.shutdown()
     }
 
-    @Test("raw documents of recent days get a day partition, dropped whole by retention")
+    @Test("raw documents of recent days get a day partition, dropped whole by retention; old data pruned by day")
     func dayPartitions() async throws {
         guard let store = try await Self.store() else { return }
         let now = Int64(Date().timeIntervalSince1970)
@@ -200,9 +200,27 @@ struct PostgresStoreTests {
         }
         _ = try await store.write(IngestRequest(app: Self.app, items: items))
         #expect(try await store.rawPartitions() == [today.string])
-        let dropped = try await store.dropRawPartitions(before: UTCDay(ordinal: today.ordinal + 1)!)
-        #expect(dropped == [today.string])
+        // Raw documents kept one day, seen from tomorrow: today's partition goes whole, the old
+        // document leaves the default partition; payloads and figures stay.
+        var rawOnly = RetentionPolicy.keepForever
+        rawOnly.rawDays = 1
+        let rawReport = try await store.prune(policy: rawOnly, now: now + 86_400)
+        #expect(rawReport.rawDocuments == items.count)
+        #expect(rawReport.payloads == 0)
         #expect(try await store.rawPartitions().isEmpty)
+        // Data kept 30 days: the payload of 400 days ago goes with its rollup rows; a dry run
+        // counts the same without removing anything.
+        var dataOnly = RetentionPolicy.keepForever
+        dataOnly.dataDays = 30
+        let counted = try await store.prune(policy: dataOnly, now: now, dryRun: true)
+        #expect(counted.payloads == 1)
+        #expect(counted.rollupRows > 0)
+        let pruned = try await store.prune(policy: dataOnly, now: now)
+        #expect(pruned.payloads == 1)
+        #expect(pruned.rollupRows == counted.rollupRows)
+        let apps = try await AnalysisRunner(source: store).analyze { try $0.apps() }
+        #expect(apps.first?.metricPayloads == Int64(items.count - 1))
+        #expect(try await store.prune(policy: dataOnly, now: now).payloads == 0)
         await store.shutdown()
     }
 

@@ -9,19 +9,26 @@ import NIOCore
 import Testing
 
 /// Figures asserted here are computed by hand from the posted documents.
-@Suite("Aggregate query endpoints over a real server")
+@Suite("Aggregate query endpoints over a real server, on SQLite and on PostgreSQL")
 struct QueryEndpointTests {
     /// Ingests documents through HTTP, then runs `body` with a read token.
     func withIngested(
-        _ documents: [(path: String, app: String, body: Data)],
-        _ body: @Sendable (any TestClientProtocol, String, TemporaryDatabase) async throws -> Void
+        _ backend: Backend, _ documents: [(path: String, app: String, body: Data)],
+        _ body: @Sendable (any TestClientProtocol, String, TestStore) async throws -> Void
     ) async throws {
-        let env = try TemporaryDatabase()
-        defer { env.remove() }
+        try await TestStore.with(backend) { env in
+            try await ingested(env, documents, body)
+        }
+    }
+
+    private func ingested(
+        _ env: TestStore, _ documents: [(path: String, app: String, body: Data)],
+        _ body: @Sendable (any TestClientProtocol, String, TestStore) async throws -> Void
+    ) async throws {
         var ingest: [String: String] = [:]
-        for app in Set(documents.map(\.app)) { ingest[app] = try env.token(.ingest, app: app) }
+        for app in Set(documents.map(\.app)) { ingest[app] = try await env.token(.ingest, app: app) }
         let tokens = ingest
-        let read = try env.token(.read)
+        let read = try await env.token(.read)
         try await env.withLiveServer { client in
             for document in documents {
                 let response = try await client.execute(
@@ -50,9 +57,11 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("exits carry counts, rates per 1,000 device-days and per hour of foreground/background time")
-    func exitsWithRates() async throws {
-        try await withIngested(try Self.notesFixtures) { client, token, _ in
+    @Test(
+        "exits carry counts, rates per 1,000 device-days and per hour of foreground/background time",
+        arguments: Backend.allCases)
+    func exitsWithRates(_ backend: Backend) async throws {
+        try await withIngested(backend, try Self.notesFixtures) { client, token, _ in
             let body = try await get(
                 client, "/v1/apps/\(Self.notes)/exits?from=2026-10-01&to=2026-11-30&group_by=version", token)
             #expect((body["window"] as? [String: Any])?["from"] as? String == "2026-10-01")
@@ -82,9 +91,11 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("restoration error rate to the digit and duration percentiles from the attempt histogram")
-    func restoration() async throws {
-        try await withIngested(try Self.notesFixtures) { client, token, _ in
+    @Test(
+        "restoration error rate to the digit and duration percentiles from the attempt histogram",
+        arguments: Backend.allCases)
+    func restoration(_ backend: Backend) async throws {
+        try await withIngested(backend, try Self.notesFixtures) { client, token, _ in
             let body = try await get(
                 client, "/v1/apps/\(Self.notes)/restoration?from=2026-10-01&to=2026-11-30", token)
             let rows = try #require(body["rows"] as? [[String: Any]])
@@ -104,9 +115,9 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("launch and hang percentiles interpolate inside known buckets")
-    func launchAndHangPercentiles() async throws {
-        try await withIngested(try Self.notesFixtures) { client, token, _ in
+    @Test("launch and hang percentiles interpolate inside known buckets", arguments: Backend.allCases)
+    func launchAndHangPercentiles(_ backend: Backend) async throws {
+        try await withIngested(backend, try Self.notesFixtures) { client, token, _ in
             let launch = try await get(
                 client, "/v1/apps/\(Self.notes)/launch?from=2026-10-01&to=2026-11-30&version=4.2.0", token)
             let rows = try #require(launch["rows"] as? [[String: Any]])
@@ -125,8 +136,10 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("an imbalanced expiration handler is flagged beside its assertion timeouts; a balanced one is not")
-    func expirationHandlers() async throws {
+    @Test(
+        "an imbalanced expiration handler is flagged beside its assertion timeouts; a balanced one is not",
+        arguments: Backend.allCases)
+    func expirationHandlers(_ backend: Backend) async throws {
         let app = "com.example.app"
         var documents: [(path: String, app: String, body: Data)] = []
         for i in 0..<2 {
@@ -134,7 +147,7 @@ struct QueryEndpointTests {
             documents.append(
                 ("/v1/metrics", app, metricPayload(index: 10 + i, version: "4.1.0", entered: 10, exited: 10)))
         }
-        try await withIngested(documents) { client, token, _ in
+        try await withIngested(backend, documents) { client, token, _ in
             let body = try await get(
                 client, "/v1/apps/\(app)/expiration-handlers?from=2026-10-01&to=2026-10-31", token)
             let rows = try #require(body["rows"] as? [[String: Any]])
@@ -155,8 +168,9 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("crash groups count each occurrence once, with decoded exception and signal names")
-    func crashGroups() async throws {
+    @Test(
+        "crash groups count each occurrence once, with decoded exception and signal names", arguments: Backend.allCases)
+    func crashGroups(_ backend: Backend) async throws {
         let app = "com.chimehq.Meter"
         let report = try Paths.fixture("diagnostics/ChimeHQ_Meter__real_report.json")
         // The same report twice is one delivery; the bare crash below repeats one of its crashes.
@@ -169,7 +183,7 @@ struct QueryEndpointTests {
         let documents: [(path: String, app: String, body: Data)] = [
             ("/v1/diagnostics", app, report), ("/v1/diagnostics", app, report), ("/v1/diagnostics", app, repeated),
         ]
-        try await withIngested(documents) { client, token, _ in
+        try await withIngested(backend, documents) { client, token, _ in
             let body = try await get(client, "/v1/apps/\(app)/crashes?from=2020-01-01&to=2026-12-31", token)
             let groups = try #require(body["groups"] as? [[String: Any]])
             #expect(groups.count == 2)
@@ -187,9 +201,10 @@ struct QueryEndpointTests {
         }
     }
 
-    @Test("bad parameters are 400 naming the parameter; unknown apps 404; keys are checked")
-    func refusals() async throws {
-        try await withIngested(try Self.notesFixtures) { client, token, env in
+    @Test(
+        "bad parameters are 400 naming the parameter; unknown apps 404; keys are checked", arguments: Backend.allCases)
+    func refusals(_ backend: Backend) async throws {
+        try await withIngested(backend, try Self.notesFixtures) { client, token, env in
             func call(_ uri: String, _ token: String?) async throws -> TestResponse {
                 var headers: HTTPFields = [:]
                 if let token { headers[.authorization] = "Bearer \(token)" }
@@ -213,9 +228,9 @@ struct QueryEndpointTests {
             #expect(errorCode(unknownApp.body) == "unknown_app")
             let noKey = try await call("/v1/apps/\(Self.notes)/exits", nil)
             #expect(noKey.status == .unauthorized)
-            let ingestKey = try env.token(.ingest, app: Self.notes)
+            let ingestKey = try await env.token(.ingest, app: Self.notes)
             #expect(try await call("/v1/apps/\(Self.notes)/exits", ingestKey).status == .forbidden)
-            let otherApp = try env.token(.read, app: "com.other.app")
+            let otherApp = try await env.token(.read, app: "com.other.app")
             #expect(try await call("/v1/apps/\(Self.notes)/exits", otherApp).status == .forbidden)
             let apps = try await get(client, "/v1/apps", token)
             let listed = try #require(apps["apps"] as? [[String: Any]])

@@ -92,7 +92,7 @@ package final class PostgresServer: Sendable {
                 process.executableURL = URL(fileURLWithPath: arguments[0])
                 process.arguments = Array(arguments.dropFirst())
             }
-            FileManager.default.createFile(atPath: directory + "/log", contents: nil)
+            _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
             let log = FileHandle(forWritingAtPath: directory + "/log")
             process.standardInput = FileHandle.nullDevice
             process.standardOutput = log ?? FileHandle.nullDevice

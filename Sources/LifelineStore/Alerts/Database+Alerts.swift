@@ -17,8 +17,8 @@ extension Database {
                     throw StoreError(.internal, "internal storage error", cause: "unknown state in alert_state")
                 }
                 return AlertStateRecord(
-                    rule: row.text(0), fingerprint: row.text(1), labels: Self.decodeLabels(row.text(2)),
-                    annotations: Self.decodeLabels(row.text(3)), status: status, activeSince: row.int64(5),
+                    rule: row.text(0), fingerprint: row.text(1), labels: LabelsJSON.decode(row.text(2)),
+                    annotations: LabelsJSON.decode(row.text(3)), status: status, activeSince: row.int64(5),
                     firedAt: row.optionalInt64(6), resolvedAt: row.optionalInt64(7), lastActive: row.int64(8),
                     lastValue: row.optionalDouble(9), lastSamples: row.int64(10), lastEval: row.int64(11))
             }
@@ -45,8 +45,8 @@ extension Database {
                             last_eval = excluded.last_eval
                         """,
                         [
-                            .text(state.rule), .text(state.fingerprint), .text(Self.encodeLabels(state.labels)),
-                            .text(Self.encodeLabels(state.annotations)), .text(state.status.rawValue),
+                            .text(state.rule), .text(state.fingerprint), .text(LabelsJSON.encode(state.labels)),
+                            .text(LabelsJSON.encode(state.annotations)), .text(state.status.rawValue),
                             .integer(state.activeSince), .integer(state.firedAt), .integer(state.resolvedAt),
                             .integer(state.lastActive), .real(state.lastValue), .integer(state.lastSamples),
                             .integer(state.lastEval),
@@ -65,7 +65,7 @@ extension Database {
                         """,
                         [
                             .text(transition.rule), .text(transition.fingerprint),
-                            .text(Self.encodeLabels(transition.labels)), .text(transition.from.rawValue),
+                            .text(LabelsJSON.encode(transition.labels)), .text(transition.from.rawValue),
                             .text(transition.to.rawValue), .integer(transition.at), .real(transition.value),
                         ])
                 }
@@ -112,7 +112,7 @@ extension Database {
                     throw StoreError(.internal, "internal storage error", cause: "unknown state in alert_history")
                 }
                 return AlertTransition(
-                    rule: row.text(0), fingerprint: row.text(1), labels: Self.decodeLabels(row.text(2)), from: from,
+                    rule: row.text(0), fingerprint: row.text(1), labels: LabelsJSON.decode(row.text(2)), from: from,
                     to: to, at: row.int64(5), value: row.optionalDouble(6))
             }
         }
@@ -140,11 +140,6 @@ extension Database {
         }
     }
 
-    /// Labels as a JSON object with sorted keys.
-    private static func encodeLabels(_ labels: [String: String]) -> String {
-        (try? encodeJSON(labels)) ?? "{}"
-    }
-
     private static func encodeJSON(_ value: some Encodable) throws(StoreError) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -153,9 +148,5 @@ extension Database {
         } catch {
             throw StoreError(.internal, "internal storage error", cause: "cannot encode JSON: \(error)")
         }
-    }
-
-    private static func decodeLabels(_ text: String) -> [String: String] {
-        (try? JSONDecoder().decode([String: String].self, from: Data(text.utf8))) ?? [:]
     }
 }

@@ -59,7 +59,7 @@ package struct PruneReport: Sendable, Equatable, Encodable {
             "\(crashGroups) crash groups", "\(idempotencyKeys) idempotency records",
             "\(alertHistory) alert history entries", "\(dashboardSessions) expired sessions",
         ]
-        if !dryRun {
+        if !dryRun && pageSize > 0 {
             parts.append("returned \(returnedPages) of \(freePages) free pages (\(returnedPages * pageSize) bytes)")
         }
         return "\(verb) " + parts.joined(separator: ", ")

@@ -57,13 +57,13 @@ package struct RetentionPolicy: Sendable, Equatable, Decodable {
     }
 
     /// The first day kept of data kept `days` days, as of `now` (epoch seconds); nil when kept forever.
-    static func firstKeptDay(_ days: Int, now: Int64) -> Int? {
+    package static func firstKeptDay(_ days: Int, now: Int64) -> Int? {
         guard days > 0 else { return nil }
         return UTCDay(epochSeconds: now).ordinal - days + 1
     }
 
     /// The oldest time kept of records kept `days` days, as of `now`; nil when kept forever.
-    static func firstKeptSecond(_ days: Int, now: Int64) -> Int64? {
+    package static func firstKeptSecond(_ days: Int, now: Int64) -> Int64? {
         guard days > 0 else { return nil }
         return now - Int64(days) * 86_400
     }
