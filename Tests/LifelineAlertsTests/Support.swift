@@ -62,33 +62,3 @@ final class ManualClock: AlertClock {
 
     func sleep(for duration: Duration) async throws { try await Task.sleep(for: duration) }
 }
-
-/// What a test receiver got: one entry per request.
-final class ReceivedRequests: Sendable {
-    struct Entry: Sendable {
-        var path: String
-        var body: Data
-    }
-
-    private let entries = Mutex<[Entry]>([])
-
-    func append(_ entry: Entry) { entries.withLock { $0.append(entry) } }
-
-    var all: [Entry] { entries.withLock { $0 } }
-
-    func bodies(path: String) -> [Data] { all.filter { $0.path == path }.map(\.body) }
-}
-
-/// A Hummingbird app on 127.0.0.1 recording every POST (a webhook and an Alertmanager).
-enum RecordingReceiver {
-    static func application(_ received: ReceivedRequests) -> some ApplicationProtocol {
-        let router = Router()
-        router.post("**") { request, _ -> HTTPResponse.Status in
-            let body = try await request.body.collect(upTo: 1 << 20)
-            received.append(.init(path: request.uri.path, body: Data(buffer: body)))
-            return .ok
-        }
-        return Application(
-            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: .quiet)
-    }
-}

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import LifelineAnalysis
+import LifelineModel
 import LifelinePostgres
 import LifelineTestSupport
 import Synchronization
@@ -180,6 +181,119 @@ struct PostgresCommandTests {
         await store.shutdown()
         nodes[survivor].kill(SIGTERM)
         #expect(nodes[survivor].wait() == 0, "graceful shutdown exits 0")
+    }
+    @Test(
+        "two serve nodes on one PostgreSQL: an alert is delivered once, and not again when the leader is killed and the other takes over"
+    )
+    func oneDeliveryAcrossTakeover() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let url = try server.createDatabase()
+        let app = "com.example.app"
+        let created = try Lifeline.run(["keys", "create", "--db", url, "--role", "ingest", "--app", app])
+        let token = try #require(created.stdout.split(separator: "\n").last.map(String.init))
+        let read = try #require(
+            try Lifeline.run(["keys", "create", "--db", url, "--role", "read"]).stdout.split(separator: "\n").last
+                .map(String.init))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let received = ReceivedRequests()
+        try await RecordingReceiver.application(received).test(.live) { receiver in
+            let port = try #require(receiver.port)
+            let rules = try directory.write(
+                "rules.yaml",
+                """
+                evaluation_interval: 1s
+                groups:
+                  - name: restoration
+                    rules:
+                      - name: restoration_error_rate
+                        query: restoration_error_rate
+                        op: ">"
+                        threshold: 0.01
+                        window: 2d
+                        min_samples: 50
+                receivers:
+                  - name: hook
+                    webhook: {url: "http://127.0.0.1:\(port)/hook"}
+                  - name: am
+                    alertmanager: {url: "http://127.0.0.1:\(port)/am"}
+                route:
+                  receiver: hook
+                  routes:
+                    - receiver: am
+                      continue: true
+                    - receiver: hook
+                """)
+            let nodes = [
+                try Lifeline.Server(database: url, extra: ["--rules", rules]),
+                try Lifeline.Server(database: url, extra: ["--rules", rules]),
+            ]
+            for node in nodes { try await node.waitUntilReady() }
+            // Today's restoration error rate is 5 %: the rule fires on its first evaluation.
+            let today = UTCDay.today.string
+            let payload = """
+                {"appVersion": "4.2.0", "timeStampBegin": "\(today) 00:00:00 +0000",
+                 "timeStampEnd": "\(today) 23:59:00 +0000",
+                 "metaData": {"bundleIdentifier": "\(app)", "appBuildVersion": "1",
+                   "osVersion": "iPhone OS 17.4 (21E219)", "deviceType": "iPhone15,2", "regionFormat": "US",
+                   "platformArchitecture": "arm64e"},
+                 "signpostMetrics": [
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreAttempt", "totalSignpostCount": 100},
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreFailed", "totalSignpostCount": 5}]}
+                """
+            try await TestClient.withClient(host: "127.0.0.1", port: nodes[0].port) { http in
+                let response = try await http.post(
+                    "/v1/metrics", headers: ingestHeaders(token), body: ByteBuffer(string: payload))
+                #expect(response.status == .accepted)
+            }
+            func settle(_ seconds: Int, until done: () -> Bool) async throws {
+                let deadline = ContinuousClock.now + .seconds(seconds)
+                while !done(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            func leader() async -> Int? {
+                for (index, node) in nodes.enumerated() {
+                    let leads = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
+                        try json(try await http.get("/readyz").body ?? ByteBuffer())["leader"] as? Bool
+                    }
+                    if leads == true { return index }
+                }
+                return nil
+            }
+            try await settle(15) { received.bodies(path: "/hook").count >= 1 }
+            // Several evaluations on the leader: Alertmanager hears the alert again each time, the
+            // webhook once.
+            let beforeKill = received.bodies(path: "/am/api/v2/alerts").count
+            try await settle(10) { received.bodies(path: "/am/api/v2/alerts").count >= beforeKill + 3 }
+            #expect(received.bodies(path: "/hook").count == 1)
+            let victim = try #require(await leader())
+            let survivor = 1 - victim
+            nodes[victim].kill(SIGKILL)
+            #expect(nodes[victim].wait() == SIGKILL)
+            var deadline = ContinuousClock.now + .seconds(15)
+            while await leader() != survivor, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(await leader() == survivor)
+            // The new leader evaluates (Alertmanager re-sends go on) from the stored state: the
+            // webhook is not told again.
+            let atTakeover = received.bodies(path: "/am/api/v2/alerts").count
+            try await settle(15) { received.bodies(path: "/am/api/v2/alerts").count >= atTakeover + 3 }
+            #expect(received.bodies(path: "/am/api/v2/alerts").count >= atTakeover + 3)
+            #expect(received.bodies(path: "/hook").count == 1, "one webhook delivery across the takeover")
+            let hook = try #require(received.bodies(path: "/hook").first)
+            let delivered = try #require(try JSONSerialization.jsonObject(with: hook) as? [String: Any])
+            #expect(delivered["status"] as? String == "firing")
+            // Both nodes list the alert, firing since the first leader fired it.
+            try await TestClient.withClient(host: "127.0.0.1", port: nodes[survivor].port) { http in
+                let alerts = try json(
+                    try await http.get("/v1/alerts", headers: [.authorization: "Bearer \(read)"]).body ?? ByteBuffer())
+                let listed = try #require(alerts["alerts"] as? [[String: Any]])
+                #expect(listed.count == 1)
+                #expect(listed.first?["state"] as? String == "firing")
+            }
+            nodes[survivor].kill(SIGTERM)
+            #expect(nodes[survivor].wait() == 0)
+        }
     }
 }
 
