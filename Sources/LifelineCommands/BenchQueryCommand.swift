@@ -3,6 +3,7 @@ import Foundation
 import LifelineIngest
 import LifelineAnalysis
 import LifelineModel
+import LifelinePostgres
 import LifelineServer
 import LifelineSimulator
 import LifelineStore
@@ -37,15 +38,49 @@ struct BenchQueryCommand: AsyncParsableCommand {
     var app = "com.example.bench"
 
     func run() async throws {
+        if global.isPostgres {
+            let store = try await global.openPostgres(logger: global.makeLogger())
+            do {
+                try await bench(source: store) { start in try await fill(store, from: start) }
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+            await store.shutdown()
+            return
+        }
         let database = try Database(path: global.db)
         try database.migrate()
-        let existing = try database.payloadCount(app: app, kind: .metric)
-        if existing < payloads {
-            try await fill(database, from: existing)
-        } else {
-            printError("\(global.db) already holds \(existing) payloads of \(app); querying")
+        try await bench(source: database) { start in
+            let writer = try IngestWriter(database: database, logger: global.makeLogger())
+            do {
+                try await fill(writer, from: start)
+            } catch {
+                await writer.shutdown()
+                throw error
+            }
+            await writer.shutdown()
         }
-        let analysis = AnalysisRunner(source: database)
+    }
+
+    /// Metric payloads of the app stored in `source`.
+    private func stored(_ source: any AggregateSource) async throws -> Int {
+        let app = self.app
+        let apps = try await AnalysisRunner(source: source).analyze { try $0.apps() }
+        return Int(apps.first { $0.bundleID == app }?.metricPayloads ?? 0)
+    }
+
+    /// Fills `source` up to `--payloads` (with `fill`, from the count stored), then times the queries.
+    private func bench(
+        source: any AggregateSource, fill: (Int) async throws -> Void
+    ) async throws {
+        let existing = try await stored(source)
+        if existing < payloads {
+            try await fill(existing)
+        } else {
+            printError("\(global.dbDescription) already holds \(existing) payloads of \(app); querying")
+        }
+        let analysis = AnalysisRunner(source: source)
         let window = DayRange(last: SyntheticPayload.lastDay, count: days)
         let scope = Scope(app: app, days: window)
         let app = self.app
@@ -76,7 +111,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
             ),
         ]
         print(
-            "query (over \(try database.payloadCount(app: app, kind: .metric)) payloads)      median ms   p95 ms   rows"
+            "query (over \(try await stored(source)) payloads)      median ms   p95 ms   rows"
         )
         for (name, query) in queries {
             var samples: [Double] = []
@@ -97,9 +132,9 @@ struct BenchQueryCommand: AsyncParsableCommand {
         }
     }
 
-    /// Ingests generated payloads `start..<payloads` through the pipeline and writer.
-    func fill(_ database: Database, from start: Int) async throws {
-        let writer = try IngestWriter(database: database, logger: global.makeLogger())
+    /// Ingests generated payloads `start..<payloads` through the pipeline and `writer` (the
+    /// SQLite group-commit writer, or a PostgreSQL store: one transaction per 50-document request).
+    func fill(_ writer: any DocumentWriter, from start: Int) async throws {
         let pipeline = IngestPipeline()
         let progress = Progress(total: payloads - start, label: "generate+ingest")
         let app = self.app
@@ -121,7 +156,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
                         items += try pipeline.prepare(
                             body: body, encoding: .identity, family: .metric, app: app, receivedAt: 0)
                     }
-                    _ = try await writer.submit(IngestRequest(app: app, items: items, idempotencyKey: nil))
+                    _ = try await writer.write(IngestRequest(app: app, items: items, idempotencyKey: nil))
                     return range.count
                 }
             }
@@ -132,7 +167,6 @@ struct BenchQueryCommand: AsyncParsableCommand {
             }
         }
         progress.finish()
-        await writer.shutdown()
         let seconds = started.duration(to: .now)
         printError("ingested \(payloads - start) payloads in \(seconds)")
     }

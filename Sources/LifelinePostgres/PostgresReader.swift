@@ -33,7 +33,7 @@ struct PostgresReader: AggregateReader {
     let logger: Logger
 
     /// Runs `sql` with `binds` and waits for every row (on a thread-pool thread).
-    private func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
+    func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
         try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
     }
 
@@ -67,8 +67,8 @@ struct PostgresReader: AggregateReader {
         var binds = PostgresBindings()
         var dimensions: [GroupDimension]
 
-        /// Nil for a scope about iOS 27 app states: the PostgreSQL store does not keep the per-state
-        /// rows yet (the raw documents are kept), so it has no rows for such a scope.
+        /// Nil for a scope about iOS 27 app states: those are answered from the per-state rows
+        /// (``PostgresStateQuery``), not the rollups.
         init?(_ scope: Scope) {
             guard !scope.usesAppStates else { return nil }
             dimensions = scope.groupBy
@@ -123,7 +123,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func usage(_ scope: Scope) throws -> [UsageRow] {
-        guard let query = Query(scope) else { return [] }
+        guard let query = Query(scope) else { return try stateUsage(scope) }
         let sql = query.sql(
             "usage_rollup", columns: ["sum(payloads)::bigint", "sum(foreground_ms)", "sum(background_ms)"])
         let first = query.keys.count
@@ -138,7 +138,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func exits(_ scope: Scope) throws -> [ExitRow] {
-        guard let query = Query(scope) else { return [] }
+        guard let query = Query(scope) else { return try stateExits(scope) }
         let sql = query.sql("exit_rollup", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
         let first = query.keys.count
         return try rows(sql, query.binds).map { row in
@@ -150,7 +150,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
-        guard var query = Query(scope) else { return [] }
+        guard var query = Query(scope) else { return try stateSignposts(scope, categories: categories) }
         var extra: String?
         if !categories.isEmpty {
             query.binds.append(categories)
@@ -168,7 +168,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
-        guard var query = Query(scope) else { return [] }
+        guard var query = Query(scope) else { return try stateBuckets(scope, source: source) }
         query.binds.append(source.storageKey)
         let sql = query.sql(
             "bucket_rollup", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
@@ -183,7 +183,7 @@ struct PostgresReader: AggregateReader {
     }
 
     func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
-        guard let query = Query(scope) else { return [] }
+        guard let query = Query(scope) else { return try stateDiagnostics(scope) }
         let sql = query.sql("diagnostic_rollup", columns: ["sum(count)::bigint"], extraKeys: ["kind", "crash_group"])
         let first = query.keys.count
         return try rows(sql, query.binds).compactMap { row in

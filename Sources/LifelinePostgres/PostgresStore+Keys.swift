@@ -5,7 +5,7 @@ import PostgresNIO
 /// API keys on PostgreSQL: the same tokens, roles, rules and constant-time checks as the SQLite
 /// store (``KeyToken``, ``APIKey/validatedApp(role:app:expiresAt:now:)``).
 extension PostgresStore {
-    private static let keyColumns =
+    static let keyColumns =
         "id, role, app, created_at, revoked_at, expires_at, last_used_at, previous_valid_until"
 
     /// Creates a key; returns it with its token (shown once).
@@ -110,7 +110,7 @@ extension PostgresStore {
     }
 
     /// The key of a row whose first columns are ``keyColumns``.
-    private static func key(_ row: PostgresRow) throws -> APIKey {
+    static func key(_ row: PostgresRow) throws -> APIKey {
         let cells = row.makeRandomAccess()
         let (id, roleName, app) = (
             try cells[0].decode(String.self), try cells[1].decode(String.self), try cells[2].decode(String?.self)
@@ -123,5 +123,54 @@ extension PostgresStore {
         return APIKey(
             id: id, role: role, app: app, createdAt: created, revokedAt: revoked, expiresAt: expires, lastUsedAt: used,
             previousValidUntil: previousUntil)
+    }
+}
+
+/// Dashboard sessions on PostgreSQL (migration `0004_sessions`), as on SQLite: the cookie's
+/// opaque id, only its SHA-256 stored.
+extension PostgresStore {
+    /// Opens a session for `keyID` lasting `ttl` seconds; returns its id (the cookie value).
+    /// Expired sessions are removed on the way.
+    package func createSession(keyID: String, ttl: Int64, now: Int64 = WallClock.nowSeconds()) async throws -> String {
+        let id = "lls_" + KeyToken.makeSecret()
+        let hash = ByteBuffer(bytes: KeyToken.hash(id))
+        let expires = now + ttl
+        try await client.withConnection { connection in
+            try await connection.query("DELETE FROM dashboard_sessions WHERE expires_at <= \(now)", logger: logger)
+            try await connection.query(
+                """
+                INSERT INTO dashboard_sessions (id_hash, key_id, created_at, expires_at)
+                VALUES (\(hash), \(keyID), \(now), \(expires))
+                """, logger: logger)
+        }
+        return id
+    }
+
+    /// The key a live session signs in as, or nil (unknown, expired, key revoked or expired).
+    package func sessionKey(_ sessionID: String, now: Int64 = WallClock.nowSeconds()) async throws -> APIKey? {
+        guard sessionID.hasPrefix("lls_"), sessionID.utf8.count <= 64 else { return nil }
+        let hash = ByteBuffer(bytes: KeyToken.hash(sessionID))
+        let columns = Self.keyColumns.split(separator: ",").map { "k." + $0.trimmingCharacters(in: .whitespaces) }
+            .joined(separator: ", ")
+        var binds = PostgresBindings()
+        binds.append(hash)
+        binds.append(now)
+        for row in try await client.query(
+            PostgresQuery(
+                unsafeSQL: """
+                    SELECT \(columns) FROM dashboard_sessions s JOIN api_keys k ON k.id = s.key_id
+                    WHERE s.id_hash = $1 AND s.expires_at > $2 AND k.revoked_at IS NULL
+                        AND (k.expires_at IS NULL OR k.expires_at > $2)
+                    """, binds: binds), logger: logger
+        ).collect() {
+            return try Self.key(row)
+        }
+        return nil
+    }
+
+    /// Ends a session (logout); unknown ids are ignored.
+    package func deleteSession(_ sessionID: String) async throws {
+        let hash = ByteBuffer(bytes: KeyToken.hash(sessionID))
+        try await client.query("DELETE FROM dashboard_sessions WHERE id_hash = \(hash)", logger: logger)
     }
 }

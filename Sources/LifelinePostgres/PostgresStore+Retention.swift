@@ -5,7 +5,7 @@ import PostgresNIO
 /// Retention on PostgreSQL, the policy of the SQLite store (``RetentionPolicy``): raw documents
 /// go by dropping their day partitions; payloads older than `data_days` with their diagnostics,
 /// rollup rows and emptied crash groups in short transactions; old idempotency records and alert
-/// history by one statement each. Safe beside running nodes: crash-group counts are decremented
+/// history and expired dashboard sessions by one statement each. Safe beside running nodes: crash-group counts are decremented
 /// (not recounted), so a concurrent ingest of the same group is not lost.
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
@@ -77,6 +77,12 @@ extension PostgresStore {
                 oldest)
             report.transactions += 1
         }
+        report.dashboardSessions = try await count(
+            dryRun
+                ? "SELECT count(*) FROM dashboard_sessions WHERE expires_at < $1"
+                : "WITH d AS (DELETE FROM dashboard_sessions WHERE expires_at < $1 RETURNING 1) SELECT count(*) FROM d",
+            now)
+        report.transactions += 1
         progress(report)
         return report
     }

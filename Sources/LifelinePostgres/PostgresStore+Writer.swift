@@ -124,13 +124,15 @@ extension PostgresStore: DocumentWriter {
             }
             var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
             var rollups = RollupRows()
+            var states = StateRows()
             for item in items {
                 let (id, isNew) = try await Self.write(
-                    item, app: app, rollups: &rollups, on: connection, logger: logger)
+                    item, app: app, rollups: &rollups, states: &states, on: connection, logger: logger)
                 outcome.ids.append(id)
                 if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
             }
             try await rollups.flush(app: app, on: connection, logger: logger)
+            try await states.flush(on: connection, logger: logger)
             if let key = request.idempotencyKey {
                 let accepted = outcome.accepted
                 let duplicates = outcome.duplicates
@@ -160,9 +162,11 @@ extension PostgresStore: DocumentWriter {
         throw PostgresStoreError("app row missing after insert")
     }
 
-    /// Writes one item unless its content is stored already; its rollup rows go to `rollups`.
+    /// Writes one item unless its content is stored already; its rollup rows go to `rollups`, its
+    /// per-state rows (iOS 27) to `states`.
     private static func write(
-        _ prepared: Prepared, app: Int64, rollups: inout RollupRows, on connection: PostgresConnection, logger: Logger
+        _ prepared: Prepared, app: Int64, rollups: inout RollupRows, states: inout StateRows,
+        on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
         let meta = prepared.meta
         let version = StoredValue.dimension(meta.appVersion) ?? ""
@@ -205,6 +209,7 @@ extension PostgresStore: DocumentWriter {
         switch prepared.item.document.content {
         case .metric(let metric):
             rollups.add(metric, cell: RollupRows.Cell(day: day, version: version, os: os, device: device))
+            states.add(metric, payload: payload)
         case .diagnostic(let diagnostics):
             for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
                 let group = try await crashGroup(
@@ -213,9 +218,10 @@ extension PostgresStore: DocumentWriter {
                     day: day, version: StoredValue.dimension(diagnostic.meta.appVersion) ?? "",
                     os: StoredValue.dimension(diagnostic.meta.osVersion) ?? "",
                     device: StoredValue.dimension(diagnostic.meta.deviceType) ?? "")
-                try await insert(
+                let id = try await insert(
                     diagnostic, ordinal: ordinal, payload: payload, group: group, cell: cell,
                     occurredAt: prepared.occurredAt, on: connection, logger: logger)
+                states.addDiagnostic(id, states: diagnostic.appStates)
                 rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
             }
         }
@@ -242,10 +248,11 @@ extension PostgresStore: DocumentWriter {
         throw PostgresStoreError("crash group upsert returned no id")
     }
 
+    /// Inserts one diagnostic and its frames; returns its id.
     private static func insert(
         _ diagnostic: Diagnostic, ordinal: Int, payload: Int64, group: Int64, cell: RollupRows.Cell, occurredAt: Int64,
         on connection: PostgresConnection, logger: Logger
-    ) async throws {
+    ) async throws -> Int64 {
         let ordinal = Int64(ordinal)
         let kind = diagnostic.kind.rawValue
         let (exceptionType, exceptionCode, signal) = (
@@ -271,7 +278,7 @@ extension PostgresStore: DocumentWriter {
         }
         guard let id else { throw PostgresStoreError("diagnostic insert returned no id") }
         let chain = (diagnostic.callStackTree?.attributedChain ?? []).prefix(StoredValue.maxFrames)
-        guard !chain.isEmpty else { return }
+        guard !chain.isEmpty else { return id }
         let positions = chain.indices.map { Int64($0) }
         let names = chain.map { $0.binaryName ?? "" }
         let uuids = chain.map { $0.binaryUUID ?? "" }
@@ -284,5 +291,6 @@ extension PostgresStore: DocumentWriter {
             FROM unnest(\(positions)::bigint[], \(names)::text[], \(uuids)::text[], \(addresses)::bigint[],
                 \(offsets)::bigint[]) AS f (p, n, u, a, o)
             """, logger: logger)
+        return id
     }
 }

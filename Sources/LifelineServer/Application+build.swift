@@ -114,7 +114,8 @@ func buildRouter(
     QueryController(analysis: analysis).addRoutes(to: v1)
     SymbolsController(database: database).addRoutes(to: v1)
     DashboardController(
-        database: database, analysis: analysis, keys: keys, sessionSeconds: config.sessionSeconds,
+        sessions: SQLiteDashboardSessions(database: database), alerts: database.alertState, analysis: analysis,
+        keys: keys, sessionSeconds: config.sessionSeconds,
         secureCookies: config.secureCookies
     ).addRoutes(to: router)
     MetricsController(

@@ -34,7 +34,7 @@ func buildPostgresApplication(
     }
     logger.info(
         "database: PostgreSQL \(store.location)",
-        metadata: ["note": "the dashboard and debug symbols run on the SQLite store only for now"])
+        metadata: ["note": "debug symbols run on the SQLite store only for now"])
     let election = try LeaderElection(location: store.location, logger: logger)
     let leader: @Sendable () -> Bool = { election.isLeader }
     let rules: RuleSet
@@ -75,6 +75,10 @@ func buildPostgresApplication(
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
     QueryController(analysis: analysis).addRoutes(to: v1)
+    DashboardController(
+        sessions: store, alerts: store, analysis: analysis, keys: keys, sessionSeconds: config.sessionSeconds,
+        secureCookies: config.secureCookies
+    ).addRoutes(to: router)
     let alerts = AlertsController(evaluator: evaluator)
     alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)
     alerts.addAdminRoutes(to: router.group("-").add(middleware: AuthMiddleware(keys: keys)))  // POST /-/reload

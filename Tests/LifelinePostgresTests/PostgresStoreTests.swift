@@ -59,6 +59,13 @@ struct PostgresStoreTests {
         var signposts: [SignpostRow]
         var crashes: [String]
         var summary: SummaryFigure
+        /// iOS 27 app states: per-state exits, hangs, usage, signposts and diagnostics, and a state filter.
+        var exitsByAppState: [ExitFigure]
+        var hangsByAppState: [PercentileFigure]
+        var usageByAppState: [UsageRow]
+        var signpostsByAppState: [SignpostRow]
+        var diagnosticsByAppState: [String]
+        var exitsInOneState: [ExitFigure]
 
         static func read(_ source: any AggregateSource) async throws -> Figures {
             try await AnalysisRunner(source: source).analyze { analyzer in
@@ -92,7 +99,27 @@ struct PostgresStoreTests {
                             "\(group) \(crash.kind) \(crash.count) \(crash.countByVersion.sorted { $0.key < $1.key })"
                             + " \(crash.exceptionName ?? "-") \(crash.signalName ?? "-") \(crash.isWatchdog)"
                     }.sorted(),
-                    summary: try analyzer.summary(scope))
+                    summary: try analyzer.summary(scope),
+                    exitsByAppState: try analyzer.exits(scope.grouped(by: [.appState, .version])),
+                    hangsByAppState: try analyzer.percentiles(
+                        scope.grouped(by: [.appState]), source: Analyzer.hangHistogram),
+                    usageByAppState: try analyzer.reader.usage(scope.grouped(by: [.appState, .day])).sorted {
+                        $0.key < $1.key
+                    },
+                    signpostsByAppState: try analyzer.reader.signposts(
+                        scope.grouped(by: [.appState]), categories: []
+                    ).sorted { ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name) },
+                    // Group ids are each store's own: compared by count per kind and key.
+                    diagnosticsByAppState: try analyzer.reader.diagnostics(scope.grouped(by: [.appState, .device]))
+                        .map { "\($0.key) \($0.kind) \($0.count)" }.sorted(),
+                    exitsInOneState: try {
+                        let states = try analyzer.reader.usage(scope.grouped(by: [.appState])).compactMap {
+                            $0.key.appState.map { "\($0.domain)/\($0.label)" }
+                        }.sorted()
+                        var one = scope.grouped(by: [.version])
+                        one.appStates = Array(states.prefix(1))
+                        return try analyzer.exits(one)
+                    }())
             }
         }
     }
@@ -131,6 +158,15 @@ struct PostgresStoreTests {
         #expect(actual.signposts == expected.signposts)
         #expect(actual.crashes == expected.crashes)
         #expect(actual.summary == expected.summary)
+        #expect(!expected.exitsByAppState.isEmpty)
+        #expect(!expected.usageByAppState.isEmpty)
+        #expect(!expected.exitsInOneState.isEmpty)
+        #expect(actual.exitsByAppState == expected.exitsByAppState)
+        #expect(actual.hangsByAppState == expected.hangsByAppState)
+        #expect(actual.usageByAppState == expected.usageByAppState)
+        #expect(actual.signpostsByAppState == expected.signpostsByAppState)
+        #expect(actual.diagnosticsByAppState == expected.diagnosticsByAppState)
+        #expect(actual.exitsInOneState == expected.exitsInOneState)
         await store.shutdown()
     }
 

@@ -8,7 +8,7 @@ import LifelineTestSupport
 import NIOCore
 import Testing
 
-@Suite("Built-in dashboard page")
+@Suite("Built-in dashboard page, on SQLite and on PostgreSQL")
 struct DashboardTests {
     static let notes = ReportTests.notes
 
@@ -25,13 +25,14 @@ struct DashboardTests {
         try await client.execute(uri: uri, method: .get, headers: [.cookie: cookie])
     }
 
-    @Test("login form, cookie sign-in with a read key only, pickers and the report's sections")
-    func signInAndBrowse() async throws {
-        let env = try TemporaryDatabase()
-        defer { env.remove() }
-        let read = try env.token(.read)
-        let ingest = try env.token(.ingest, app: Self.notes)
-        let scoped = try env.token(.read, app: ReportTests.meter)
+    @Test(
+        "login form, cookie sign-in with a read key only, pickers and the report's sections",
+        arguments: Backend.allCases)
+    func signInAndBrowse(_ backend: Backend) async throws {
+        guard let env = try await TestStore.make(backend) else { return }
+        let read = try await env.token(.read)
+        let ingest = try await env.token(.ingest, app: Self.notes)
+        let scoped = try await env.token(.read, app: ReportTests.meter)
         try await ReportTests.fill(env) { client, _ in
             let anonymous = try await client.execute(uri: "/", method: .get)
             #expect(anonymous.status == .ok)
@@ -84,7 +85,10 @@ struct DashboardTests {
             let out = try await client.execute(uri: "/logout", method: .post, headers: [.cookie: cookie])
             #expect(out.status == .seeOther)
             #expect(out.headers[.setCookie]?.contains("Max-Age=0") == true)
+            // Logged out: the cookie no longer signs in.
+            #expect(try await Self.page(client, "/?\(window)", cookie: cookie).status == .unauthorized)
         }
+        await env.remove()
     }
 
     @Test("the cookie is an opaque session id, never the key; logout and revocation end it")

@@ -24,9 +24,27 @@ struct ReportTests {
     static func fill(_ env: TemporaryDatabase, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
         async throws
     {
-        let notesKey = try env.token(.ingest, app: notes)
-        let meterKey = try env.token(.ingest, app: meter)
-        let read = try env.token(.read)
+        let keys = (try env.token(.ingest, app: notes), try env.token(.ingest, app: meter), try env.token(.read))
+        try await env.withLiveServer { client in try await fill(client, keys: keys, body) }
+    }
+
+    /// ``fill(_:_:)`` on either backend.
+    static func fill(_ env: TestStore, _ body: @Sendable (any TestClientProtocol, String) async throws -> Void)
+        async throws
+    {
+        let keys = (
+            try await env.token(.ingest, app: notes), try await env.token(.ingest, app: meter),
+            try await env.token(.read)
+        )
+        try await env.withLiveServer { client in try await fill(client, keys: keys, body) }
+    }
+
+    /// Posts the report's documents through `client` with the keys (notes, meter, read), then runs `body`.
+    private static func fill(
+        _ client: any TestClientProtocol, keys: (String, String, String),
+        _ body: @Sendable (any TestClientProtocol, String) async throws -> Void
+    ) async throws {
+        let (notesKey, meterKey, read) = keys
         var documents: [(path: String, key: String, body: Data)] = [
             ("/v1/metrics", notesKey, try Paths.fixture("metrics/lifeline-authored__ios17-full.json")),
             ("/v1/metrics", notesKey, try Paths.fixture("metrics/lifeline-authored__sparse-zoneless.json")),
@@ -42,16 +60,13 @@ struct ReportTests {
                         index: 100 + index, bundle: notes, version: "4.2.0", day: 10 + index, entered: 20, exited: 10)
                 ))
         }
-        let all = documents
-        try await env.withLiveServer { client in
-            for document in all {
-                let response = try await client.execute(
-                    uri: document.path, method: .post, headers: ingestHeaders(document.key, gzip: true),
-                    body: try gzip(document.body))
-                #expect(response.status == .accepted, "\(String(buffer: response.body))")
-            }
-            try await body(client, read)
+        for document in documents {
+            let response = try await client.execute(
+                uri: document.path, method: .post, headers: ingestHeaders(document.key, gzip: true),
+                body: try gzip(document.body))
+            #expect(response.status == .accepted, "\(String(buffer: response.body))")
         }
+        try await body(client, read)
     }
 
     static func rows(_ client: any TestClientProtocol, _ uri: String, _ token: String, key: String = "rows")

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LifelineAlerts
 import LifelineAnalysis
 import LifelineModel
 import LifelineReport
@@ -16,7 +17,8 @@ import LifelineStore
 /// HTML answer carries a CSP with `frame-ancestors 'none'`, `X-Content-Type-Options: nosniff` and
 /// `Referrer-Policy: no-referrer`. A key scoped to one app sees only that app.
 struct DashboardController: Sendable {
-    let database: Database
+    let sessions: any DashboardSessions
+    let alerts: any AlertStateStore
     let analysis: AnalysisRunner
     let keys: KeyCache
     var sessionSeconds: Int64 = 12 * 3_600
@@ -28,7 +30,7 @@ struct DashboardController: Sendable {
         router.get("/") { request, _ in try await page(request) }
         router.post("login") { request, _ in try await login(request) }
         router.post("logout") { request, _ in
-            if let session = sessionCookie(request) { try await database.write { try $0.deleteSession(session) } }
+            if let session = sessionCookie(request) { try await sessions.deleteSession(session) }
             var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = clearCookie(request)
             Self.secure(&response.headers)
@@ -43,7 +45,7 @@ struct DashboardController: Sendable {
         if let token = bearer(request) {
             key = try await verified(token)
         } else if let session = sessionCookie(request) {
-            key = try await database.write { try $0.sessionKey(session) }.flatMap {
+            key = try await sessions.sessionKey(session).flatMap {
                 $0.role == .read || $0.role == .admin ? $0 : nil
             }
         } else {
@@ -89,7 +91,7 @@ struct DashboardController: Sendable {
         let days = DayRange(from: first, to: last)
         let versions = try await analysis.analyze { try $0.versions(Scope(app: app, days: days)) }
         form.versions = form.versions.filter(versions.contains)
-        let report = try await ReportBuilder(analysis: analysis, alerts: database.alertState).build(
+        let report = try await ReportBuilder(analysis: analysis, alerts: alerts).build(
             Report.Request(app: app, days: days, versions: form.versions), now: WallClock.nowSeconds())
         let content = ReportHTML.sections(report)
         return html(DashboardHTML.page(form: form, apps: apps, versions: versions, content: content), status: .ok)
@@ -111,7 +113,7 @@ struct DashboardController: Sendable {
                 status: .unauthorized)
         }
         let sessionSeconds = self.sessionSeconds
-        let session = try await database.write { try $0.createSession(keyID: key.id, ttl: sessionSeconds) }
+        let session = try await sessions.createSession(keyID: key.id, ttl: sessionSeconds)
         var response = Response.redirect(to: "/", type: .found)
         response.headers[.setCookie] =
             "\(Self.cookie)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(sessionSeconds)"
