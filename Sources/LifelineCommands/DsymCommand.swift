@@ -16,29 +16,38 @@ struct DsymCommand: ParsableCommand {
 }
 
 extension DsymCommand {
-    /// The migrated database of `--db`, with the symbol directory and symbolizer of `--config`.
-    static func openDatabase(_ global: GlobalOptions, config: String?) throws -> Database {
-        guard !global.isPostgres else {
-            throw CommandError(
-                "debug symbols are kept by the SQLite store only for now; \(global.dbDescription) is PostgreSQL (see README, PostgreSQL: not yet)"
-            )
+    /// Runs `body` with the symbol store of `--db` (a SQLite file, migrated, or a PostgreSQL
+    /// database), with the symbol directory and symbolizer of `--config`; whether it symbolicates.
+    static func withStore<T>(
+        _ global: GlobalOptions, config: String?, _ body: (any SymbolStore, Bool) async throws -> T
+    ) async throws -> T {
+        let options = try config.map(ConfigFile.load)?.databaseOptions() ?? .init()
+        if global.isPostgres {
+            let store = try await global.openPostgres(logger: global.makeLogger(), options: options)
+            do {
+                let result = try await body(store, store.symbolicator != nil)
+                await store.shutdown()
+                return result
+            } catch {
+                await store.shutdown()
+                throw error
+            }
         }
-        let database = try Database(
-            path: global.db, options: try config.map(ConfigFile.load)?.databaseOptions() ?? .init())
+        let database = try Database(path: global.db, options: options)
         try database.migrate()
-        return database
+        return try await body(database.symbolStore, database.symbolicator != nil)
     }
 }
 
 /// `lifeline dsym import`: offline import of `.dSYM` bundles or DWARF files.
-struct DsymImportCommand: ParsableCommand {
+struct DsymImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract:
             "Import .dSYM bundles, zips of them, or Mach-O files with DWARF into the database's symbol directory.",
         discussion: """
             Each architecture slice is recorded under its LC_UUID (thin and fat files) and copied to \
-            <database>.symbols/<UUID>. A zip (an Xcode archive's dSYMs, zipped by CI) is read like the \
+            <database>.symbols/<UUID> (on PostgreSQL: into the database, in 8 MiB chunks). A zip (an Xcode archive's dSYMs, zipped by CI) is read like the \
             upload endpoint reads it: paths climbing out with .., links and zip bombs refuse the whole file. Frames of that binary are symbolicated when read, crashes \
             stored before the import included. Importing the same UUID again changes nothing. \
             Needs llvm-symbolizer on PATH to symbolicate (the Swift toolchain and Debian's llvm ship it).
@@ -61,28 +70,40 @@ struct DsymImportCommand: ParsableCommand {
         guard !paths.isEmpty else { throw ValidationError("give at least one path") }
     }
 
-    func run() throws {
-        let database = try DsymCommand.openDatabase(global, config: config)
-        var imported = 0
-        var known = 0
-        for path in paths {
-            for file in try Database.symbolFiles(at: path) {
-                for (symbols, isNew) in try database.importSymbols(app: app, upload: file, now: WallClock.nowSeconds())
-                {
-                    print("\(isNew ? "imported" : "known   ") \(symbols.uuid) \(symbols.arch) \(symbols.binaryName)")
-                    if isNew { imported += 1 } else { known += 1 }
+    func run() async throws {
+        let app = self.app
+        try await DsymCommand.withStore(global, config: config) { store, symbolicates in
+            var imported = 0
+            var known = 0
+            for path in paths {
+                for file in try Database.symbolFiles(at: path) {
+                    // A zip (whatever its name) is read within the upload endpoint's bounds.
+                    var files = [(file: file, binaryName: file.lastPathComponent)]
+                    if Database.isZip(file) {
+                        files = try Database.extractSymbolArchive(file, into: store.symbolWorkDirectory)
+                    }
+                    defer {
+                        for item in files where item.file != file { try? FileManager.default.removeItem(at: item.file) }
+                    }
+                    for (symbols, isNew) in try await store.importSymbols(
+                        app: app, files: files, now: WallClock.nowSeconds())
+                    {
+                        print(
+                            "\(isNew ? "imported" : "known   ") \(symbols.uuid) \(symbols.arch) \(symbols.binaryName)")
+                        if isNew { imported += 1 } else { known += 1 }
+                    }
                 }
             }
-        }
-        print("slices imported: \(imported), already known: \(known)")
-        if database.symbolicator == nil {
-            printError("note: llvm-symbolizer is not on PATH: frames stay unsymbolicated until it is")
+            print("slices imported: \(imported), already known: \(known)")
+            if !symbolicates {
+                printError("note: llvm-symbolizer is not on PATH: frames stay unsymbolicated until it is")
+            }
         }
     }
 }
 
 /// `lifeline dsym list`.
-struct DsymListCommand: ParsableCommand {
+struct DsymListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List the debug symbols of an app (uuid, arch, binary, size, imported at).")
 
@@ -94,18 +115,20 @@ struct DsymListCommand: ParsableCommand {
     @Option(help: "Bundle identifier of the app.")
     var app: String
 
-    func run() throws {
-        let database = try DsymCommand.openDatabase(global, config: config)
-        for symbols in try database.debugSymbols(app: app) {
-            print(
-                "\(symbols.uuid) \(symbols.arch) \(symbols.binaryName) \(symbols.size) B "
-                    + UTCTimestamp.iso8601(symbols.uploadedAt))
+    func run() async throws {
+        let app = self.app
+        try await DsymCommand.withStore(global, config: config) { store, _ in
+            for symbols in try await store.debugSymbols(app: app) {
+                print(
+                    "\(symbols.uuid) \(symbols.arch) \(symbols.binaryName) \(symbols.size) B "
+                        + UTCTimestamp.iso8601(symbols.uploadedAt))
+            }
         }
     }
 }
 
 /// `lifeline dsym delete`: offline removal of one slice.
-struct DsymDeleteCommand: ParsableCommand {
+struct DsymDeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete the debug symbols of one UUID (its row and its file).")
 
@@ -124,12 +147,14 @@ struct DsymDeleteCommand: ParsableCommand {
         guard UUID(uuidString: uuid) != nil else { throw ValidationError("\(uuid) is not a UUID") }
     }
 
-    func run() throws {
-        let database = try DsymCommand.openDatabase(global, config: config)
-        guard try database.deleteSymbols(app: app, uuid: uuid) else {
-            throw CommandError("\(app) has no debug symbols with UUID \(uuid.uppercased())")
+    func run() async throws {
+        let (app, uuid) = (self.app, self.uuid)
+        try await DsymCommand.withStore(global, config: config) { store, _ in
+            guard try await store.deleteSymbols(app: app, uuid: uuid) else {
+                throw CommandError("\(app) has no debug symbols with UUID \(uuid.uppercased())")
+            }
+            print("deleted \(uuid.uppercased())")
         }
-        print("deleted \(uuid.uppercased())")
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LifelinePostgres
+import LifelineStore
 import Logging
 
 /// Options every subcommand takes.
@@ -24,11 +25,14 @@ struct GlobalOptions: ParsableArguments {
         return (try? PostgresLocation(db).description) ?? "postgres://…"
     }
 
-    /// The PostgreSQL store of `--db`, migrated; the caller shuts it down.
-    func openPostgres(logger: Logger) async throws -> PostgresStore {
+    /// The PostgreSQL store of `--db`, migrated; the caller shuts it down. `options` (of the
+    /// config file) give the symbol cache directory and symbolizer.
+    func openPostgres(logger: Logger, options: Database.Options = .init()) async throws -> PostgresStore {
         let store: PostgresStore
         do {
-            store = try PostgresStore(url: db, logger: logger)
+            store = try PostgresStore(
+                url: db, logger: logger, symbolCache: options.symbolDirectory.map { URL(fileURLWithPath: $0) },
+                symbolicator: Symbolicator(executable: options.llvmSymbolizer))
         } catch {
             throw CommandError("\(error)")
         }

@@ -104,7 +104,8 @@ struct ReportCommand: AsyncParsableCommand {
         let conventions = file?.analysis?.conventions ?? SignpostConventions()
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
         if global.isPostgres {
-            let store = try await global.openPostgres(logger: global.makeLogger())
+            let store = try await global.openPostgres(
+                logger: global.makeLogger(), options: file?.databaseOptions() ?? Database.Options())
             do {
                 try await run(source: store, alerts: store, conventions: conventions, handlerFlag: handlerFlag)
             } catch {

@@ -1,3 +1,4 @@
+import Foundation
 import LifelineAnalysis
 import LifelineModel
 import LifelineStore
@@ -12,11 +13,12 @@ import PostgresNIO
 extension PostgresStore: AggregateSource {
     package func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) throws -> T) async throws -> T {
         let logger = self.logger
+        let symbols = symbolicator.map { (cache: symbolCache, symbolicator: $0) }
         return try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
                 let result = try await NIOThreadPool.singleton.runIfActive {
-                    try body(PostgresReader(connection: connection, logger: logger))
+                    try body(PostgresReader(connection: connection, logger: logger, symbols: symbols))
                 }
                 try await connection.query("COMMIT", logger: logger)
                 return result
@@ -31,6 +33,8 @@ extension PostgresStore: AggregateSource {
 struct PostgresReader: AggregateReader {
     let connection: PostgresConnection
     let logger: Logger
+    /// This node's symbol cache and symbolicator, when symbolication is on.
+    let symbols: (cache: URL, symbolicator: Symbolicator)?
 
     /// Runs `sql` with `binds` and waits for every row (on a thread-pool thread).
     func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
@@ -242,14 +246,19 @@ struct PostgresReader: AggregateReader {
                         binaryName: name, binaryUUID: uuid, address: UInt64(bitPattern: address),
                         offset: UInt64(bitPattern: offset))
                 }
+                if let symbols {
+                    info.sampleFrames = try SymbolSource.symbolicate(
+                        info.sampleFrames, symbolicator: symbols.symbolicator
+                    ) { uuid in try symbolFile(uuid: uuid, cache: symbols.cache) }
+                    info.title = SymbolSource.title(info.title, frames: info.sampleFrames)
+                }
             }
             infos.append(info)
         }
         return infos
     }
 
-    /// Debug symbols are not kept by the PostgreSQL store yet: every binary of the app's own seen
-    /// in its diagnostics lacks them.
+    /// The app's own binaries seen in its diagnostics without debug symbols, most frequent first.
     func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols] {
         var binds = PostgresBindings()
         binds.append(app)
@@ -259,6 +268,7 @@ struct PostgresReader: AggregateReader {
             SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
             FROM diagnostic_frames f JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
             WHERE p.app = (SELECT id FROM apps WHERE bundle_id = $1) AND f.binary_uuid IS NOT NULL
+                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
             GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT $2
             """, binds
         ).map { row in

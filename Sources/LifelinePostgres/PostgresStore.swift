@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LifelineModel
 import LifelineStore
@@ -27,13 +28,34 @@ package final class PostgresStore: Sendable {
     /// App ids by bundle id, once committed (rows of `apps` are never renamed or deleted), so a
     /// request does not spend two round trips finding its app. Bounded by the apps with keys.
     let appIDs = Mutex<[String: Int64]>([:])
+    /// Where this node keeps its copies of debug-symbol slices (``symbolFile(uuid:on:)``).
+    package let symbolCache: URL
+    /// Symbolicates crash frames when read; nil without `llvm-symbolizer`.
+    package let symbolicator: Symbolicator?
+    /// Bytes per stored chunk of a debug-symbol slice: what one statement carries, and what a
+    /// node holds in memory at a time.
+    let symbolChunkBytes: Int
 
     /// Connects lazily: the pool opens connections on first use. Call ``shutdown()`` when done.
-    package init(location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"))
-        throws(PostgresStoreError)
-    {
+    /// - Parameters:
+    ///   - symbolCache: this node's copies of debug symbols (default: a directory of the system's
+    ///     temporary directory named after the database).
+    ///   - symbolicator: symbolicates crash frames when read (nil: frames stay binary + offset).
+    ///   - symbolChunkBytes: bytes per stored chunk of a debug-symbol slice (8 MiB).
+    package init(
+        location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20
+    ) throws(PostgresStoreError) {
         self.location = location
+        self.symbolChunkBytes = max(1, symbolChunkBytes)
         self.logger = logger
+        let name = String(
+            SHA256.hash(data: Data(location.description.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
+        self.symbolCache =
+            symbolCache
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "lifeline-symbols-\(name)", isDirectory: true)
+        self.symbolicator = symbolicator
         let client = PostgresClient(configuration: try location.clientConfiguration(), backgroundLogger: logger)
         self.client = client
         let started = self.started
@@ -45,10 +67,13 @@ package final class PostgresStore: Sendable {
     }
 
     /// Opens the store of `url` (`postgres://…`).
-    package convenience init(url: String, logger: Logger = Logger(label: "lifeline.postgres"))
-        throws(PostgresStoreError)
-    {
-        try self.init(location: try PostgresLocation(url), logger: logger)
+    package convenience init(
+        url: String, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20
+    ) throws(PostgresStoreError) {
+        try self.init(
+            location: try PostgresLocation(url), logger: logger, symbolCache: symbolCache, symbolicator: symbolicator,
+            symbolChunkBytes: symbolChunkBytes)
     }
 
     /// Closes every connection.

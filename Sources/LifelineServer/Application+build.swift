@@ -112,7 +112,7 @@ func buildRouter(
     ).addRoutes(to: v1)
     let analysis = AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analysis: analysis).addRoutes(to: v1)
-    SymbolsController(database: database).addRoutes(to: v1)
+    SymbolsController(symbols: database.symbolStore, source: database).addRoutes(to: v1)
     DashboardController(
         sessions: SQLiteDashboardSessions(database: database), alerts: database.alertState, analysis: analysis,
         keys: keys, sessionSeconds: config.sessionSeconds,

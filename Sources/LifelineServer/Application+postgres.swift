@@ -22,7 +22,9 @@ func buildPostgresApplication(
 ) async throws -> Application<RouterResponder<LifelineRequestContext>> {
     let logger = config.logger
     let metrics = ServiceMetrics()
-    let store = try PostgresStore(url: url, logger: logger)
+    let store = try PostgresStore(
+        url: url, logger: logger, symbolCache: config.database.symbolDirectory.map { URL(fileURLWithPath: $0) },
+        symbolicator: Symbolicator(executable: config.database.llvmSymbolizer))
     do {
         let applied = try await store.migrate()
         if !applied.isEmpty {
@@ -32,9 +34,16 @@ func buildPostgresApplication(
         await store.shutdown()
         throw error
     }
-    logger.info(
-        "database: PostgreSQL \(store.location)",
-        metadata: ["note": "debug symbols run on the SQLite store only for now"])
+    logger.info("database: PostgreSQL \(store.location)")
+    if let symbolicator = store.symbolicator {
+        logger.info(
+            "symbolication on",
+            metadata: ["llvm_symbolizer": "\(symbolicator.executable)", "symbol_cache": "\(store.symbolCache.path)"])
+    } else {
+        logger.warning(
+            "symbolication off: no llvm-symbolizer on PATH (install llvm, or set symbols.llvm_symbolizer); crash frames stay binary + offset"
+        )
+    }
     let election = try LeaderElection(location: store.location, logger: logger)
     let leader: @Sendable () -> Bool = { election.isLeader }
     let rules: RuleSet
@@ -75,6 +84,7 @@ func buildPostgresApplication(
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
     QueryController(analysis: analysis).addRoutes(to: v1)
+    SymbolsController(symbols: store, source: store).addRoutes(to: v1)
     DashboardController(
         sessions: store, alerts: store, analysis: analysis, keys: keys, sessionSeconds: config.sessionSeconds,
         secureCookies: config.secureCookies

@@ -3,9 +3,13 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+import LifelinePostgres
 import LifelineServer
 import LifelineStore
 import LifelineTestSupport
+import NIOCore
 import Testing
 import ZIPFoundation
 
@@ -111,16 +115,19 @@ struct SymbolicationTests {
         }
     }
 
-    @Test("frames get function, file and line once the dSYM is imported, for crashes stored before it too")
-    func retroactiveSymbolication() async throws {
-        let env = try TemporaryDatabase()
+    @Test(
+        "frames get function, file and line once the dSYM is imported, for crashes stored before it too",
+        arguments: Backend.allCases)
+    func retroactiveSymbolication(_ backend: Backend) async throws {
+        guard let env = try await TestStore.make(backend) else { return }
         guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
         let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
-        let ingest = try env.token(.ingest, app: Self.app)
-        let read = try env.token(.read)
-        let path = env.path
-        try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
+        let ingest = try await env.token(.ingest, app: Self.app)
+        let read = try await env.token(.read)
+        let admin = try await env.token(.admin)
+        let path = env.url ?? env.directory.databasePath
+        try await env.withLiveServer { client async throws in
             let posted = try await client.execute(
                 uri: "/v1/diagnostics", method: .post, headers: ingestHeaders(ingest),
                 body: ByteBuffer(string: Self.crashPayload(uuid: uuid)))
@@ -184,6 +191,19 @@ struct SymbolicationTests {
                 try await title()
                     == "EXC_BAD_ACCESS / SIGSEGV in Demo.Parser.parse(Swift.String) -> Swift.Int — demo.c:4")
             #expect(try await missing().isEmpty)
+
+            // Deleted over HTTP: frames are bare again; uploaded over HTTP: named again.
+            let deleted = try await client.execute(
+                uri: "/v1/apps/\(Self.app)/dsyms/\(uuid)", method: .delete, headers: [.authorization: "Bearer \(admin)"]
+            )
+            #expect(deleted.status == .noContent)
+            #expect(try await stack().allSatisfy { $0["function"] is NSNull })
+            let uploaded = try await client.execute(
+                uri: "/v1/apps/\(Self.app)/dsyms?name=Demo", method: .post,
+                headers: [.authorization: "Bearer \(admin)", .contentType: "application/octet-stream"],
+                body: ByteBuffer(bytes: try Data(contentsOf: dwarf)))
+            #expect(uploaded.status == .created, "\(String(buffer: uploaded.body))")
+            #expect(try await stack().first?["function"] as? String == "Demo.Parser.parse(Swift.String) -> Swift.Int")
         }
         // The HTML report's sample stack names the function, file and line too.
         let html = env.directory.url.appendingPathComponent("report.html").path
@@ -198,6 +218,56 @@ struct SymbolicationTests {
         let refused = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, junk])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("not a 64-bit Mach-O file"), "\(refused.stderr)")
+        await env.remove()
+    }
+
+    @Test(
+        "PostgreSQL keeps a slice in chunks: written and read back whole on a fresh node, used there; deleted, it stops being used"
+    )
+    func postgresChunks() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let slice = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first)
+        let url = try server.createDatabase()
+        // 1 KiB chunks: the demo's slice spans many of them.
+        let writer = try PostgresStore(
+            url: url, logger: .quiet, symbolCache: directory.url.appendingPathComponent("writer"),
+            symbolChunkBytes: 1_024)
+        try await writer.migrate()
+        _ = try await writer.write(
+            IngestRequest(
+                app: Self.app,
+                items: try IngestPipeline().prepare(
+                    body: ByteBuffer(string: Self.crashPayload(uuid: slice.uuid)), encoding: .identity,
+                    family: .diagnostic, app: Self.app, receivedAt: 0)))
+        let imported = try await writer.importSymbols(app: Self.app, files: [(dwarf, "Demo")], now: 1)
+        #expect(imported.map { $0.imported } == [true])
+        #expect(
+            try await writer.importSymbols(app: Self.app, files: [(dwarf, "Demo")], now: 2).map { $0.imported } == [
+                false
+            ])
+        // Another node, with its own empty cache, symbolicates from the chunks.
+        let cache = directory.url.appendingPathComponent("reader")
+        let reader = try PostgresStore(url: url, logger: .quiet, symbolCache: cache, symbolicator: Symbolicator())
+        func frames() async throws -> [SampleFrame] {
+            try await reader.read { reader in
+                let rows = try reader.diagnostics(
+                    Scope(app: Self.app, days: DayRange(from: "2026-11-01", to: "2026-11-01")))
+                return try reader.crashGroups(app: Self.app, ids: rows.map(\.crashGroup)).first?.sampleFrames ?? []
+            }
+        }
+        let named = try await frames()
+        #expect(named.first?.symbols.first?.function == "Demo.Parser.parse(Swift.String) -> Swift.Int")
+        let copy = try Data(contentsOf: cache.appendingPathComponent(slice.uuid))
+        let original = try Data(contentsOf: dwarf)
+        #expect(copy == original[slice.offset..<(slice.offset + slice.size)])
+        #expect(try await writer.deleteSymbols(app: Self.app, uuid: slice.uuid))
+        #expect(try await frames().first?.symbols.isEmpty == true)
+        await writer.shutdown()
+        await reader.shutdown()
     }
 
     @Test("upload over HTTP: symbols or admin key, streamed, idempotent by UUID; ingest keys refused; bad files named")

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LifelineAnalysis
 import LifelineModel
 import LifelineStore
 import NIOPosix
@@ -9,7 +10,9 @@ import NIOPosix
 /// never whole in memory, then imported like `lifeline dsym import`; `GET` (read key) lists the
 /// app's symbols or the binaries missing them; `DELETE …/dsyms/{uuid}` removes one slice.
 struct SymbolsController: Sendable {
-    let database: Database
+    let symbols: any SymbolStore
+    /// Where the binaries missing symbols are read.
+    let source: any AggregateSource
     /// Largest upload accepted.
     var maxBytes = 1 << 30
     /// Bounds on what a zip may expand to.
@@ -61,7 +64,7 @@ struct SymbolsController: Sendable {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > maxBytes {
             throw APIError(.contentTooLarge, code: "body_too_large", "the file is over \(maxBytes) bytes")
         }
-        let directory = database.symbolDirectory
+        let directory = symbols.symbolWorkDirectory
         let temporary = directory.appendingPathComponent("upload-\(UUID().uuidString).partial")
         defer { try? FileManager.default.removeItem(at: temporary) }
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -84,7 +87,6 @@ struct SymbolsController: Sendable {
             throw error
         }
         guard written > 0 else { throw APIError(.badRequest, code: "empty_body", "the request has no body") }
-        let database = self.database
         let limits = archiveLimits
         let results: [(symbols: DebugSymbols, imported: Bool)]
         do {
@@ -93,21 +95,13 @@ struct SymbolsController: Sendable {
             var files = [(file: temporary, binaryName: name ?? "unnamed")]
             if Database.isZip(temporary) {
                 files = try await NIOThreadPool.singleton.runIfActive {
-                    try database.extractSymbolArchive(temporary, limits: limits)
+                    try Database.extractSymbolArchive(temporary, into: directory, limits: limits)
                 }
             }
             defer {
                 for item in files where item.file != temporary { try? FileManager.default.removeItem(at: item.file) }
             }
-            let extracted = files
-            results = try await database.write { database in
-                var results: [(symbols: DebugSymbols, imported: Bool)] = []
-                for item in extracted {
-                    results += try database.importSymbols(
-                        app: app, file: item.file, binaryName: item.binaryName, now: WallClock.nowSeconds())
-                }
-                return results
-            }
+            results = try await symbols.importSymbols(app: app, files: files, now: WallClock.nowSeconds())
         } catch let error as StoreError where error.code == .invalid {
             throw APIError(.unprocessableContent, code: "invalid_symbols", error.message)
         }
@@ -121,11 +115,10 @@ struct SymbolsController: Sendable {
         let app = try QueryController.bundleID(context)
         if let bound = key.app, bound != app { throw APIError.forbidden("this read key may only read \(bound)") }
         let parameters = try QueryParameters(request, extra: ["missing"])
-        let database = self.database
         switch parameters["missing"] {
         case nil, "false": break
         case "true":
-            let missing = try await database.read { reader in try reader.missingSymbols(app: app, limit: 200) }
+            let missing = try await source.read { reader in try reader.missingSymbols(app: app, limit: 200) }
             return try Self.json(
                 Missing(
                     missing: missing.map {
@@ -135,8 +128,8 @@ struct SymbolsController: Sendable {
         default:
             throw QueryParameters.invalid("missing", "must be true or false")
         }
-        let symbols = try await database.write { database in try database.debugSymbols(app: app) }
-        return try Self.json(Slices(slices: symbols.map { Slice(symbols: $0, imported: nil) }), status: .ok)
+        let slices = try await symbols.debugSymbols(app: app)
+        return try Self.json(Slices(slices: slices.map { Slice(symbols: $0, imported: nil) }), status: .ok)
     }
 
     private func delete(_ request: Request, _ context: LifelineRequestContext) async throws -> Response {
@@ -146,8 +139,7 @@ struct SymbolsController: Sendable {
             throw APIError(
                 .badRequest, code: "invalid_parameter", "uuid must be a UUID like 6F9A…-…, got \(uuid.prefix(64))")
         }
-        let database = self.database
-        let removed = try await database.write { database in try database.deleteSymbols(app: app, uuid: uuid) }
+        let removed = try await symbols.deleteSymbols(app: app, uuid: uuid)
         guard removed else {
             throw APIError(.notFound, code: "not_found", "\(app) has no debug symbols with UUID \(uuid.uppercased())")
         }

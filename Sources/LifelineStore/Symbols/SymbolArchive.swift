@@ -20,18 +20,6 @@ package struct SymbolArchiveLimits: Sendable, Equatable {
 }
 
 extension Database {
-    /// Imports an uploaded or given file: a zip of `.dSYM` bundles (recognised by its magic, not its
-    /// name) or one DWARF / Mach-O file.
-    package func importSymbols(
-        app: String, upload file: URL, binaryName: String? = nil, now: Int64,
-        limits: SymbolArchiveLimits = SymbolArchiveLimits()
-    ) throws(StoreError) -> [(symbols: DebugSymbols, imported: Bool)] {
-        if Self.isZip(file) {
-            return try importSymbolArchive(app: app, zip: file, now: now, limits: limits)
-        }
-        return try importSymbols(app: app, file: file, binaryName: binaryName, now: now)
-    }
-
     /// Whether `file` starts with a zip's local file header (or is an empty zip).
     package static func isZip(_ file: URL) -> Bool {
         guard let handle = try? FileHandle(forReadingFrom: file) else { return false }
@@ -40,28 +28,14 @@ extension Database {
         return magic.elementsEqual([0x50, 0x4B, 0x03, 0x04]) || magic.elementsEqual([0x50, 0x4B, 0x05, 0x06])
     }
 
-    /// Imports every `*.dSYM/Contents/Resources/DWARF/<name>` of a zip (as Xcode archives and CI
-    /// produce them). The whole archive is refused, nothing imported, when an entry's path is
-    /// absolute or climbs out (`..`), an entry is a link, or a bound of `limits` is passed. Entries
-    /// are never written under their own names: each goes to a temporary file of the symbol
-    /// directory, is imported, and removed.
-    package func importSymbolArchive(
-        app: String, zip: URL, now: Int64, limits: SymbolArchiveLimits = SymbolArchiveLimits()
-    ) throws(StoreError) -> [(symbols: DebugSymbols, imported: Bool)] {
-        let extracted = try extractSymbolArchive(zip, limits: limits)
-        defer { for item in extracted { try? FileManager.default.removeItem(at: item.file) } }
-        var results: [(symbols: DebugSymbols, imported: Bool)] = []
-        for item in extracted {
-            results += try importSymbols(app: app, file: item.file, binaryName: item.binaryName, now: now)
-        }
-        return results
-    }
-
-    /// The DWARF files of a zip, each decompressed into a temporary file of the symbol directory
-    /// (the caller removes them). File work only, no database: servers call it off the store
-    /// threads, so a large archive does not hold the connection other requests need.
-    package func extractSymbolArchive(
-        _ zip: URL, limits: SymbolArchiveLimits = SymbolArchiveLimits()
+    /// The DWARF files of a zip, each decompressed into a temporary file of `directory` (the
+    /// caller removes them), within `limits`: every `*.dSYM/Contents/Resources/DWARF/<name>` (as
+    /// Xcode archives and CI produce them) is taken; the whole archive is refused when an entry's
+    /// path is absolute or climbs out (`..`), an entry is a link, or a bound of `limits` is
+    /// passed. Entries are never written under their own names. File work only, no database:
+    /// servers call it off the store threads.
+    package static func extractSymbolArchive(
+        _ zip: URL, into directory: URL, limits: SymbolArchiveLimits = SymbolArchiveLimits()
     ) throws(StoreError) -> [(file: URL, binaryName: String)] {
         let archive: Archive
         do {
@@ -103,15 +77,15 @@ extension Database {
                 .invalid, "no DWARF file in the zip (expected <name>.dSYM/Contents/Resources/DWARF/<name>)")
         }
         do {
-            try FileManager.default.createDirectory(at: symbolDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            throw StoreError(.unavailable, "cannot create \(symbolDirectory.path)", cause: "\(error)")
+            throw StoreError(.unavailable, "cannot create \(directory.path)", cause: "\(error)")
         }
         var extracted: Int64 = 0
         var files: [(file: URL, binaryName: String)] = []
         do throws(StoreError) {
             for entry in entries {
-                let temporary = symbolDirectory.appendingPathComponent("zip-\(UUID().uuidString).partial")
+                let temporary = directory.appendingPathComponent("zip-\(UUID().uuidString).partial")
                 files.append((temporary, entry.path.split(separator: "/").last.map(String.init) ?? "binary"))
                 try extract(entry, of: archive, to: temporary, extracted: &extracted, limits: limits)
             }
@@ -124,7 +98,7 @@ extension Database {
 
     /// Writes one entry to `file`, counting the bytes that really come out against the declared size
     /// and the archive's bound (ZIPFoundation checks the CRC).
-    private func extract(
+    private static func extract(
         _ entry: Entry, of archive: Archive, to file: URL, extracted: inout Int64, limits: SymbolArchiveLimits
     ) throws(StoreError) {
         guard FileManager.default.createFile(atPath: file.path, contents: nil),

@@ -3,28 +3,40 @@ import LifelineAnalysis
 
 /// Symbolicates sample frames at read time (a dSYM uploaded after the crash applies to it; crash
 /// groups stay keyed on binary and offset, so they neither split nor merge when symbols arrive).
-struct SymbolSource: Sendable {
+package struct SymbolSource: Sendable {
     let directory: URL
     let symbolicator: Symbolicator
 
     /// Offsets past this are load addresses (iOS 14.0.x wrote those), not offsets: left alone.
     static let maxOffset: UInt64 = 1 << 32
 
-    /// `frames` (top of stack first) with the symbols of those whose binary has debug symbols:
-    /// address = the slice's `__TEXT` vmaddr + offset, minus one for caller frames (return
-    /// addresses point after the call).
+    /// `frames` (top of stack first) with the symbols of those whose binary has debug symbols in
+    /// this database (see ``symbolicate(_:symbolicator:slice:)``).
     func symbolicate(_ frames: [SampleFrame], on connection: Connection) throws(StoreError) -> [SampleFrame] {
+        try Self.symbolicate(frames, symbolicator: symbolicator) { (uuid) throws(StoreError) in
+            try Database.debugSymbols(uuid: uuid, on: connection).map { symbols in
+                (symbols: symbols, file: directory.appendingPathComponent(symbols.uuid).path)
+            }
+        }
+    }
+
+    /// `frames` (top of stack first) with the symbols of those whose binary has debug symbols:
+    /// `slice` gives the recorded slice of an upper-case UUID and the path of its DWARF file (or
+    /// nil); address = the slice's `__TEXT` vmaddr + offset, minus one for caller frames (return
+    /// addresses point after the call). Any store: the lookup is the store's.
+    package static func symbolicate<Failure: Error>(
+        _ frames: [SampleFrame], symbolicator: Symbolicator,
+        slice lookup: (String) throws(Failure) -> (symbols: DebugSymbols, file: String)?
+    ) throws(Failure) -> [SampleFrame] {
         // One lookup (row and file) per binary, not per frame.
         var slices: [String: (symbols: DebugSymbols, file: String)?] = [:]
         var result = frames
         for index in result.indices {
-            guard let uuid = result[index].binaryUUID?.uppercased(), result[index].offset < Self.maxOffset else {
+            guard let uuid = result[index].binaryUUID?.uppercased(), result[index].offset < maxOffset else {
                 continue
             }
             if slices[uuid] == nil {
-                let found = try Database.debugSymbols(uuid: uuid, on: connection).map { symbols in
-                    (symbols: symbols, file: directory.appendingPathComponent(symbols.uuid).path)
-                }
+                let found = try lookup(uuid)
                 slices[uuid] = .some(found.flatMap { FileManager.default.fileExists(atPath: $0.file) ? $0 : nil })
             }
             guard let (slice, file) = slices[uuid] ?? nil else { continue }
@@ -37,7 +49,7 @@ struct SymbolSource: Sendable {
 
     /// `title` naming the first symbolicated frame instead of a binary and an offset:
     /// "EXC_BAD_ACCESS / SIGSEGV at Demo +0x4030" → "EXC_BAD_ACCESS / SIGSEGV in Parser.parse(_:) — Parser.swift:42".
-    static func title(_ title: String, frames: [SampleFrame]) -> String {
+    package static func title(_ title: String, frames: [SampleFrame]) -> String {
         guard let symbol = frames.lazy.compactMap({ $0.symbols.first }).first(where: { $0.function != nil }),
             let function = symbol.function
         else { return title }

@@ -1,0 +1,167 @@
+import Foundation
+import LifelineAnalysis
+import LifelineModel
+import LifelineStore
+import NIOCore
+import PostgresNIO
+
+/// Debug symbols on PostgreSQL (migration `postgres/0006`): the slice rows and their bytes in
+/// chunks (``PostgresStore/symbolChunkBytes``, 8 MiB), so any node can symbolicate. A node copies a slice to its
+/// ``PostgresStore/symbolCache`` the first time a frame needs it (`llvm-symbolizer` reads files);
+/// the cache holds at most one copy of each slice in the database, and a slice deleted from the
+/// database stops being used at once (its row is looked up first).
+extension PostgresStore: SymbolStore {
+    package var symbolWorkDirectory: URL { symbolCache }
+
+    package func importSymbols(
+        app: String, files: [(file: URL, binaryName: String)], now: Int64
+    ) async throws -> [(symbols: DebugSymbols, imported: Bool)] {
+        var results: [(symbols: DebugSymbols, imported: Bool)] = []
+        for item in files {
+            let data: Data
+            do {
+                data = try Data(contentsOf: item.file, options: .alwaysMapped)
+            } catch {
+                throw StoreError(.invalid, "cannot read \(item.file.path): \(error.localizedDescription)")
+            }
+            let read = data.withUnsafeBytes { bytes in
+                Result { () throws(StoreError) -> [MachOSlice] in try MachOSlices.read(bytes) }
+            }
+            let binaryName = String(item.binaryName.prefix(255))
+            for slice in try read.get() {
+                let symbols = DebugSymbols(
+                    uuid: slice.uuid, app: app, arch: slice.arch,
+                    binaryName: binaryName.isEmpty ? "binary" : binaryName, textVMAddress: slice.textVMAddress,
+                    size: slice.size, uploadedAt: now)
+                if try await insert(symbols, bytes: data, from: slice.offset) {
+                    results.append((symbols, true))
+                } else if let existing = try await debugSymbols(uuid: slice.uuid) {
+                    results.append((existing, false))
+                }
+            }
+        }
+        return results
+    }
+
+    /// Records one slice and its bytes in one transaction; false when its UUID is there already
+    /// (a concurrent import of the same UUID waits for the first and finds it).
+    private func insert(_ symbols: DebugSymbols, bytes data: Data, from offset: Int) async throws -> Bool {
+        let logger = self.logger
+        let chunkBytes = symbolChunkBytes
+        let vmaddr = Int64(bitPattern: symbols.textVMAddress)
+        let size = Int64(symbols.size)
+        return try await client.withTransaction(logger: logger) { connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO debug_symbols (uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at)
+                VALUES (\(symbols.uuid), \(symbols.app), \(symbols.arch), \(symbols.binaryName), \(vmaddr), \(size),
+                    \(symbols.uploadedAt))
+                ON CONFLICT (uuid) DO NOTHING RETURNING 1
+                """, logger: logger
+            ).collect()
+            guard !inserted.isEmpty else { return false }
+            var start = offset
+            var index: Int32 = 0
+            let end = offset + symbols.size
+            while start < end {
+                let stop = min(end, start + chunkBytes)
+                let chunk = ByteBuffer(bytes: data[start..<stop])
+                try await connection.query(
+                    "INSERT INTO debug_symbol_chunks (uuid, n, bytes) VALUES (\(symbols.uuid), \(index), \(chunk))",
+                    logger: logger)
+                start = stop
+                index += 1
+            }
+            return true
+        }
+    }
+
+    /// The slice of `uuid` (any case), if recorded.
+    package func debugSymbols(uuid: String) async throws -> DebugSymbols? {
+        let upper = uuid.uppercased()
+        return try await client.query(
+            "SELECT \(unescaped: Self.symbolColumns) FROM debug_symbols WHERE uuid = \(upper)", logger: logger
+        ).collect().first.map(Self.symbols)
+    }
+
+    package func debugSymbols(app: String) async throws -> [DebugSymbols] {
+        try await client.query(
+            """
+            SELECT \(unescaped: Self.symbolColumns) FROM debug_symbols WHERE app = \(app)
+            ORDER BY uploaded_at DESC, uuid
+            """, logger: logger
+        ).collect().map(Self.symbols)
+    }
+
+    package func deleteSymbols(app: String, uuid: String) async throws -> Bool {
+        let upper = uuid.uppercased()
+        let removed = try await client.query(
+            "DELETE FROM debug_symbols WHERE uuid = \(upper) AND app = \(app) RETURNING 1", logger: logger
+        ).collect()
+        guard !removed.isEmpty else { return false }
+        try? FileManager.default.removeItem(at: symbolCache.appendingPathComponent(upper))
+        return true
+    }
+
+    static let symbolColumns = "uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at"
+
+    static func symbols(_ row: PostgresRow) throws -> DebugSymbols {
+        let (uuid, app, arch, name, vmaddr, size, uploaded) = try row.decode(
+            (String, String, String, String, Int64, Int64, Int64).self)
+        return DebugSymbols(
+            uuid: uuid, app: app, arch: arch, binaryName: name, textVMAddress: UInt64(bitPattern: vmaddr),
+            size: Int(size), uploadedAt: uploaded)
+    }
+}
+
+extension PostgresReader {
+    /// The recorded slice of `uuid` (upper case) and the path of this node's copy, copied from
+    /// the database chunk by chunk on first use (to a temporary name, then renamed: a concurrent
+    /// reader never sees half a file); nil when the slice is not recorded or its bytes are
+    /// incomplete.
+    func symbolFile(uuid: String, cache: URL) throws -> (symbols: DebugSymbols, file: String)? {
+        var binds = PostgresBindings()
+        binds.append(uuid)
+        guard
+            let symbols = try rows(
+                "SELECT \(PostgresStore.symbolColumns) FROM debug_symbols WHERE uuid = $1", binds
+            ).first.map(PostgresStore.symbols)
+        else { return nil }
+        let target = cache.appendingPathComponent(symbols.uuid)
+        if let size = try? FileManager.default.attributesOfItem(atPath: target.path)[.size] as? Int,
+            size == symbols.size
+        {
+            return (symbols, target.path)
+        }
+        try FileManager.default.createDirectory(at: cache, withIntermediateDirectories: true)
+        let temporary = cache.appendingPathComponent("\(symbols.uuid).\(UUID().uuidString).partial")
+        guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else { return nil }
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let handle = try FileHandle(forWritingTo: temporary)
+        var written = 0
+        do {
+            for index in 0... {
+                var chunkBinds = PostgresBindings()
+                chunkBinds.append(uuid)
+                chunkBinds.append(Int32(index))
+                guard
+                    let row = try rows(
+                        "SELECT bytes FROM debug_symbol_chunks WHERE uuid = $1 AND n = $2", chunkBinds
+                    ).first
+                else { break }
+                let bytes = try row.decode(ByteBuffer.self)
+                written += bytes.readableBytes
+                guard written <= symbols.size else { break }
+                try handle.write(contentsOf: Data(bytes.readableBytesView))
+            }
+            try handle.close()
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        guard written == symbols.size else { return nil }
+        _ = try? FileManager.default.removeItem(at: target)
+        try FileManager.default.moveItem(at: temporary, to: target)
+        return (symbols, target.path)
+    }
+}
