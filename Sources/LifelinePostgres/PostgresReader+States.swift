@@ -171,7 +171,9 @@ extension PostgresReader {
         let query = PostgresStateQuery(scope, dims: "d", kind: "diagnostic")
         let sql = query.sql(
             values: ["count(*)"],
-            join: "JOIN diagnostics d ON d.payload = p.id JOIN diagnostic_states x ON x.diagnostic = d.id",
+            join:
+                "JOIN diagnostics d ON d.day = p.day AND d.payload = p.id "
+                + "JOIN diagnostic_states x ON x.day = d.day AND x.diagnostic = d.id",
             keys: ["d.kind", "d.crash_group"])
         let first = query.groupCount
         return try rows(sql, query.binds).compactMap { row in

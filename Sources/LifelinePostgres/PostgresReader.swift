@@ -14,6 +14,7 @@ extension PostgresStore: AggregateSource {
     package func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) throws -> T) async throws -> T {
         let logger = self.logger
         let symbols = symbolicator.map { (cache: symbolCache, symbolicator: $0) }
+        try await waitForPool()
         return try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
@@ -223,22 +224,24 @@ struct PostgresReader: AggregateReader {
             if let sample = try rows(
                 """
                 SELECT id, exception_type, signal, termination_reason, termination_category, pid, signpost_data,
-                    exception_message
+                    exception_message, day::text
                 FROM diagnostics WHERE crash_group = $1 ORDER BY occurred_at DESC, id DESC LIMIT 1
                 """, sampleBinds
             ).first {
                 let values = try sample.decode(
-                    (Int64, Int64?, Int64?, String?, String?, Int64?, String?, String?).self)
+                    (Int64, Int64?, Int64?, String?, String?, Int64?, String?, String?, String).self)
                 (info.exceptionType, info.signal, info.terminationReason) = (values.1, values.2, values.3)
                 (info.terminationCategory, info.pid, info.signpostData, info.exceptionMessage) = (
                     values.4, values.5, values.6, values.7
                 )
+                // The frames are in the diagnostic's day partition.
                 var frameBinds = PostgresBindings()
+                frameBinds.append(values.8)
                 frameBinds.append(values.0)
                 info.sampleFrames = try rows(
                     """
                     SELECT binary_name, binary_uuid, address, "offset" FROM diagnostic_frames
-                    WHERE diagnostic = $1 ORDER BY position
+                    WHERE day = $1::date AND diagnostic = $2 ORDER BY position
                     """, frameBinds
                 ).map { row in
                     let (name, uuid, address, offset) = try row.decode((String?, String?, Int64, Int64).self)
@@ -266,7 +269,8 @@ struct PostgresReader: AggregateReader {
         let rows = try rows(
             """
             SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
-            FROM diagnostic_frames f JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
+            FROM diagnostic_frames f JOIN diagnostics d ON d.day = f.day AND d.id = f.diagnostic
+                JOIN payloads p ON p.id = d.payload
             WHERE p.app = (SELECT id FROM apps WHERE bundle_id = $1) AND f.binary_uuid IS NOT NULL
                 AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
             GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT $2

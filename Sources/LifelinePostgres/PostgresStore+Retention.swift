@@ -2,11 +2,12 @@ import LifelineModel
 import LifelineStore
 import PostgresNIO
 
-/// Retention on PostgreSQL, the policy of the SQLite store (``RetentionPolicy``): raw documents
-/// go by dropping their day partitions; payloads older than `data_days` with their diagnostics,
-/// rollup rows and emptied crash groups in short transactions; old idempotency records and alert
-/// history and expired dashboard sessions by one statement each. Safe beside running nodes: crash-group counts are decremented
-/// (not recounted), so a concurrent ingest of the same group is not lost.
+/// Retention on PostgreSQL, the policy of the SQLite store (``RetentionPolicy``): raw documents,
+/// diagnostics and frames go by dropping their day partitions; payloads older than `data_days`
+/// (with what is left of their diagnostics in the default partitions), rollup rows and emptied
+/// crash groups in short transactions; old idempotency records, alert history and expired
+/// dashboard sessions by one statement each. Safe beside running nodes: crash-group counts are
+/// decremented (not recounted), so a concurrent ingest of the same group is not lost.
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
     static let rollupTables = ["usage_rollup", "exit_rollup", "signpost_rollup", "bucket_rollup", "diagnostic_rollup"]
@@ -37,6 +38,12 @@ extension PostgresStore {
             if dryRun {
                 report.payloads = try await count("SELECT count(*) FROM payloads WHERE day < $1::date", cut)
             } else {
+                // A day's diagnostics, frames and their states go whole with its partitions first.
+                for day in try await partitions(of: "diagnostics") where day < cut {
+                    report.crashGroups += try await dropDiagnostics(day: day)
+                    report.transactions += 1
+                    progress(report)
+                }
                 while try await prunePayloads(before: cut, limit: max(1, batchSize), &report) {
                     progress(report)
                 }
@@ -44,7 +51,7 @@ extension PostgresStore {
         }
         // Raw documents of pruned payloads go too: the later of the two cut-offs.
         if let horizon = [data, raw].compactMap({ $0 }).max(by: { $0.ordinal < $1.ordinal }) {
-            for day in try await rawPartitions() where (UTCDay(day)?.ordinal ?? .max) < horizon.ordinal {
+            for day in try await partitions(of: "payload_raw") where (UTCDay(day)?.ordinal ?? .max) < horizon.ordinal {
                 let name = "payload_raw_" + day.replacingOccurrences(of: "-", with: "")
                 report.rawDocuments += try await count("SELECT count(*) FROM \(name)")
                 if !dryRun {
@@ -87,9 +94,58 @@ extension PostgresStore {
         return report
     }
 
-    /// Deletes up to `limit` payloads of days before `cut` in one transaction, with their
-    /// diagnostics (frames by cascade; raw rows go with their day's partition); decrements their crash groups and deletes
-    /// those left empty. False when there was nothing left to delete.
+    /// Drops the diagnostics and frames partitions of `day` and deletes its diagnostics' states,
+    /// in one transaction, after decrementing the crash groups by what they lose; returns the
+    /// crash groups left empty (deleted).
+    private func dropDiagnostics(day: String) async throws -> Int {
+        let logger = self.logger
+        let suffix = day.replacingOccurrences(of: "-", with: "")
+        return try await client.withTransaction(logger: logger) { connection -> Int in
+            var lost: [Int64: Int64] = [:]
+            for try await (group, count) in try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: "SELECT crash_group, count(*) FROM diagnostics_\(suffix) GROUP BY crash_group"),
+                logger: logger
+            ).decode((Int64, Int64).self) {
+                lost[group] = count
+            }
+            try await connection.query("DELETE FROM diagnostic_states WHERE day = \(day)::date", logger: logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS diagnostic_frames_\(suffix)"), logger: logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "DROP TABLE IF EXISTS diagnostics_\(suffix)"), logger: logger)
+            return try await Self.decrement(lost, on: connection, logger: logger)
+        }
+    }
+
+    /// Subtracts `lost` diagnostics from their crash groups (in id order: concurrent writers lock
+    /// groups too) and deletes the groups left empty; returns how many.
+    private static func decrement(
+        _ lost: [Int64: Int64], on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int {
+        guard !lost.isEmpty else { return 0 }
+        let groups = lost.keys.sorted()
+        let counts = groups.map { lost[$0] ?? 0 }
+        try await connection.query(
+            """
+            UPDATE crash_groups g SET count = g.count - u.n
+            FROM unnest(\(groups)::bigint[], \(counts)::bigint[]) AS u (id, n) WHERE g.id = u.id
+            """, logger: logger)
+        for try await removed in try await connection.query(
+            """
+            WITH d AS (DELETE FROM crash_groups WHERE id = ANY(\(groups)) AND count <= 0 RETURNING 1)
+            SELECT count(*) FROM d
+            """, logger: logger
+        ).decode(Int64.self) {
+            return Int(removed)
+        }
+        return 0
+    }
+
+    /// Deletes up to `limit` payloads of days before `cut` in one transaction, with what is left
+    /// of their diagnostics in the default partitions (frames and states too; raw rows go with
+    /// their day's partition); decrements their crash groups and deletes those left empty. False
+    /// when there was nothing left to delete.
     private func prunePayloads(before cut: String, limit: Int, _ report: inout PruneReport) async throws -> Bool {
         let logger = self.logger
         let (payloads, groups) = try await client.withTransaction(logger: logger) { connection -> (Int, Int) in
@@ -101,33 +157,25 @@ extension PostgresStore {
                 ids.append(id)
             }
             guard !ids.isEmpty else { return (0, 0) }
-            var groups: [Int64] = []
-            var lost: [Int64] = []
-            for try await (group, count) in try await connection.query(
+            var diagnostics: [Int64] = []
+            var lost: [Int64: Int64] = [:]
+            for try await (id, group) in try await connection.query(
                 """
-                WITH d AS (DELETE FROM diagnostics WHERE payload = ANY(\(ids)) RETURNING crash_group)
-                SELECT crash_group, count(*) FROM d GROUP BY crash_group ORDER BY crash_group
+                DELETE FROM diagnostics WHERE day < \(cut)::date AND payload = ANY(\(ids)) RETURNING id, crash_group
                 """, logger: logger
             ).decode((Int64, Int64).self) {
-                groups.append(group)
-                lost.append(count)
+                diagnostics.append(id)
+                lost[group, default: 0] += 1
             }
-            var emptied = 0
-            if !groups.isEmpty {
+            if !diagnostics.isEmpty {
                 try await connection.query(
-                    """
-                    UPDATE crash_groups g SET count = g.count - u.n
-                    FROM unnest(\(groups)::bigint[], \(lost)::bigint[]) AS u (id, n) WHERE g.id = u.id
-                    """, logger: logger)
-                for try await removed in try await connection.query(
-                    """
-                    WITH d AS (DELETE FROM crash_groups WHERE id = ANY(\(groups)) AND count <= 0 RETURNING 1)
-                    SELECT count(*) FROM d
-                    """, logger: logger
-                ).decode(Int64.self) {
-                    emptied = Int(removed)
-                }
+                    "DELETE FROM diagnostic_frames WHERE day < \(cut)::date AND diagnostic = ANY(\(diagnostics))",
+                    logger: logger)
+                try await connection.query(
+                    "DELETE FROM diagnostic_states WHERE day < \(cut)::date AND diagnostic = ANY(\(diagnostics))",
+                    logger: logger)
             }
+            let emptied = try await Self.decrement(lost, on: connection, logger: logger)
             try await connection.query("DELETE FROM payloads WHERE id = ANY(\(ids))", logger: logger)
             return (ids.count, emptied)
         }

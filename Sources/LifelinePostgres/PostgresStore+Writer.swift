@@ -29,19 +29,44 @@ extension PostgresStore: DocumentWriter {
             do {
                 for day in Set(items.map(\.day)) { try await ensurePartition(day: day, today: today) }
                 return try await writeOnce(request, items: items)
-            } catch let error as PSQLError where attempt < 5 && Self.isRetryable(error) {
-                try? await Task.sleep(for: .milliseconds(5 * attempt))
-                continue
-            } catch let error as PSQLError where error.serverInfo != nil {
-                logger.error("postgres write failed", metadata: ["error": "\(String(reflecting: error))"])
-                throw IngestError(.internal, code: "internal", "internal error")
             } catch {
+                let server = Self.serverError(error)
+                if let server, attempt < 5, Self.isRetryable(server) {
+                    try? await Task.sleep(for: .milliseconds(5 * attempt))
+                    continue
+                }
+                let ours =
+                    error is PostgresStoreError
+                    || (error as? PostgresTransactionError)?.closureError is PostgresStoreError
+                if ours || server.map({ !Self.isUnavailable($0) }) == true {
+                    logger.error("postgres write failed", metadata: ["error": "\(String(reflecting: error))"])
+                    throw IngestError(.internal, code: "internal", "internal error")
+                }
                 logger.warning("postgres unavailable", metadata: ["error": "\(String(reflecting: error))"])
                 throw IngestError(
                     .unavailable, code: "unavailable",
                     "the store cannot write right now; nothing was stored, retry later")
             }
         }
+    }
+
+    /// The error the server sent, if `error` is one (directly, or inside a transaction's error:
+    /// `withTransaction` wraps what its closure or COMMIT threw).
+    static func serverError(_ error: any Error) -> PSQLError? {
+        if let error = error as? PSQLError { return error.serverInfo != nil ? error : nil }
+        guard let transaction = error as? PostgresTransactionError else { return nil }
+        for inner in [transaction.closureError, transaction.commitError, transaction.beginError] {
+            if let inner = inner as? PSQLError, inner.serverInfo != nil { return inner }
+        }
+        return nil
+    }
+
+    /// A server error that says the database cannot work now, not that the request or the store is
+    /// wrong: connection exceptions (08), insufficient resources (53, e.g. too many connections),
+    /// operator intervention (57, e.g. shutting down), system errors (58).
+    static func isUnavailable(_ error: PSQLError) -> Bool {
+        guard let state = error.serverInfo?[.sqlState] else { return true }
+        return ["08", "53", "57", "58"].contains(String(state.prefix(2)))
     }
 
     /// A deadlock (40P01) or serialization failure (40001) between concurrent writers.
@@ -219,9 +244,9 @@ extension PostgresStore: DocumentWriter {
                     os: StoredValue.dimension(diagnostic.meta.osVersion) ?? "",
                     device: StoredValue.dimension(diagnostic.meta.deviceType) ?? "")
                 let id = try await insert(
-                    diagnostic, ordinal: ordinal, payload: payload, group: group, cell: cell,
+                    diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
                     occurredAt: prepared.occurredAt, on: connection, logger: logger)
-                states.addDiagnostic(id, states: diagnostic.appStates)
+                states.addDiagnostic(id, day: day, states: diagnostic.appStates)
                 rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
             }
         }
@@ -248,10 +273,10 @@ extension PostgresStore: DocumentWriter {
         throw PostgresStoreError("crash group upsert returned no id")
     }
 
-    /// Inserts one diagnostic and its frames; returns its id.
+    /// Inserts one diagnostic and its frames in the partitions of `day` (its payload's); returns its id.
     private static func insert(
-        _ diagnostic: Diagnostic, ordinal: Int, payload: Int64, group: Int64, cell: RollupRows.Cell, occurredAt: Int64,
-        on connection: PostgresConnection, logger: Logger
+        _ diagnostic: Diagnostic, ordinal: Int, payload: Int64, day: String, group: Int64, cell: RollupRows.Cell,
+        occurredAt: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64 {
         let ordinal = Int64(ordinal)
         let kind = diagnostic.kind.rawValue
@@ -265,10 +290,10 @@ extension PostgresStore: DocumentWriter {
         var id: Int64?
         for try await value in try await connection.query(
             """
-            INSERT INTO diagnostics (payload, ordinal, kind, app_version, os_version, device_type, occurred_at,
+            INSERT INTO diagnostics (day, payload, ordinal, kind, app_version, os_version, device_type, occurred_at,
                 exception_type, exception_code, signal, termination_reason, termination_category, pid, signpost_data,
                 exception_message, crash_group)
-            VALUES (\(payload), \(ordinal), \(kind), \(cell.version), \(cell.os), \(cell.device), \(occurredAt),
+            VALUES (\(day)::date, \(payload), \(ordinal), \(kind), \(cell.version), \(cell.os), \(cell.device), \(occurredAt),
                 \(exceptionType), \(exceptionCode), \(signal), \(reason), \(category), \(pid), \(signpostData),
                 \(message), \(group))
             RETURNING id
@@ -286,8 +311,8 @@ extension PostgresStore: DocumentWriter {
         let offsets = chain.map { Int64(bitPattern: $0.offsetIntoBinaryTextSegment) }
         try await connection.query(
             """
-            INSERT INTO diagnostic_frames (diagnostic, position, binary_name, binary_uuid, address, "offset")
-            SELECT \(id), p, NULLIF(n, ''), NULLIF(u, ''), a, o
+            INSERT INTO diagnostic_frames (day, diagnostic, position, binary_name, binary_uuid, address, "offset")
+            SELECT \(day)::date, \(id), p, NULLIF(n, ''), NULLIF(u, ''), a, o
             FROM unnest(\(positions)::bigint[], \(names)::text[], \(uuids)::text[], \(addresses)::bigint[],
                 \(offsets)::bigint[]) AS f (p, n, u, a, o)
             """, logger: logger)

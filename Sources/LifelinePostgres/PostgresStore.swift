@@ -93,7 +93,7 @@ package final class PostgresStore: Sendable {
     /// checksum changed is refused. Returns the ones applied.
     @discardableResult
     package func migrate(_ migrations: [Migration] = EmbeddedPostgresMigrations.all) async throws -> [Migration] {
-        while !started.value.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+        try await waitForPool()
         return try await client.withConnection { connection in
             try await connection.query(
                 """
@@ -142,6 +142,12 @@ package final class PostgresStore: Sendable {
         }
     }
 
+    /// Returns once the pool's task runs (a lease before that only logs PostgresNIO's warning and
+    /// waits); immediate after the first call.
+    func waitForPool() async throws {
+        while !started.value.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(1)) }
+    }
+
     /// The versions applied, in order.
     package func appliedMigrations() async throws -> [Int] {
         var versions: [Int] = []
@@ -182,50 +188,64 @@ package final class PostgresStore: Sendable {
     /// client inventing dates cannot make the writer create tables without bound.
     static let partitionWindowDays = -8...1
 
-    /// Creates the partition of `day` (`YYYY-MM-DD`) if it is in the window around `today` and
-    /// missing; one node at a time (advisory lock), outside the ingest transaction.
+    /// The tables partitioned by day (`<table>_YYYYMMDD`, `<table>_default`).
+    static let dayPartitioned = ["payload_raw", "diagnostics", "diagnostic_frames"]
+
+    /// Creates the partitions of `day` (`YYYY-MM-DD`) of every day-partitioned table, if the day is
+    /// in the window around `today` and they are missing; one node at a time (advisory lock),
+    /// outside the ingest transaction.
     func ensurePartition(day: String, today: UTCDay) async throws {
         guard let date = UTCDay(day), Self.partitionWindowDays.contains(date.ordinal - today.ordinal),
             partitions.withLock({ !$0.contains(day) })
         else { return }
         guard let next = UTCDay(ordinal: date.ordinal + 1) else { return }
-        let name = "payload_raw_" + day.replacingOccurrences(of: "-", with: "")
+        let suffix = day.replacingOccurrences(of: "-", with: "")
         try await client.withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(Self.partitionLock))", logger: logger)
-                let exists =
+                for table in Self.dayPartitioned {
+                    let name = "\(table)_\(suffix)"
+                    let exists =
+                        try await connection.query(
+                            "SELECT 1 FROM pg_class WHERE relname = \(name)", logger: logger
+                        ).collect().isEmpty == false
+                    guard !exists else { continue }
+                    // A day already in the default partition keeps its rows there (a new partition
+                    // for it would be refused): retention deletes them from the default partition.
+                    let inDefault =
+                        try await connection.query(
+                            PostgresQuery(
+                                unsafeSQL: "SELECT 1 FROM \(table)_default WHERE day = $1::date LIMIT 1",
+                                binds: {
+                                    var binds = PostgresBindings()
+                                    binds.append(day)
+                                    return binds
+                                }()), logger: logger
+                        ).collect().isEmpty == false
+                    guard !inDefault else { continue }
                     try await connection.query(
-                        "SELECT 1 FROM pg_class WHERE relname = \(name)", logger: logger
-                    ).collect().isEmpty == false
-                guard !exists else { return }
-                // A day already in the default partition keeps its rows there (a new partition for
-                // it would be refused): retention deletes them from the default partition.
-                let inDefault =
-                    try await connection.query(
-                        "SELECT 1 FROM payload_raw_default WHERE day = \(day)::date LIMIT 1", logger: logger
-                    ).collect().isEmpty == false
-                guard !inDefault else { return }
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL:
-                            "CREATE TABLE \(name) PARTITION OF payload_raw FOR VALUES FROM ('\(day)') TO ('\(next.string)')"
-                    ), logger: logger)
+                        PostgresQuery(
+                            unsafeSQL:
+                                "CREATE TABLE \(name) PARTITION OF \(table) FOR VALUES FROM ('\(day)') TO ('\(next.string)')"
+                        ), logger: logger)
+                }
             }
         }
         partitions.withLock { _ = $0.insert(day) }
     }
 
-    /// Raw-document partitions present, by day (oldest first).
-    package func rawPartitions() async throws -> [String] {
+    /// The day partitions of `table` present, by day (oldest first).
+    package func partitions(of table: String = "payload_raw") async throws -> [String] {
         var days: [String] = []
         let rows = try await client.query(
             """
             SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-            JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'payload_raw' ORDER BY 1
+            JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = \(table) ORDER BY 1
             """, logger: logger)
-        for try await name in rows.decode(String.self) where name != "payload_raw_default" {
-            let digits = Array(name.dropFirst("payload_raw_".count))
-            guard digits.count == 8 else { continue }
+        let prefix = table + "_"
+        for try await name in rows.decode(String.self) where name.hasPrefix(prefix) {
+            let digits = Array(name.dropFirst(prefix.count))
+            guard digits.count == 8, digits.allSatisfy(\.isNumber) else { continue }
             days.append("\(String(digits[0..<4]))-\(String(digits[4..<6]))-\(String(digits[6..<8]))")
         }
         return days

@@ -18,7 +18,8 @@ struct StateRows {
     private var exits: [PayloadState: [RollupRows.ExitKey: Int64]] = [:]
     private var signposts: [PayloadState: [RollupRows.Pair: Int64]] = [:]
     private var buckets: [PayloadState: [RollupRows.BucketKey: Int64]] = [:]
-    private var diagnostics: [Int64: Set<ReportedState>] = [:]
+    /// States active before each diagnostic, by diagnostic id and the day of its partition.
+    private var diagnostics: [Int64: (day: String, states: Set<ReportedState>)] = [:]
 
     var isEmpty: Bool { active.isEmpty && diagnostics.isEmpty }
 
@@ -60,15 +61,15 @@ struct StateRows {
             .addSaturating(bucket.count)
     }
 
-    mutating func addDiagnostic(_ diagnostic: Int64, states: [ReportedState]) {
+    mutating func addDiagnostic(_ diagnostic: Int64, day: String, states: [ReportedState]) {
         guard !states.isEmpty else { return }
-        diagnostics[diagnostic, default: []].formUnion(states)
+        diagnostics[diagnostic, default: (day, [])].states.formUnion(states)
     }
 
     /// Creates the states not known yet and inserts every row.
     func flush(on connection: PostgresConnection, logger: Logger) async throws {
         guard !isEmpty else { return }
-        let states = Set(active.keys.map(\.state)).union(diagnostics.values.flatMap { $0 }).sorted()
+        let states = Set(active.keys.map(\.state)).union(diagnostics.values.flatMap(\.states)).sorted()
         let domains = states.map(\.domain)
         let labels = states.map(\.label)
         let metadata = states.map(\.metadata)
@@ -158,18 +159,22 @@ struct StateRows {
                 """, logger: logger)
         }
         if !diagnostics.isEmpty {
+            var days: [String] = []
             var diagnosticIDs: [Int64] = []
             var stateIDs: [Int64] = []
-            for (diagnostic, states) in diagnostics.sorted(by: { $0.key < $1.key }) {
-                for state in states.sorted() {
+            for (diagnostic, entry) in diagnostics.sorted(by: { $0.key < $1.key }) {
+                for state in entry.states.sorted() {
+                    days.append(entry.day)
                     diagnosticIDs.append(diagnostic)
                     stateIDs.append(try id(state))
                 }
             }
             try await connection.query(
                 """
-                INSERT INTO diagnostic_states (diagnostic, app_state)
-                SELECT * FROM unnest(\(diagnosticIDs)::bigint[], \(stateIDs)::bigint[]) ON CONFLICT DO NOTHING
+                INSERT INTO diagnostic_states (day, diagnostic, app_state)
+                SELECT d::date, i, s FROM unnest(\(days)::text[], \(diagnosticIDs)::bigint[], \(stateIDs)::bigint[])
+                    AS x (d, i, s)
+                ON CONFLICT DO NOTHING
                 """, logger: logger)
         }
     }

@@ -235,7 +235,7 @@ struct PostgresStoreTests {
             items[index].document.content = .metric(metric)
         }
         _ = try await store.write(IngestRequest(app: Self.app, items: items))
-        #expect(try await store.rawPartitions() == [today.string])
+        #expect(try await store.partitions(of: "payload_raw") == [today.string])
         // Raw documents kept one day, seen from tomorrow: today's partition goes whole, the old
         // document leaves the default partition; payloads and figures stay.
         var rawOnly = RetentionPolicy.keepForever
@@ -243,7 +243,7 @@ struct PostgresStoreTests {
         let rawReport = try await store.prune(policy: rawOnly, now: now + 86_400)
         #expect(rawReport.rawDocuments == items.count)
         #expect(rawReport.payloads == 0)
-        #expect(try await store.rawPartitions().isEmpty)
+        #expect(try await store.partitions(of: "payload_raw").isEmpty)
         // Data kept 30 days: the payload of 400 days ago goes with its rollup rows; a dry run
         // counts the same without removing anything.
         var dataOnly = RetentionPolicy.keepForever
@@ -257,6 +257,130 @@ struct PostgresStoreTests {
         let apps = try await AnalysisRunner(source: store).analyze { try $0.apps() }
         #expect(apps.first?.metricPayloads == Int64(items.count - 1))
         #expect(try await store.prune(policy: dataOnly, now: now).payloads == 0)
+        await store.shutdown()
+    }
+
+    @Test("a server error inside the ingest transaction is answered 500 internal, and nothing of the request is kept")
+    func serverErrorInsideTransaction() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let url = try server.createDatabase()
+        let store = try PostgresStore(url: url, logger: Self.quiet)
+        try await store.migrate()
+        let items = try Self.items(devices: 2, days: 1, seed: 9)
+        let first = try await store.write(IngestRequest(app: Self.app, items: [items[0]]))
+        // The next payload id is one already taken: its INSERT fails with a unique violation.
+        try server.execute("SELECT setval('payloads_id_seq', \(first.ids[0]), false)", url: url)
+        await #expect {
+            _ = try await store.write(IngestRequest(app: Self.app, items: [items[1]]))
+        } throws: { error in
+            (error as? IngestError)?.kind == .internal
+        }
+        let stored = try await store.read { try $0.apps() }.first?.metricPayloads
+        #expect(stored == 1)
+        await store.shutdown()
+    }
+
+    @Test("migration 0007 moves the diagnostics, frames and states stored before it into the day partitions")
+    func diagnosticPartitionMigration() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let url = try server.createDatabase()
+        let store = try PostgresStore(url: url, logger: Self.quiet)
+        let before = EmbeddedPostgresMigrations.all.filter { $0.version < 7 }
+        try await store.migrate(before)
+        // Rows as the writer of schema 6 stored them: no day on diagnostics, frames or states.
+        try server.execute(
+            """
+            INSERT INTO apps (id, bundle_id) VALUES (1, '\(Self.app)');
+            INSERT INTO payloads (id, app, kind, app_version, build, os_version, device_type, region, arch, day,
+                received_at_ms, content_hash, format, device_day)
+            VALUES (1, 1, 'diagnostic', '1.0', '1', 'iPhone OS 17.4 (21E219)', 'iPhone15,2', 'US', 'arm64',
+                '2026-10-05', 0, decode(repeat('ab', 32), 'hex'), 'legacy', false);
+            INSERT INTO crash_groups (id, app, fingerprint, group_kind, title, first_seen, last_seen, count)
+            VALUES (1, 1, 'f', 'crash', 'EXC_BAD_ACCESS / SIGSEGV at Demo +0x4030', 1, 1, 1);
+            INSERT INTO diagnostics (id, payload, ordinal, kind, app_version, os_version, device_type, occurred_at,
+                signal, crash_group)
+            VALUES (7, 1, 0, 'crash', '1.0', 'iPhone OS 17.4 (21E219)', 'iPhone15,2', 1790000000, 11, 1);
+            INSERT INTO diagnostic_frames (diagnostic, position, binary_name, binary_uuid, address, "offset")
+            VALUES (7, 0, 'Demo', 'AAAAAAAA-0000-0000-0000-000000000000', 4295000112, 16432);
+            INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'Home');
+            INSERT INTO diagnostic_states (diagnostic, app_state) VALUES (7, 1);
+            INSERT INTO diagnostic_rollup (app, day, version, os, device, kind, crash_group, count)
+            VALUES (1, '2026-10-05', '1.0', 'iPhone OS 17.4 (21E219)', 'iPhone15,2', 'crash', 1, 1);
+            SELECT setval('apps_id_seq', 1), setval('payloads_id_seq', 1), setval('crash_groups_id_seq', 1),
+                setval('diagnostics_id_seq', 7), setval('app_state_values_id_seq', 1)
+            """, url: url)
+        let applied = try await store.migrate()
+        #expect(applied.map(\.version).contains(7))
+        let scope = Scope(app: Self.app, days: DayRange(from: "2026-10-01", to: "2026-10-31"))
+        let (groups, byState) = try await store.read { reader in
+            (
+                try reader.crashGroups(app: Self.app, ids: [1]),
+                try reader.diagnostics(scope.grouped(by: [.appState]))
+            )
+        }
+        #expect(groups.first?.sampleFrames.map(\.offset) == [16432])
+        #expect(byState.map(\.count) == [1])
+        #expect(byState.first?.key.appState?.label == "Home")
+        // New diagnostics take ids after the moved ones.
+        _ = try await store.write(
+            IngestRequest(app: Self.app, items: try Self.items(devices: 4, days: 1, seed: 3)))
+        let ids = try await store.read { reader in
+            try reader.diagnostics(Scope(app: Self.app, days: DayRange(from: "2000-01-01", to: "2100-01-01")))
+        }
+        #expect(!ids.isEmpty)
+        await store.shutdown()
+    }
+
+    @Test(
+        "diagnostics and frames of recent days are partitioned by day; retention drops a day whole and the crash groups it empties"
+    )
+    func diagnosticPartitions() async throws {
+        guard let store = try await Self.store() else { return }
+        let now = Int64(Date().timeIntervalSince1970)
+        let today = UTCDay(epochSeconds: now)
+        func crash(at seconds: Int64, signal: Int) throws -> [IngestItem] {
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "UTC")
+            formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+            let stamp = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))
+            let json = """
+                {"timeStampBegin": "\(stamp)", "timeStampEnd": "\(stamp)",
+                 "crashDiagnostics": [{"version": "1.0.0",
+                  "diagnosticMetaData": {"appVersion": "1.0", "appBuildVersion": "1", "osVersion": "iPhone OS 17.4 (21E219)",
+                    "deviceType": "iPhone15,2", "regionFormat": "US", "platformArchitecture": "arm64",
+                    "bundleIdentifier": "\(Self.app)", "exceptionType": 1, "exceptionCode": 0, "signal": \(signal)},
+                  "callStackTree": {"callStackPerThread": true, "callStacks": [{"threadAttributed": true,
+                    "callStackRootFrames": [{"binaryUUID": "00000000-0000-0000-0000-00000000000\(signal % 10)",
+                      "binaryName": "Demo", "offsetIntoBinaryTextSegment": 16432, "address": 4295000112, "sampleCount": 1}]}]}}]}
+                """
+            return try IngestPipeline().prepare(
+                body: ByteBuffer(string: json), encoding: .identity, family: .diagnostic, app: Self.app, receivedAt: 0)
+        }
+        _ = try await store.write(IngestRequest(app: Self.app, items: try crash(at: now - 60, signal: 11)))
+        _ = try await store.write(IngestRequest(app: Self.app, items: try crash(at: now - 400 * 86_400, signal: 6)))
+        #expect(try await store.partitions(of: "diagnostics") == [today.string])
+        #expect(try await store.partitions(of: "diagnostic_frames") == [today.string])
+        let everything = Scope(app: Self.app, days: DayRange(from: "2000-01-01", to: "2100-01-01"))
+        func crashes() async throws -> [CrashGroupInfo] {
+            try await store.read { reader in
+                try reader.crashGroups(app: Self.app, ids: try reader.diagnostics(everything).map(\.crashGroup))
+            }
+        }
+        let before = try await crashes()
+        #expect(before.count == 2)
+        #expect(before.allSatisfy { $0.sampleFrames.count == 1 })
+        // Data kept 30 days, seen 40 days from now: today's partitions go whole, the old crash
+        // leaves the default partitions, and both groups are emptied.
+        var policy = RetentionPolicy.keepForever
+        policy.dataDays = 30
+        let report = try await store.prune(policy: policy, now: now + 40 * 86_400)
+        #expect(report.payloads == 2)
+        #expect(report.crashGroups == 2)
+        #expect(try await store.partitions(of: "diagnostics").isEmpty)
+        #expect(try await store.partitions(of: "diagnostic_frames").isEmpty)
+        #expect(try await crashes().isEmpty)
+        #expect(try await store.read { try $0.diagnostics(everything) }.isEmpty)
         await store.shutdown()
     }
 

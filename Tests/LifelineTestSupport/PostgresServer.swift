@@ -53,6 +53,20 @@ package final class PostgresServer: Sendable {
         return "postgres://lifeline@127.0.0.1:\(port)/\(name)?sslmode=disable&pool=8"
     }
 
+    /// Runs `sql` with `psql` on the database of `url` (one of ``createDatabase()``), stopping at
+    /// the first error.
+    package func execute(_ sql: String, url: String) throws {
+        guard let name = URL(string: url)?.lastPathComponent, !name.isEmpty else {
+            throw PostgresServerUnavailable(message: "no database name in \(url)")
+        }
+        try run(
+            binaries + "/psql",
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-U", "lifeline", "-d", name, "-v", "ON_ERROR_STOP=1", "-q", "-c",
+                sql,
+            ])
+    }
+
     private init(port: Int, directory: String, binaries: String, owner: String?) {
         self.port = port
         self.directory = directory
