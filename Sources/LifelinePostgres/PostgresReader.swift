@@ -71,18 +71,12 @@ struct PostgresReader: AggregateReader {
         var condition: String
         var binds = PostgresBindings()
         var dimensions: [GroupDimension]
-        /// Whether the scope neither filters nor groups by OS or device: the version-level
-        /// tables (`*_by_version`) answer it.
-        var byVersion: Bool
 
         /// Nil for a scope about iOS 27 app states: those are answered from the per-state rows
         /// (``PostgresStateQuery``), not the rollups.
         init?(_ scope: Scope) {
             guard !scope.usesAppStates else { return nil }
             dimensions = scope.groupBy
-            byVersion =
-                scope.oses.isEmpty && scope.devices.isEmpty && !scope.groupBy.contains(.os)
-                && !scope.groupBy.contains(.device)
             binds.append(scope.app)
             binds.append(scope.days.from.string)
             binds.append(scope.days.to.string)
@@ -106,12 +100,10 @@ struct PostgresReader: AggregateReader {
             }
         }
 
-        /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`, on
-        /// the version-level table of `table` when it has one and the scope allows it.
+        /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`.
         func sql(_ table: String, columns: [String], extraKeys: [String] = [], extra: String? = nil) -> String {
             let groups = keys + extraKeys
-            let source = byVersion && table != "diagnostic_rollup" ? table + "_by_version" : table
-            var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(source) WHERE \(condition)"
+            var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }
             if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
             return sql

@@ -10,11 +10,7 @@ import PostgresNIO
 /// decremented (not recounted), so a concurrent ingest of the same group is not lost.
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
-    static let rollupTables = [
-        "usage_rollup", "exit_rollup", "signpost_rollup", "bucket_rollup", "diagnostic_rollup",
-        "usage_rollup_by_version",
-        "exit_rollup_by_version", "signpost_rollup_by_version", "bucket_rollup_by_version",
-    ]
+    static let rollupTables = ["usage_rollup", "exit_rollup", "signpost_rollup", "bucket_rollup", "diagnostic_rollup"]
 
     /// Applies `policy` as of `now` (epoch seconds); `progress` is told after each transaction.
     /// A dry run counts what would go and removes nothing.

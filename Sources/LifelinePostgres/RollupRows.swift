@@ -4,8 +4,7 @@ import PostgresNIO
 
 /// The rollup rows of one request, summed per key in memory, then upserted table by table in key
 /// order (concurrent writers lock rows in the same order) with one `INSERT … SELECT FROM unnest`
-/// per table, and the same rows summed over OS and device into the version-level tables
-/// (`*_rollup_by_version`, except diagnostics). The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
+/// per table. The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
 /// answer the same.
 struct RollupRows {
     struct Cell: Hashable, Comparable {
@@ -127,18 +126,6 @@ struct RollupRows {
                     foreground_ms = usage_rollup.foreground_ms + excluded.foreground_ms,
                     background_ms = usage_rollup.background_ms + excluded.background_ms
                 """, logger: logger)
-            try await connection.query(
-                """
-                INSERT INTO usage_rollup_by_version AS t (app, day, version, payloads, foreground_ms, background_ms)
-                SELECT \(app), d::date, v, sum(p), sum(f), sum(b)
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(payloads)::bigint[],
-                    \(foreground)::float8[], \(background)::float8[]) AS r (d, v, p, f, b)
-                GROUP BY d, v ORDER BY d, v
-                ON CONFLICT (app, day, version) DO UPDATE SET
-                    payloads = t.payloads + excluded.payloads,
-                    foreground_ms = t.foreground_ms + excluded.foreground_ms,
-                    background_ms = t.background_ms + excluded.background_ms
-                """, logger: logger)
         }
         if !exits.isEmpty {
             let rows = exits.sorted { $0.key < $1.key }
@@ -155,15 +142,6 @@ struct RollupRows {
                     AS x (d, v, o, e, s, r, c)
                 ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
                     count = exit_rollup.count + excluded.count
-                """, logger: logger)
-            try await connection.query(
-                """
-                INSERT INTO exit_rollup_by_version AS t (app, day, version, state, reason, count)
-                SELECT \(app), d::date, v, s, r, sum(c)
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(states)::smallint[],
-                    \(reasons)::text[], \(counts)::bigint[]) AS x (d, v, s, r, c)
-                GROUP BY d, v, s, r ORDER BY d, v, s, r
-                ON CONFLICT (app, day, version, state, reason) DO UPDATE SET count = t.count + excluded.count
                 """, logger: logger)
         }
         if !signposts.isEmpty {
@@ -182,15 +160,6 @@ struct RollupRows {
                 ON CONFLICT (app, day, version, os, device, category, name) DO UPDATE SET
                     count = signpost_rollup.count + excluded.count
                 """, logger: logger)
-            try await connection.query(
-                """
-                INSERT INTO signpost_rollup_by_version AS t (app, day, version, category, name, count)
-                SELECT \(app), d::date, v, k, n, sum(c)
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(categories)::text[],
-                    \(names)::text[], \(counts)::bigint[]) AS x (d, v, k, n, c)
-                GROUP BY d, v, k, n ORDER BY d, v, k, n
-                ON CONFLICT (app, day, version, category, name) DO UPDATE SET count = t.count + excluded.count
-                """, logger: logger)
         }
         if !buckets.isEmpty {
             let rows = buckets.sorted { $0.key < $1.key }
@@ -208,16 +177,6 @@ struct RollupRows {
                     \(counts)::bigint[]) AS x (d, v, o, e, s, a, b, c)
                 ON CONFLICT (app, day, version, os, device, source, bucket_start, bucket_end) DO UPDATE SET
                     count = bucket_rollup.count + excluded.count
-                """, logger: logger)
-            try await connection.query(
-                """
-                INSERT INTO bucket_rollup_by_version AS t (app, day, version, source, bucket_start, bucket_end, count)
-                SELECT \(app), d::date, v, s, a, b, sum(c)
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(sources)::text[],
-                    \(starts)::float8[], \(ends)::float8[], \(counts)::bigint[]) AS x (d, v, s, a, b, c)
-                GROUP BY d, v, s, a, b ORDER BY d, v, s, a, b
-                ON CONFLICT (app, day, version, source, bucket_start, bucket_end) DO UPDATE SET
-                    count = t.count + excluded.count
                 """, logger: logger)
         }
         if !diagnostics.isEmpty {
