@@ -4,8 +4,9 @@ import LifelineModel
 import LifelineStore
 import PostgresNIO
 
-/// Ingest on PostgreSQL: one transaction per request, acknowledged after COMMIT. Idempotency is
-/// the database's: `(app, content_hash)` and `(app, idempotency key)` are unique, and
+/// Ingest on PostgreSQL: requests are grouped into transactions (``WriteQueue``: what waits when
+/// a writer is free goes together, as the SQLite writer's group commit), each acknowledged after
+/// its transaction's COMMIT. Idempotency is the database's: `(app, content_hash)` and `(app, idempotency key)` are unique, and
 /// `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent transaction holding the same key, so
 /// two nodes receiving the same document at once store it once. Rollups are summed by upserts
 /// (`count = count + excluded.count`) in key order; a deadlock or serialization failure between
@@ -22,13 +23,47 @@ extension PostgresStore: DocumentWriter {
         if items.contains(where: { $0.hash.count != 32 }) {
             throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
         }
+        do {
+            return try await writeQueue.submit(WriteJob(request: request, items: items), to: self)
+        } catch let error as IngestError {
+            throw error
+        } catch {
+            logger.error("postgres write failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw IngestError(.internal, code: "internal", "internal error")
+        }
+    }
+
+    /// Writes `jobs` in one transaction; when that fails and they are several, each again on its own
+    /// (one bad request does not fail the others). One result per job, in order.
+    package func writeGrouped(_ jobs: [WriteJob]) async -> [Result<IngestOutcome, IngestError>] {
+        do {
+            return try await write(jobs).map { .success($0) }
+        } catch {
+            guard jobs.count > 1 else { return [.failure(error)] }
+            var results: [Result<IngestOutcome, IngestError>] = []
+            for job in jobs {
+                do {
+                    results += try await write([job]).map { .success($0) }
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            return results
+        }
+    }
+
+    /// Writes `jobs` in one transaction (their days' partitions first), retrying deadlocks and
+    /// serialization failures; errors as ``IngestError``.
+    func write(_ jobs: [WriteJob]) async throws(IngestError) -> [IngestOutcome] {
         let today = UTCDay(epochSeconds: Int64(Date().timeIntervalSince1970))
         var attempt = 0
         while true {
             attempt += 1
             do {
-                for day in Set(items.map(\.day)) { try await ensurePartition(day: day, today: today) }
-                return try await writeOnce(request, items: items)
+                for day in Set(jobs.flatMap { $0.items.map(\.day) }) {
+                    try await ensurePartition(day: day, today: today)
+                }
+                return try await writeOnce(jobs)
             } catch {
                 let server = Self.serverError(error)
                 if let server, attempt < 5, Self.isRetryable(server) {
@@ -120,59 +155,75 @@ extension PostgresStore: DocumentWriter {
             format: format.rawValue, deviceDay: deviceDay)
     }
 
-    private func writeOnce(_ request: IngestRequest, items: [Prepared]) async throws -> IngestOutcome {
+    /// One transaction for `jobs`, in order: a request's replay is answered from its idempotency
+    /// record (also when an earlier job of the same batch wrote it); rollup rows of the whole batch
+    /// are summed per app and upserted once.
+    private func writeOnce(_ jobs: [WriteJob]) async throws -> [IngestOutcome] {
         let logger = self.logger
-        let cached = appIDs.withLock { $0[request.app] }
-        let (outcome, app) = try await client.withTransaction(logger: logger) { connection in
-            let app: Int64
-            if let cached {
-                app = cached
-            } else {
-                app = try await Self.appID(request.app, on: connection, logger: logger)
-            }
-            if let key = request.idempotencyKey {
-                let now = Int64(Date().timeIntervalSince1970)
-                let claimed = try await connection.query(
-                    """
-                    INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
-                    VALUES (\(app), \(key), 0, 0, '{}', \(now)) ON CONFLICT DO NOTHING RETURNING 1
-                    """, logger: logger
-                ).collect()
-                if claimed.isEmpty {
-                    for try await ids in try await connection.query(
-                        "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)", logger: logger
-                    ).decode([Int64].self) {
-                        return (IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true), app)
-                    }
-                    throw PostgresStoreError("idempotency record vanished")
-                }
-            }
-            var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
-            var rollups = RollupRows()
+        let cached = appIDs.withLock { cache in cache }
+        let (outcomes, created) = try await client.withTransaction(logger: logger) { connection in
+            var apps: [String: Int64] = [:]
+            var rollups: [Int64: RollupRows] = [:]
             var states = StateRows()
-            for item in items {
-                let (id, isNew) = try await Self.write(
-                    item, app: app, rollups: &rollups, states: &states, on: connection, logger: logger)
-                outcome.ids.append(id)
-                if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+            var outcomes: [IngestOutcome] = []
+            for job in jobs {
+                let request = job.request
+                let app: Int64
+                if let known = cached[request.app] ?? apps[request.app] {
+                    app = known
+                } else {
+                    app = try await Self.appID(request.app, on: connection, logger: logger)
+                    apps[request.app] = app
+                }
+                if let key = request.idempotencyKey {
+                    let now = Int64(Date().timeIntervalSince1970)
+                    let claimed = try await connection.query(
+                        """
+                        INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
+                        VALUES (\(app), \(key), 0, 0, '{}', \(now)) ON CONFLICT DO NOTHING RETURNING 1
+                        """, logger: logger
+                    ).collect()
+                    if claimed.isEmpty {
+                        var replay: IngestOutcome?
+                        for try await ids in try await connection.query(
+                            "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)",
+                            logger: logger
+                        ).decode([Int64].self) {
+                            replay = IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+                        }
+                        guard let replay else { throw PostgresStoreError("idempotency record vanished") }
+                        outcomes.append(replay)
+                        continue
+                    }
+                }
+                var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
+                for item in job.items {
+                    let (id, isNew) = try await Self.write(
+                        item, app: app, rollups: &rollups[app, default: RollupRows()], states: &states,
+                        on: connection, logger: logger)
+                    outcome.ids.append(id)
+                    if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+                }
+                if let key = request.idempotencyKey {
+                    let (accepted, duplicates, ids) = (outcome.accepted, outcome.duplicates, outcome.ids)
+                    try await connection.query(
+                        """
+                        UPDATE idempotency_keys SET accepted = \(accepted), duplicates = \(duplicates),
+                            payload_ids = \(ids)
+                        WHERE app = \(app) AND key = \(key)
+                        """, logger: logger)
+                }
+                outcomes.append(outcome)
             }
-            try await rollups.flush(app: app, on: connection, logger: logger)
+            for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
+                try await rows.flush(app: app, on: connection, logger: logger)
+            }
             try await states.flush(on: connection, logger: logger)
-            if let key = request.idempotencyKey {
-                let accepted = outcome.accepted
-                let duplicates = outcome.duplicates
-                let ids = outcome.ids
-                try await connection.query(
-                    """
-                    UPDATE idempotency_keys SET accepted = \(accepted), duplicates = \(duplicates), payload_ids = \(ids)
-                    WHERE app = \(app) AND key = \(key)
-                    """, logger: logger)
-            }
-            return (outcome, app)
+            return (outcomes, apps)
         }
         // Known after COMMIT only: an app row created by a transaction that rolled back is no id.
-        if cached == nil { appIDs.withLock { $0[request.app] = app } }
-        return outcome
+        if !created.isEmpty { appIDs.withLock { $0.merge(created) { old, _ in old } } }
+        return outcomes
     }
 
     /// The id of `bundleID`, created if new (without locking an existing row).

@@ -32,6 +32,8 @@ package final class PostgresStore: Sendable {
     package let symbolCache: URL
     /// Symbolicates crash frames when read; nil without `llvm-symbolizer`.
     package let symbolicator: Symbolicator?
+    /// Groups this node's ingest requests into transactions.
+    let writeQueue: WriteQueue
     /// Bytes per stored chunk of a debug-symbol slice: what one statement carries, and what a
     /// node holds in memory at a time.
     let symbolChunkBytes: Int
@@ -48,6 +50,8 @@ package final class PostgresStore: Sendable {
     ) throws(PostgresStoreError) {
         self.location = location
         self.symbolChunkBytes = max(1, symbolChunkBytes)
+        // Half the pool writes at most; the rest stays for queries, keys and the leader's work.
+        self.writeQueue = WriteQueue(writers: location.poolSize / 2)
         self.logger = logger
         let name = String(
             SHA256.hash(data: Data(location.description.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))

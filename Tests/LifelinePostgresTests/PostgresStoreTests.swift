@@ -280,6 +280,43 @@ struct PostgresStoreTests {
         await store.shutdown()
     }
 
+    @Test(
+        "requests written in one transaction get their own answers (duplicates and replays inside the batch too); a failing batch is written request by request"
+    )
+    func groupedTransactions() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let url = try server.createDatabase()
+        let store = try PostgresStore(url: url, logger: Self.quiet)
+        try await store.migrate()
+        let items = try Self.items(devices: 8, days: 1, seed: 11)
+        _ = try await store.write(IngestRequest(app: Self.app, items: [items[0]]))
+        let batch = [
+            WriteJob(IngestRequest(app: Self.app, items: [items[1]])),
+            WriteJob(IngestRequest(app: Self.app, items: [items[1], items[2]])),
+            WriteJob(IngestRequest(app: Self.app, items: [items[3]], idempotencyKey: "upload-1")),
+            WriteJob(IngestRequest(app: Self.app, items: [items[4]], idempotencyKey: "upload-1")),
+            WriteJob(IngestRequest(app: "com.example.other", items: [items[5]])),
+        ]
+        let results = try await store.writeGrouped(batch).map { try $0.get() }
+        #expect(results.map(\.accepted) == [1, 1, 1, 0, 1])
+        #expect(results.map(\.duplicates) == [0, 1, 0, 1, 0])
+        #expect(results[1].ids[0] == results[0].ids[0])
+        #expect(results[3].replayed && results[3].ids == results[2].ids)
+        // The next payload id is the last one taken: the batch's first insert fails, so the batch
+        // rolls back and each request is written on its own (the failed one too, with the next id).
+        try server.execute(
+            "SELECT setval('payloads_id_seq', (SELECT max(id) FROM payloads), false)", url: url)
+        let retried = await store.writeGrouped([
+            WriteJob(IngestRequest(app: Self.app, items: [items[6]])),
+            WriteJob(IngestRequest(app: Self.app, items: [items[7]])),
+        ])
+        #expect(retried.allSatisfy { (try? $0.get().accepted) == 1 })
+        let apps = try await store.read { try $0.apps() }
+        let stored = apps.map { $0.metricPayloads + $0.diagnosticPayloads }.reduce(0, +)
+        #expect(stored == 7)  // items 0, 1, 2, 3, 5 (4 was a replay), 6, 7
+        await store.shutdown()
+    }
+
     @Test("migration 0007 moves the diagnostics, frames and states stored before it into the day partitions")
     func diagnosticPartitionMigration() async throws {
         guard let server = PostgresServer.running() else { return }
