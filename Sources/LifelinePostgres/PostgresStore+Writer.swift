@@ -155,71 +155,112 @@ extension PostgresStore: DocumentWriter {
             format: format.rawValue, deviceDay: deviceDay)
     }
 
-    /// One transaction for `jobs`, in order: a request's replay is answered from its idempotency
-    /// record (also when an earlier job of the same batch wrote it); rollup rows of the whole batch
-    /// are summed per app and upserted once.
+    /// One transaction for `jobs`. Rows that concurrent transactions may both want are locked in
+    /// one global order, so batches of two nodes holding the same documents wait for each other
+    /// instead of deadlocking: apps by name, idempotency keys by (app, key), documents by (app,
+    /// content hash), rollup rows by key. A job whose idempotency key an earlier job of the batch
+    /// claimed is a replay of that job; within the batch, the first job (then item) holding a
+    /// document stores it and the later ones count it as a duplicate, as sequential requests would.
     private func writeOnce(_ jobs: [WriteJob]) async throws -> [IngestOutcome] {
         let logger = self.logger
         let cached = appIDs.withLock { cache in cache }
         let (outcomes, created) = try await client.withTransaction(logger: logger) { connection in
             var apps: [String: Int64] = [:]
+            var created: [String: Int64] = [:]
+            for name in Set(jobs.map(\.request.app)).sorted() {
+                if let known = cached[name] {
+                    apps[name] = known
+                } else {
+                    let id = try await Self.appID(name, on: connection, logger: logger)
+                    apps[name] = id
+                    created[name] = id
+                }
+            }
+            let appOf = jobs.map { apps[$0.request.app] ?? 0 }
+            var outcomes = [IngestOutcome?](repeating: nil, count: jobs.count)
+            // Idempotency keys: claimed in (app, key) order; a later job of the batch with a key
+            // claimed here replays the claiming job.
+            struct Claim: Hashable {
+                var app: Int64
+                var key: String
+            }
+            var claims: [Claim: Int] = [:]
+            var replays: [Int: Int] = [:]
+            let keyed = jobs.indices.compactMap { index in
+                jobs[index].request.idempotencyKey.map { (index: index, claim: Claim(app: appOf[index], key: $0)) }
+            }.sorted { ($0.claim.app, $0.claim.key, $0.index) < ($1.claim.app, $1.claim.key, $1.index) }
+            let now = Int64(Date().timeIntervalSince1970)
+            for (index, claim) in keyed {
+                if let first = claims[claim] {
+                    replays[index] = first
+                    continue
+                }
+                let (app, key) = (claim.app, claim.key)
+                let claimed = try await connection.query(
+                    """
+                    INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
+                    VALUES (\(app), \(key), 0, 0, '{}', \(now)) ON CONFLICT DO NOTHING RETURNING 1
+                    """, logger: logger
+                ).collect()
+                if !claimed.isEmpty {
+                    claims[claim] = index
+                    continue
+                }
+                for try await ids in try await connection.query(
+                    "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)", logger: logger
+                ).decode([Int64].self) {
+                    outcomes[index] = IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+                }
+                guard outcomes[index] != nil else { throw PostgresStoreError("idempotency record vanished") }
+            }
+            // Documents in (app, content hash) order, ties in job and item order.
+            var order: [(job: Int, item: Int)] = []
+            for index in jobs.indices where outcomes[index] == nil && replays[index] == nil {
+                order += jobs[index].items.indices.map { (index, $0) }
+            }
+            order.sort { a, b in
+                let (x, y) = (jobs[a.job].items[a.item].hash, jobs[b.job].items[b.item].hash)
+                if appOf[a.job] != appOf[b.job] { return appOf[a.job] < appOf[b.job] }
+                if x != y { return x.lexicographicallyPrecedes(y) }
+                return (a.job, a.item) < (b.job, b.item)
+            }
+            var stored = jobs.map { [(id: Int64, isNew: Bool)?](repeating: nil, count: $0.items.count) }
             var rollups: [Int64: RollupRows] = [:]
             var states = StateRows()
-            var outcomes: [IngestOutcome] = []
-            for job in jobs {
-                let request = job.request
-                let app: Int64
-                if let known = cached[request.app] ?? apps[request.app] {
-                    app = known
-                } else {
-                    app = try await Self.appID(request.app, on: connection, logger: logger)
-                    apps[request.app] = app
-                }
-                if let key = request.idempotencyKey {
-                    let now = Int64(Date().timeIntervalSince1970)
-                    let claimed = try await connection.query(
-                        """
-                        INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
-                        VALUES (\(app), \(key), 0, 0, '{}', \(now)) ON CONFLICT DO NOTHING RETURNING 1
-                        """, logger: logger
-                    ).collect()
-                    if claimed.isEmpty {
-                        var replay: IngestOutcome?
-                        for try await ids in try await connection.query(
-                            "SELECT payload_ids FROM idempotency_keys WHERE app = \(app) AND key = \(key)",
-                            logger: logger
-                        ).decode([Int64].self) {
-                            replay = IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
-                        }
-                        guard let replay else { throw PostgresStoreError("idempotency record vanished") }
-                        outcomes.append(replay)
-                        continue
-                    }
-                }
+            for (job, item) in order {
+                let app = appOf[job]
+                stored[job][item] = try await Self.write(
+                    jobs[job].items[item], app: app, rollups: &rollups[app, default: RollupRows()], states: &states,
+                    on: connection, logger: logger)
+            }
+            for index in jobs.indices where outcomes[index] == nil && replays[index] == nil {
                 var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
-                for item in job.items {
-                    let (id, isNew) = try await Self.write(
-                        item, app: app, rollups: &rollups[app, default: RollupRows()], states: &states,
-                        on: connection, logger: logger)
-                    outcome.ids.append(id)
-                    if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+                for entry in stored[index] {
+                    guard let entry else { throw PostgresStoreError("a document of the batch was not written") }
+                    outcome.ids.append(entry.id)
+                    if entry.isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
                 }
-                if let key = request.idempotencyKey {
-                    let (accepted, duplicates, ids) = (outcome.accepted, outcome.duplicates, outcome.ids)
-                    try await connection.query(
-                        """
-                        UPDATE idempotency_keys SET accepted = \(accepted), duplicates = \(duplicates),
-                            payload_ids = \(ids)
-                        WHERE app = \(app) AND key = \(key)
-                        """, logger: logger)
-                }
-                outcomes.append(outcome)
+                outcomes[index] = outcome
+            }
+            for (index, first) in replays {
+                let ids = outcomes[first]?.ids ?? []
+                outcomes[index] = IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+            }
+            for (claim, index) in claims.sorted(by: { ($0.key.app, $0.key.key) < ($1.key.app, $1.key.key) }) {
+                guard let outcome = outcomes[index] else { continue }
+                let (app, key) = (claim.app, claim.key)
+                let (accepted, duplicates, ids) = (outcome.accepted, outcome.duplicates, outcome.ids)
+                try await connection.query(
+                    """
+                    UPDATE idempotency_keys SET accepted = \(accepted), duplicates = \(duplicates), payload_ids = \(ids)
+                    WHERE app = \(app) AND key = \(key)
+                    """, logger: logger)
             }
             for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
                 try await rows.flush(app: app, on: connection, logger: logger)
             }
             try await states.flush(on: connection, logger: logger)
-            return (outcomes, apps)
+            return (outcomes.compactMap { $0 }, created)
         }
         // Known after COMMIT only: an app row created by a transaction that rolled back is no id.
         if !created.isEmpty { appIDs.withLock { $0.merge(created) { old, _ in old } } }
