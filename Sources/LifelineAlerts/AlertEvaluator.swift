@@ -76,6 +76,7 @@ package actor AlertEvaluator: Service {
     package func run() async throws {
         let notifications = self.notifications
         let reloadOnHangup = options.reloadOnHangup
+        let gated = options.leader != nil
         await withDiscardingTaskGroup { group in
             group.addTask { await notifications.run() }
             if reloadOnHangup {
@@ -90,12 +91,23 @@ package actor AlertEvaluator: Service {
                 }
             }
             try? await cancelWhenGracefulShutdown {
+                // With a leader gate, starting counts as coming from follower: the cache is not
+                // trusted until this node reads the store as leader.
+                var followed = gated
                 while !Task.isCancelled {
                     if await self.isFollower {
                         // Another node evaluates; look again soon, so a takeover is quick.
                         await self.forgetCachedState()
+                        followed = true
                         try await self.clock.sleep(for: .seconds(1))
                         continue
+                    }
+                    if followed {
+                        // Taking the lead: read the state the last leader stored (whatever a
+                        // snapshot cached may be older), and this node's rules decide from now on.
+                        followed = false
+                        await self.forgetCachedState()
+                        await self.forgetRemovedRules()
                     }
                     let interval = await self.evaluateNow()
                     try await self.clock.sleep(for: .seconds(interval))
@@ -105,6 +117,15 @@ package actor AlertEvaluator: Service {
         }
         notifications.finish()
         logger.debug("alert evaluator stopped")
+    }
+
+    /// Forgets, in the store, the state of rules not in the current set.
+    private func forgetRemovedRules() async {
+        do {
+            try await store.forgetAlertRules(except: Set(rules.rules.map(\.name)))
+        } catch {
+            logger.error("cannot forget the state of removed rules", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Whether another node leads (``Options/leader``).
@@ -158,11 +179,9 @@ package actor AlertEvaluator: Service {
         let names = Set(set.rules.map(\.name))
         if states != nil { states = states?.filter { names.contains($0.key) } }
         evaluations = evaluations.filter { names.contains($0.key) }
-        do {
-            try await store.forgetAlertRules(except: names)
-        } catch {
-            logger.error("cannot forget the state of removed rules", metadata: ["error": "\(error)"])
-        }
+        // A follower leaves the shared state alone: the leader's rules decide (they may differ
+        // for a moment while a new rule file rolls out); it forgets when it takes the lead.
+        if !isFollower { await forgetRemovedRules() }
         logger.info(
             "alert rules loaded",
             metadata: ["rules": "\(set.rules.count)", "receivers": "\(set.receivers.count)"])

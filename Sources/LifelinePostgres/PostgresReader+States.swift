@@ -81,18 +81,7 @@ struct PostgresStateQuery {
 
     /// The group key of a row whose first columns are the groups.
     func key(_ row: PostgresRandomAccessRow) throws -> GroupKey {
-        var key = GroupKey()
-        for (index, dimension) in dimensions.enumerated() {
-            let text = try row[index].decode(String.self)
-            let value = text.isEmpty ? "unknown" : text
-            switch dimension {
-            case .version: key.version = value
-            case .os: key.os = value
-            case .device: key.device = value
-            case .day: key.day = text
-            case .appState: break
-            }
-        }
+        var key = try PostgresReader.key(row, dimensions: dimensions)
         if groupsByState {
             let first = dimensions.count
             key.appState = ReportedState(

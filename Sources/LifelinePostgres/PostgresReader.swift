@@ -111,20 +111,26 @@ struct PostgresReader: AggregateReader {
 
         /// The group key of a row whose first columns are the keys.
         func key(_ row: PostgresRandomAccessRow) throws -> GroupKey {
-            var key = GroupKey()
-            for (index, dimension) in dimensions.enumerated() {
-                let text = try row[index].decode(String.self)
-                let value = text.isEmpty ? "unknown" : text
-                switch dimension {
-                case .version: key.version = value
-                case .os: key.os = value
-                case .device: key.device = value
-                case .day: key.day = text
-                case .appState: break
-                }
-            }
-            return key
+            try PostgresReader.key(row, dimensions: dimensions)
         }
+    }
+
+    /// The group key of a row whose first columns are the text values of `dimensions` (app
+    /// states excepted); '' is "unknown".
+    static func key(_ row: PostgresRandomAccessRow, dimensions: [GroupDimension]) throws -> GroupKey {
+        var key = GroupKey()
+        for (index, dimension) in dimensions.enumerated() {
+            let text = try row[index].decode(String.self)
+            let value = text.isEmpty ? "unknown" : text
+            switch dimension {
+            case .version: key.version = value
+            case .os: key.os = value
+            case .device: key.device = value
+            case .day: key.day = text
+            case .appState: break
+            }
+        }
+        return key
     }
 
     func usage(_ scope: Scope) throws -> [UsageRow] {

@@ -3,6 +3,7 @@ import LifelineAnalysis
 import LifelineModel
 import LifelineStore
 import NIOCore
+import NIOPosix
 import PostgresNIO
 
 /// Debug symbols on PostgreSQL (migration `postgres/0006`): the slice rows and their bytes in
@@ -18,14 +19,19 @@ extension PostgresStore: SymbolStore {
     ) async throws -> [(symbols: DebugSymbols, imported: Bool)] {
         var results: [(symbols: DebugSymbols, imported: Bool)] = []
         for item in files {
-            let data: Data
-            do {
-                data = try Data(contentsOf: item.file, options: .alwaysMapped)
-            } catch {
-                throw StoreError(.invalid, "cannot read \(item.file.path): \(error.localizedDescription)")
-            }
-            let read = data.withUnsafeBytes { bytes in
-                Result { () throws(StoreError) -> [MachOSlice] in try MachOSlices.read(bytes) }
+            // File work (a mapped file's pages are read from disk) on NIO's blocking pool.
+            let (data, read) = try await NIOThreadPool.singleton.runIfActive {
+                () throws -> (Data, Result<[MachOSlice], StoreError>) in
+                let data: Data
+                do {
+                    data = try Data(contentsOf: item.file, options: .alwaysMapped)
+                } catch {
+                    throw StoreError(.invalid, "cannot read \(item.file.path): \(error.localizedDescription)")
+                }
+                let read = data.withUnsafeBytes { bytes in
+                    Result { () throws(StoreError) -> [MachOSlice] in try MachOSlices.read(bytes) }
+                }
+                return (data, read)
             }
             let binaryName = String(item.binaryName.prefix(255))
             for slice in try read.get() {
@@ -65,7 +71,8 @@ extension PostgresStore: SymbolStore {
             let end = offset + symbols.size
             while start < end {
                 let stop = min(end, start + chunkBytes)
-                let chunk = ByteBuffer(bytes: data[start..<stop])
+                let range = start..<stop
+                let chunk = try await NIOThreadPool.singleton.runIfActive { ByteBuffer(bytes: data[range]) }
                 try await connection.query(
                     "INSERT INTO debug_symbol_chunks (uuid, n, bytes) VALUES (\(symbols.uuid), \(index), \(chunk))",
                     logger: logger)

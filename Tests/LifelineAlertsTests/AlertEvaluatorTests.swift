@@ -229,6 +229,11 @@ struct AlertEvaluatorTests {
             await leader.notifications.deliverQueued()
             #expect(received.bodies(path: "/hook").count == 1)
             #expect(await follower.snapshot().alerts.map(\.status) == [.firing])
+            // A follower loading other rules (a new rule file rolling out) leaves the leader's
+            // state alone.
+            await follower.apply(RuleSet())
+            #expect(try await env.alertState.alertStates().count == 1)
+            await follower.apply(try RuleFileLoader.load(path: path))
             // Takeover: the follower leads, its service loop evaluates from the stored state, and
             // the webhook hears nothing new (Alertmanager gets its periodic re-send).
             leads.withLock { $0 = true }

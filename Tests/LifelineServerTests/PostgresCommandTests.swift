@@ -12,6 +12,18 @@ import Testing
 /// `--db`, and `migrate-data` moves a SQLite installation over with the same answers.
 @Suite("Command line on PostgreSQL")
 struct PostgresCommandTests {
+    /// What each node's `/readyz` says of leadership (nil: no answer).
+    static func leaders(_ nodes: [Lifeline.Server]) async -> [Bool?] {
+        var answers: [Bool?] = []
+        for node in nodes {
+            let answer = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
+                try json(try await http.get("/readyz").body ?? ByteBuffer())["leader"] as? Bool
+            }
+            answers.append(answer ?? nil)
+        }
+        return answers
+    }
+
     @Test("migrate-data copies a SQLite database: the JSON reports of both are the same; a second run copies nothing")
     func migrateData() throws {
         guard let server = PostgresServer.running() else { return }
@@ -93,16 +105,7 @@ struct PostgresCommandTests {
         ]
         for node in nodes { try await node.waitUntilReady() }
 
-        func leaders() async throws -> [Bool?] {
-            var answers: [Bool?] = []
-            for node in nodes {
-                let answer = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
-                    try json(try await http.get("/readyz").body ?? ByteBuffer())["leader"] as? Bool
-                }
-                answers.append(answer ?? nil)
-            }
-            return answers
-        }
+        func leaders() async throws -> [Bool?] { await Self.leaders(nodes) }
         var deadline = ContinuousClock.now + .seconds(10)
         while try await leaders().filter({ $0 == true }).count != 1, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(100))
@@ -247,15 +250,7 @@ struct PostgresCommandTests {
                 let deadline = ContinuousClock.now + .seconds(seconds)
                 while !done(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(100)) }
             }
-            func leader() async -> Int? {
-                for (index, node) in nodes.enumerated() {
-                    let leads = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
-                        try json(try await http.get("/readyz").body ?? ByteBuffer())["leader"] as? Bool
-                    }
-                    if leads == true { return index }
-                }
-                return nil
-            }
+            func leader() async -> Int? { await Self.leaders(nodes).firstIndex(of: true) }
             try await settle(15) { received.bodies(path: "/hook").count >= 1 }
             // Several evaluations on the leader: Alertmanager hears the alert again each time, the
             // webhook once.

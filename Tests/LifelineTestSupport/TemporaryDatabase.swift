@@ -31,17 +31,9 @@ package final class TemporaryDatabase: Sendable {
 
     /// A server configuration on this database, on a free port, without logs, rate limits and retention off.
     package func config(options: Database.Options = .init(), limits: IngestLimits = .init()) -> ServerConfig {
-        var config = ServerConfig()
+        var config = ServerConfig.forTests(limits: limits)
         config.databasePath = path
-        config.port = 0
         config.database = options
-        config.limits = limits
-        // Every test client is 127.0.0.1: rate limits are off unless a test sets them.
-        config.governance.ingestRatePerKey = 0
-        config.governance.ingestRatePerIP = 0
-        // Tests load fixtures of past years: nothing is pruned unless a test sets a policy.
-        config.retention = .keepForever
-        config.logger = .quiet
         return config
     }
 
@@ -72,4 +64,20 @@ package final class TemporaryDatabase: Sendable {
 extension Logger {
     /// A logger that drops everything.
     package static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+}
+
+extension ServerConfig {
+    /// A configuration for a test server: a free port, no logs, `limits`; rate limits off (every
+    /// test client is 127.0.0.1) and retention off (tests load fixtures of past years) unless a
+    /// test sets them.
+    package static func forTests(limits: IngestLimits = .init()) -> ServerConfig {
+        var config = ServerConfig()
+        config.port = 0
+        config.limits = limits
+        config.governance.ingestRatePerKey = 0
+        config.governance.ingestRatePerIP = 0
+        config.retention = .keepForever
+        config.logger = .quiet
+        return config
+    }
 }

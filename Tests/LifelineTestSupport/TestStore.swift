@@ -109,15 +109,9 @@ package final class TestStore: Sendable {
     /// A server configuration on this store, on a free port, without logs; rate limits and
     /// retention off (see ``TemporaryDatabase/config(options:limits:)``).
     package func config(limits: IngestLimits = .init()) -> ServerConfig {
-        var config = ServerConfig()
+        var config = ServerConfig.forTests(limits: limits)
         config.databasePath = directory.databasePath
         config.databaseURL = url
-        config.port = 0
-        config.limits = limits
-        config.governance.ingestRatePerKey = 0
-        config.governance.ingestRatePerIP = 0
-        config.retention = .keepForever
-        config.logger = .quiet
         return config
     }
 
