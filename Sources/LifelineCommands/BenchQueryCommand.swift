@@ -39,14 +39,9 @@ struct BenchQueryCommand: AsyncParsableCommand {
 
     func run() async throws {
         if global.isPostgres {
-            let store = try await global.openPostgres(logger: global.makeLogger())
-            do {
+            try await global.withPostgres { store in
                 try await bench(source: store) { start in try await fill(store, from: start) }
-            } catch {
-                await store.shutdown()
-                throw error
             }
-            await store.shutdown()
             return
         }
         let database = try Database(path: global.db)
@@ -133,7 +128,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
     }
 
     /// Ingests generated payloads `start..<payloads` through the pipeline and `writer` (the
-    /// SQLite group-commit writer, or a PostgreSQL store: one transaction per 50-document request).
+    /// SQLite group-commit writer, or a PostgreSQL store, which groups requests into transactions too).
     func fill(_ writer: any DocumentWriter, from start: Int) async throws {
         let pipeline = IngestPipeline()
         let progress = Progress(total: payloads - start, label: "generate+ingest")

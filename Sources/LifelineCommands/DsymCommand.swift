@@ -23,14 +23,8 @@ extension DsymCommand {
     ) async throws -> T {
         let options = try config.map(ConfigFile.load)?.databaseOptions() ?? .init()
         if global.isPostgres {
-            let store = try await global.openPostgres(logger: global.makeLogger(), options: options)
-            do {
-                let result = try await body(store, store.symbolicator != nil)
-                await store.shutdown()
-                return result
-            } catch {
-                await store.shutdown()
-                throw error
+            return try await global.withPostgres(options: options) { store in
+                try await body(store, store.symbolicator != nil)
             }
         }
         let database = try Database(path: global.db, options: options)

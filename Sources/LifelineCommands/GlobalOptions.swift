@@ -45,6 +45,22 @@ struct GlobalOptions: ParsableArguments {
         return store
     }
 
+    /// Runs `body` with the PostgreSQL store of `--db` (migrated), shut down afterwards whatever
+    /// `body` does.
+    func withPostgres<T>(
+        options: Database.Options = .init(), _ body: (PostgresStore) async throws -> T
+    ) async throws -> T {
+        let store = try await openPostgres(logger: makeLogger(), options: options)
+        do {
+            let result = try await body(store)
+            await store.shutdown()
+            return result
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+    }
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 

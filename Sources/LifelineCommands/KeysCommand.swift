@@ -52,14 +52,13 @@ struct KeysCommand: AsyncParsableCommand {
             let key: APIKey
             let token: String
             if global.isPostgres {
-                let store = try await global.openPostgres(logger: global.makeLogger())
                 do {
-                    (key, token) = try await store.createKey(role: role, app: app, expiresAt: expiresAt, now: now)
+                    (key, token) = try await global.withPostgres { store in
+                        try await store.createKey(role: role, app: app, expiresAt: expiresAt, now: now)
+                    }
                 } catch {
-                    await store.shutdown()
                     throw CommandError("\(error)")
                 }
-                await store.shutdown()
             } else {
                 let database = try Database(path: global.db)
                 try database.migrate()
@@ -83,9 +82,7 @@ struct KeysCommand: AsyncParsableCommand {
         func run() async throws {
             let keys: [APIKey]
             if global.isPostgres {
-                let store = try await global.openPostgres(logger: global.makeLogger())
-                let listed = try? await store.listKeys()
-                await store.shutdown()
+                let listed = try? await global.withPostgres { store in try await store.listKeys() }
                 guard let listed else { throw CommandError("cannot list the keys of \(global.dbDescription)") }
                 keys = listed
             } else {
@@ -146,9 +143,8 @@ struct KeysCommand: AsyncParsableCommand {
         func run() async throws {
             let revoked: Bool
             if global.isPostgres {
-                let store = try await global.openPostgres(logger: global.makeLogger())
-                let result = try? await store.revokeKey(id: id)
-                await store.shutdown()
+                let id = self.id
+                let result = try? await global.withPostgres { store in try await store.revokeKey(id: id) }
                 guard let result else { throw CommandError("cannot revoke \(id) on \(global.dbDescription)") }
                 revoked = result
             } else {

@@ -14,9 +14,7 @@ struct MigrateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if global.isPostgres {
-            let store = try await global.openPostgres(logger: global.makeLogger())
-            let versions = try await store.appliedMigrations()
-            await store.shutdown()
+            let versions = try await global.withPostgres { store in try await store.appliedMigrations() }
             print("\(global.dbDescription): schema at migration \(versions.last ?? 0) (migrations/postgres)")
             return
         }

@@ -124,8 +124,7 @@ struct PruneCommand: AsyncParsableCommand {
     /// PostgreSQL: partitions dropped, rows deleted in short transactions (the database
     /// reclaims space by its own vacuum).
     private func prunePostgres(_ policy: RetentionPolicy) async throws {
-        let store = try await global.openPostgres(logger: global.makeLogger())
-        do {
+        try await global.withPostgres { store in
             let started = ContinuousClock.now
             let lastLine = LastLine()
             let report = try await store.prune(policy: policy, dryRun: dryRun, batchSize: batchSize) { report in
@@ -136,11 +135,7 @@ struct PruneCommand: AsyncParsableCommand {
             if !json && !dryRun {
                 print("\(report.transactions) transactions in \(started.duration(to: .now))")
             }
-        } catch {
-            await store.shutdown()
-            throw error
         }
-        await store.shutdown()
     }
 
     /// The report as JSON (`--json`) or as lines.

@@ -104,15 +104,9 @@ struct ReportCommand: AsyncParsableCommand {
         let conventions = file?.analysis?.conventions ?? SignpostConventions()
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
         if global.isPostgres {
-            let store = try await global.openPostgres(
-                logger: global.makeLogger(), options: file?.databaseOptions() ?? Database.Options())
-            do {
+            try await global.withPostgres(options: file?.databaseOptions() ?? Database.Options()) { store in
                 try await run(source: store, alerts: store, conventions: conventions, handlerFlag: handlerFlag)
-            } catch {
-                await store.shutdown()
-                throw error
             }
-            await store.shutdown()
             return
         }
         guard FileManager.default.fileExists(atPath: global.db) else {

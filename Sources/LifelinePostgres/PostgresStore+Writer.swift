@@ -6,9 +6,10 @@ import PostgresNIO
 
 /// Ingest on PostgreSQL: requests are grouped into transactions (``WriteQueue``: what waits when
 /// a writer is free goes together, as the SQLite writer's group commit), each acknowledged after
-/// its transaction's COMMIT. Idempotency is the database's: `(app, content_hash)` and `(app, idempotency key)` are unique, and
-/// `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent transaction holding the same key, so
-/// two nodes receiving the same document at once store it once. Rollups are summed by upserts
+/// its transaction's COMMIT. Idempotency is the database's: `(app, content_hash)` and `(app,
+/// idempotency key)` are unique, and `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent
+/// transaction holding the same key, so two nodes receiving the same document at once store it
+/// once. Rollups are summed by upserts
 /// (`count = count + excluded.count`) in key order; a deadlock or serialization failure between
 /// writers is retried.
 extension PostgresStore: DocumentWriter {
