@@ -127,6 +127,10 @@ struct SymbolicationTests {
         let read = try await env.token(.read)
         let admin = try await env.token(.admin)
         let path = env.url ?? env.directory.databasePath
+        // On PostgreSQL the report's copies of the symbols stay in the test's directory.
+        let cache = try env.write(
+            "symbols.yaml", "symbols:\n  directory: \(env.directory.url.appendingPathComponent("cli-symbols").path)\n")
+        let reportConfig = backend == .postgres ? ["--config", cache] : []
         try await env.withLiveServer { client async throws in
             let posted = try await client.execute(
                 uri: "/v1/diagnostics", method: .post, headers: ingestHeaders(ingest),
@@ -164,10 +168,11 @@ struct SymbolicationTests {
             #expect(lacking.first?["binary_name"] as? String == "Demo")
             #expect(lacking.first?["diagnostics"] as? Int == 1)
             // The report lists the binary as missing its symbols too.
-            let missingReport = try Lifeline.run([
-                "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
-                "json", "--out", "-",
-            ])
+            let missingReport = try Lifeline.run(
+                [
+                    "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
+                    "json", "--out", "-",
+                ] + reportConfig)
             #expect(missingReport.status == 0, "\(missingReport.stderr)")
             let reported = try JSONSerialization.jsonObject(with: Data(missingReport.stdout.utf8)) as? [String: Any]
             let reportedMissing = reported?["missing_symbols"] as? [[String: Any]]
@@ -207,10 +212,11 @@ struct SymbolicationTests {
         }
         // The HTML report's sample stack names the function, file and line too.
         let html = env.directory.url.appendingPathComponent("report.html").path
-        let report = try Lifeline.run([
-            "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format", "html",
-            "--out", html,
-        ])
+        let report = try Lifeline.run(
+            [
+                "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
+                "html", "--out", html,
+            ] + reportConfig)
         #expect(report.status == 0, "\(report.stderr)")
         let page = try String(contentsOfFile: html, encoding: .utf8)
         #expect(page.contains("Demo.Parser.parse(Swift.String) -&gt; Swift.Int (demo.c:4)"))

@@ -112,6 +112,8 @@ package final class TestStore: Sendable {
         var config = ServerConfig.forTests(limits: limits)
         config.databasePath = directory.databasePath
         config.databaseURL = url
+        // A PostgreSQL node's copies of debug symbols stay in the test's directory.
+        if url != nil { config.database.symbolDirectory = directory.url.appendingPathComponent("symbols").path }
         return config
     }
 
