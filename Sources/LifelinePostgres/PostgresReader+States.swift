@@ -116,9 +116,7 @@ extension PostgresReader {
         let first = query.groupCount
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return ExitRow(
-                key: try query.key(row), state: try row[first].decode(Int16.self) == 0 ? .foreground : .background,
-                reason: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+            return try PostgresReader.exitRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -135,9 +133,7 @@ extension PostgresReader {
         let first = query.groupCount
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return SignpostRow(
-                key: try query.key(row), category: try row[first].decode(String.self),
-                name: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+            return try PostgresReader.signpostRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -150,9 +146,7 @@ extension PostgresReader {
         let first = query.groupCount
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return BucketRow(
-                key: try query.key(row), start: try row[first].decode(Double.self),
-                end: try row[first + 1].decode(Double.self), count: try row[first + 2].decode(Int64.self))
+            return try PostgresReader.bucketRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -167,10 +161,7 @@ extension PostgresReader {
         let first = query.groupCount
         return try rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
-            guard let kind = DiagnosticKind(rawValue: try row[first].decode(String.self)) else { return nil }
-            return DiagnosticRow(
-                key: try query.key(row), kind: kind, crashGroup: try row[first + 1].decode(Int64.self),
-                count: try row[first + 2].decode(Int64.self))
+            return try PostgresReader.diagnosticRow(row, key: try query.key(row), first: first)
         }
     }
 }

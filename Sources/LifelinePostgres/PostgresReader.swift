@@ -154,9 +154,7 @@ struct PostgresReader: AggregateReader {
         let first = query.keys.count
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return ExitRow(
-                key: try query.key(row), state: try row[first].decode(Int16.self) == 0 ? .foreground : .background,
-                reason: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+            return try Self.exitRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -172,9 +170,7 @@ struct PostgresReader: AggregateReader {
         let first = query.keys.count
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return SignpostRow(
-                key: try query.key(row), category: try row[first].decode(String.self),
-                name: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+            return try Self.signpostRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -187,9 +183,7 @@ struct PostgresReader: AggregateReader {
         let first = query.keys.count
         return try rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
-            return BucketRow(
-                key: try query.key(row), start: try row[first].decode(Double.self),
-                end: try row[first + 1].decode(Double.self), count: try row[first + 2].decode(Int64.self))
+            return try Self.bucketRow(row, key: try query.key(row), first: first)
         }
     }
 
@@ -199,11 +193,37 @@ struct PostgresReader: AggregateReader {
         let first = query.keys.count
         return try rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
-            guard let kind = DiagnosticKind(rawValue: try row[first].decode(String.self)) else { return nil }
-            return DiagnosticRow(
-                key: try query.key(row), kind: kind, crashGroup: try row[first + 1].decode(Int64.self),
-                count: try row[first + 2].decode(Int64.self))
+            return try Self.diagnosticRow(row, key: try query.key(row), first: first)
         }
+    }
+
+    // The rows of the rollup and per-state queries: the group key's columns, then from `first`
+    // the row's own keys and its count.
+
+    static func exitRow(_ row: PostgresRandomAccessRow, key: GroupKey, first: Int) throws -> ExitRow {
+        ExitRow(
+            key: key, state: try row[first].decode(Int16.self) == 0 ? .foreground : .background,
+            reason: try row[first + 1].decode(String.self), count: try row[first + 2].decode(Int64.self))
+    }
+
+    static func signpostRow(_ row: PostgresRandomAccessRow, key: GroupKey, first: Int) throws -> SignpostRow {
+        SignpostRow(
+            key: key, category: try row[first].decode(String.self), name: try row[first + 1].decode(String.self),
+            count: try row[first + 2].decode(Int64.self))
+    }
+
+    static func bucketRow(_ row: PostgresRandomAccessRow, key: GroupKey, first: Int) throws -> BucketRow {
+        BucketRow(
+            key: key, start: try row[first].decode(Double.self), end: try row[first + 1].decode(Double.self),
+            count: try row[first + 2].decode(Int64.self))
+    }
+
+    /// Nil for a kind this version does not know.
+    static func diagnosticRow(_ row: PostgresRandomAccessRow, key: GroupKey, first: Int) throws -> DiagnosticRow? {
+        guard let kind = DiagnosticKind(rawValue: try row[first].decode(String.self)) else { return nil }
+        return DiagnosticRow(
+            key: key, kind: kind, crashGroup: try row[first + 1].decode(Int64.self),
+            count: try row[first + 2].decode(Int64.self))
     }
 
     func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {

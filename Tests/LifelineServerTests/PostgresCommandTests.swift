@@ -12,6 +12,16 @@ import Testing
 /// `--db`, and `migrate-data` moves a SQLite installation over with the same answers.
 @Suite("Command line on PostgreSQL")
 struct PostgresCommandTests {
+    /// An ingest token of `app` and a read token, made by `lifeline keys create --db url`.
+    static func keys(_ url: String, app: String) throws -> (ingest: String, read: String) {
+        func token(_ arguments: [String]) throws -> String {
+            let created = try Lifeline.run(["keys", "create", "--db", url] + arguments)
+            #expect(created.status == 0, "\(created.stderr)")
+            return try #require(created.stdout.split(separator: "\n").last.map(String.init))
+        }
+        return (try token(["--role", "ingest", "--app", app]), try token(["--role", "read"]))
+    }
+
     /// What each node's `/readyz` says of leadership (nil: no answer).
     static func leaders(_ nodes: [Lifeline.Server]) async -> [Bool?] {
         var answers: [Bool?] = []
@@ -89,12 +99,7 @@ struct PostgresCommandTests {
     func twoNodesAndAKill() async throws {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
-        let created = try Lifeline.run(["keys", "create", "--db", url, "--role", "ingest", "--app", "com.example.app"])
-        #expect(created.status == 0, "\(created.stderr)")
-        let token = try #require(created.stdout.split(separator: "\n").last.map(String.init))
-        let read = try #require(
-            try Lifeline.run(["keys", "create", "--db", url, "--role", "read"]).stdout.split(separator: "\n").last
-                .map(String.init))
+        let (token, read) = try Self.keys(url, app: "com.example.app")
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let config = try directory.write(
@@ -189,11 +194,7 @@ struct PostgresCommandTests {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
         let app = "com.example.app"
-        let created = try Lifeline.run(["keys", "create", "--db", url, "--role", "ingest", "--app", app])
-        let token = try #require(created.stdout.split(separator: "\n").last.map(String.init))
-        let read = try #require(
-            try Lifeline.run(["keys", "create", "--db", url, "--role", "read"]).stdout.split(separator: "\n").last
-                .map(String.init))
+        let (token, read) = try Self.keys(url, app: app)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let received = ReceivedRequests()
