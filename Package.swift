@@ -7,7 +7,9 @@ let package = Package(
     name: "Lifeline",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "lifeline", targets: ["lifeline"])
+        .executable(name: "lifeline", targets: ["lifeline"]),
+        // The client package an app adds (issue 27): Foundation and zlib only, nothing of the server.
+        .library(name: "LifelineKit", targets: ["LifelineKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -29,6 +31,21 @@ let package = Package(
             name: "CSQLite",
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .systemLibrary(
+            name: "CLifelineKitZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        .target(
+            name: "LifelineKit",
+            dependencies: ["CLifelineKitZlib"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LifelineKitTests",
+            dependencies: ["LifelineKit", "lifeline"],
+            swiftSettings: strict
         ),
         .target(
             name: "LifelineModel",
