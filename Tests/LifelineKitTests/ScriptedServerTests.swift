@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+@testable import LifelineKit
+
+@Suite("Uploads against a scripted HTTP server on 127.0.0.1", .serialized)
+struct ScriptedServerTests {
+    static let accepted = ScriptedServer.Answer(status: 202, body: #"{"accepted":1,"duplicates":0,"ids":[1]}"#)
+
+    @Test("a 429 storm with Retry-After: no request leaves before the time it names")
+    func honoursRetryAfter() async throws {
+        let tooMany = ScriptedServer.Answer(
+            status: 429, headers: ["Retry-After": "1"],
+            body: #"{"error":{"code":"ingest_rate_per_key","message":"slow down"}}"#)
+        let server = try ScriptedServer(script: [tooMany, tooMany], fallback: Self.accepted)
+        defer { server.close() }
+        let spool = try TemporaryDirectory()
+        defer { spool.remove() }
+        let client = try await Lifeline.start(
+            testConfiguration(server.url, key: "k", spool: spool.url, requiresConsent: true, concurrency: 1))
+        try await client.submit(metricReport(1), kind: .metric)
+        try await client.submit(metricReport(2), kind: .metric)
+        try await client.setConsent(.granted)
+        #expect(await client.flush(timeout: .seconds(20)) == 0)
+
+        let requests = server.requests
+        #expect(requests.map(\.status) == [429, 429, 202, 202])
+        for (earlier, later) in zip(requests, requests.dropFirst()) where earlier.status == 429 {
+            #expect(later.arrived - earlier.answered >= .seconds(1), "a request came before Retry-After")
+        }
+        let counters = await client.counters
+        #expect(counters.delivered == 2)
+        #expect(counters.retries == 2)
+    }
+
+    @Test("408, 500 and 503 are retried with the same Idempotency-Key, the content hash")
+    func retriesServerErrors() async throws {
+        let server = try ScriptedServer(
+            script: [.init(status: 500), .init(status: 408), .init(status: 503)], fallback: Self.accepted)
+        defer { server.close() }
+        let spool = try TemporaryDirectory()
+        defer { spool.remove() }
+        let client = try await Lifeline.start(testConfiguration(server.url, key: "secret", spool: spool.url))
+        let log = await record(client)
+        let report = metricReport(3)
+        try await client.submit(report, kind: .diagnostic)
+        #expect(await client.flush(timeout: .seconds(10)) == 0)
+
+        let requests = server.requests
+        #expect(requests.map(\.status) == [500, 408, 503, 202])
+        for request in requests {
+            #expect(request.path == "/v1/diagnostics")
+            #expect(request.headers["idempotency-key"] == ContentHash.hex(report))
+            #expect(request.headers["authorization"] == "Bearer secret")
+            #expect(request.headers["content-encoding"] == "gzip")
+            #expect(request.body == (try Gzip.compress(report)))
+        }
+        try await log.wait { $0.contains(where: \.isDelivered) }
+        #expect(log.all.compactMap(\.outcome.retryStatus) == [500, 408, 503])
+        #expect(await client.counters.retries == 3)
+        #expect(spooledFiles(spool.url).isEmpty)
+    }
+
+    @Test("a report out of attempts stays in the spool for the next pass")
+    func outOfAttemptsIsDeferred() async throws {
+        let server = try ScriptedServer(script: [], fallback: .init(status: 502))
+        defer { server.close() }
+        let spool = try TemporaryDirectory()
+        defer { spool.remove() }
+        let client = try await Lifeline.start(
+            testConfiguration(server.url, key: "k", spool: spool.url, attemptsPerPass: 3))
+        let log = await record(client)
+        try await client.submit(metricReport(4), kind: .metric)
+        #expect(await client.flush(timeout: .seconds(10)) == 1)
+        #expect(server.requests.count == 3)
+        try await log.wait { $0.contains { if case .deferred(502, _) = $0.event { true } else { false } } }
+        #expect(spooledFiles(spool.url).count == 1)
+        #expect(await client.counters.droppedTotal == 0)
+    }
+}
