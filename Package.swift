@@ -68,14 +68,28 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "LifelineStore",
+            name: "LifelineAlertState",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineStorage",
+            dependencies: [
+                "LifelineModel",
+                "LifelineAnalysis",
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineSQLite",
             dependencies: [
                 "LifelineModel",
                 "LifelineAnalysis",
                 "LifelineIngest",
-                "LifelineAlerts",
+                "LifelineAlertState",
+                "LifelineStorage",
                 "CSQLite",
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,10 +101,10 @@ let package = Package(
             name: "LifelinePostgres",
             dependencies: [
                 "LifelineModel",
-                "LifelineAlerts",
+                "LifelineAlertState",
                 "LifelineAnalysis",
                 "LifelineIngest",
-                "LifelineStore",
+                "LifelineStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
@@ -105,6 +119,7 @@ let package = Package(
             dependencies: [
                 "LifelineAnalysis",
                 "LifelineModel",
+                "LifelineAlertState",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -121,6 +136,7 @@ let package = Package(
                 "LifelineModel",
                 "LifelineAnalysis",
                 "LifelineAlerts",
+                "LifelineAlertState",
             ],
             swiftSettings: strict
         ),
@@ -129,11 +145,11 @@ let package = Package(
             dependencies: [
                 "LifelineModel",
                 "LifelineIngest",
-                "LifelineStore",
+                "LifelineStorage",
                 "LifelineAnalysis",
                 "LifelineAlerts",
+                "LifelineAlertState",
                 "LifelineReport",
-                "LifelinePostgres",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -146,9 +162,29 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "LifelineBackends",
+            dependencies: [
+                "LifelineServer",
+                "LifelineSQLite",
+                "LifelinePostgres",
+                "LifelineStorage",
+                "LifelineIngest",
+                "LifelineAlerts",
+                "LifelineAlertState",
+                "LifelineAnalysis",
+                "LifelineModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "LifelineSimulator",
             dependencies: [
                 "LifelineModel",
+                "LifelineKit",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -161,9 +197,12 @@ let package = Package(
             dependencies: [
                 "LifelineModel",
                 "LifelineIngest",
-                "LifelineStore",
+                "LifelineStorage",
+                "LifelineSQLite",
                 "LifelineServer",
+                "LifelineBackends",
                 "LifelineAlerts",
+                "LifelineAlertState",
                 "LifelineAnalysis",
                 "LifelineSimulator",
                 "LifelineReport",
@@ -189,10 +228,13 @@ let package = Package(
             dependencies: [
                 "LifelineModel",
                 "LifelineAlerts",
+                "LifelineAlertState",
+                "LifelineStorage",
+                "LifelineBackends",
                 "LifelineAnalysis",
                 "LifelineIngest",
                 "LifelineServer",
-                "LifelineStore",
+                "LifelineSQLite",
                 "LifelinePostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -206,22 +248,22 @@ let package = Package(
         ),
         .testTarget(
             name: "LifelineModelTests",
-            dependencies: ["LifelineTestSupport", "LifelineModel"],
+            dependencies: ["LifelineTestSupport", "LifelineAlertState", "LifelineStorage", "LifelineModel"],
             swiftSettings: strict
         ),
         .testTarget(
-            name: "LifelineStoreTests",
-            dependencies: ["LifelineTestSupport", "LifelineStore", "LifelineIngest", "LifelineModel", "LifelineAnalysis"],
+            name: "LifelineSQLiteTests",
+            dependencies: ["LifelineTestSupport", "LifelineAlertState", "LifelineStorage", "LifelineSQLite", "LifelineIngest", "LifelineModel", "LifelineAnalysis"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LifelineServerTests",
             dependencies: [
-                "LifelineTestSupport",
+                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
                 "LifelineIngest",
                 "lifeline",
                 "LifelineServer",
-                "LifelineStore",
+                "LifelineSQLite",
                 "LifelineModel",
                 "LifelineCommands",
                 "LifelineReport",
@@ -239,12 +281,12 @@ let package = Package(
         .testTarget(
             name: "LifelineSimulatorTests",
             dependencies: [
-                "LifelineTestSupport",
+                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
                 "LifelineIngest",
                 "LifelineSimulator",
                 "LifelineModel",
                 "LifelineServer",
-                "LifelineStore",
+                "LifelineSQLite",
                 "LifelineAlerts",
                 "LifelineAnalysis",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -258,9 +300,9 @@ let package = Package(
         .testTarget(
             name: "LifelinePostgresTests",
             dependencies: [
-                "LifelineTestSupport",
+                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
                 "LifelinePostgres",
-                "LifelineStore",
+                "LifelineSQLite",
                 "LifelineIngest",
                 "LifelineModel",
                 "LifelineAnalysis",
@@ -274,12 +316,12 @@ let package = Package(
         .testTarget(
             name: "LifelineAlertsTests",
             dependencies: [
-                "LifelineTestSupport",
+                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
                 "LifelineIngest",
                 "LifelineAlerts",
                 "LifelineAnalysis",
                 "LifelineModel",
-                "LifelineStore",
+                "LifelineSQLite",
                 "LifelineServer",
                 "LifelineCommands",
                 .product(name: "Hummingbird", package: "hummingbird"),

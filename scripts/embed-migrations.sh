@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates Sources/LifelineStore/Migrations/EmbeddedMigrations.swift from migrations/NNNN_name.sql
+# Regenerates Sources/LifelineSQLite/Migrations/EmbeddedMigrations.swift from migrations/NNNN_name.sql
 # (SQLite) and Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift from
 # migrations/postgres/NNNN_name.sql, so the binary carries its migrations without the source tree.
 # Run after adding a migration; GeneratedFilesAreFresh fails when the embedded set and the folder differ.
@@ -73,5 +73,5 @@ trap - EXIT
 echo "embed-migrations: wrote ${#files[@]} migration(s) to ${out#"$root"/}"
 }
 
-embed migrations Sources/LifelineStore/Migrations/EmbeddedMigrations.swift EmbeddedMigrations ""
-embed migrations/postgres Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift EmbeddedPostgresMigrations LifelineStore
+embed migrations Sources/LifelineSQLite/Migrations/EmbeddedMigrations.swift EmbeddedMigrations LifelineStorage
+embed migrations/postgres Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift EmbeddedPostgresMigrations LifelineStorage

@@ -1,3 +1,4 @@
+import LifelineAlertState
 import LifelineAnalysis
 import LifelineModel
 import Logging

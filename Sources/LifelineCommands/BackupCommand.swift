@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LifelineStore
+import LifelineSQLite
 
 /// `lifeline backup`: a consistent copy of a live database.
 struct BackupCommand: ParsableCommand {

@@ -3,7 +3,7 @@ import Foundation
 import LifelineIngest
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import NIOCore
 
 #if canImport(Glibc)

@@ -6,7 +6,7 @@ import LifelineModel
 import LifelinePostgres
 import LifelineServer
 import LifelineSimulator
-import LifelineStore
+import LifelineSQLite
 import Logging
 import NIOCore
 

@@ -3,7 +3,8 @@ import LifelineIngest
 import LifelineAnalysis
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import Yams
 
 /// The YAML configuration file of `lifeline serve --config FILE`. Every key is optional; flags win

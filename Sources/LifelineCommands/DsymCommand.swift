@@ -2,7 +2,8 @@ import ArgumentParser
 import AsyncHTTPClient
 import Foundation
 import LifelineModel
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import NIOCore
 
 /// `lifeline dsym`: debug symbols for symbolicated crash frames.
@@ -70,11 +71,11 @@ struct DsymImportCommand: AsyncParsableCommand {
             var imported = 0
             var known = 0
             for path in paths {
-                for file in try Database.symbolFiles(at: path) {
+                for file in try SymbolFiles.dwarfFiles(at: path) {
                     // A zip (whatever its name) is read within the upload endpoint's bounds.
                     var files = [(file: file, binaryName: file.lastPathComponent)]
-                    if Database.isZip(file) {
-                        files = try Database.extractSymbolArchive(file, into: store.symbolWorkDirectory)
+                    if SymbolFiles.isZip(file) {
+                        files = try SymbolFiles.extractArchive(file, into: store.symbolWorkDirectory)
                     }
                     defer {
                         for item in files where item.file != file { try? FileManager.default.removeItem(at: item.file) }
@@ -191,9 +192,9 @@ struct DsymUploadCommand: AsyncParsableCommand {
     func run() async throws {
         var uploads: [(file: URL, zip: Bool)] = []
         for path in paths {
-            let isZip = Database.isZip(URL(fileURLWithPath: path))
+            let isZip = SymbolFiles.isZip(URL(fileURLWithPath: path))
             uploads +=
-                isZip ? [(URL(fileURLWithPath: path), true)] : try Database.symbolFiles(at: path).map { ($0, false) }
+                isZip ? [(URL(fileURLWithPath: path), true)] : try SymbolFiles.dwarfFiles(at: path).map { ($0, false) }
         }
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         var refused = 0

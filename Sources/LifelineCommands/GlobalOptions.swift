@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import LifelinePostgres
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import Logging
 
 /// Options every subcommand takes.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import LifelineIngest
 import LifelinePostgres
-import LifelineStore
+import LifelineSQLite
 
 /// `lifeline ingest`: offline import of payload files through the same decoder and writer as the
 /// HTTP endpoints (backfills, migrations from another tool).

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 
 /// `lifeline keys …`: create, list and revoke API keys.
 struct KeysCommand: AsyncParsableCommand {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import LifelineStore
+import LifelineSQLite
 
 /// `lifeline migrate`: creates or upgrades the database schema.
 struct MigrateCommand: AsyncParsableCommand {

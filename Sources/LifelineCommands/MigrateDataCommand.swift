@@ -3,7 +3,7 @@ import Foundation
 import LifelineIngest
 import LifelineModel
 import LifelinePostgres
-import LifelineStore
+import LifelineSQLite
 import Logging
 import NIOCore
 

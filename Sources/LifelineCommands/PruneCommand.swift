@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import LifelineModel
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import Synchronization
 
 /// `lifeline prune`: applies the retention policy once, as the server's pruning service does.

@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
 import LifelineAlerts
+import LifelineAlertState
 import LifelineAnalysis
 import LifelineReport
 import LifelineModel
-import LifelineStore
+import LifelineSQLite
 
 /// `lifeline report`: one app's figures from a database file, as HTML, Markdown or JSON.
 struct ReportCommand: AsyncParsableCommand {

@@ -4,7 +4,7 @@ import LifelineAlerts
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
-import LifelineStore
+import LifelineSQLite
 import NIOCore
 
 /// `lifeline rules test FILE --payloads DIR --at TIME`: which alerts would fire on these payloads

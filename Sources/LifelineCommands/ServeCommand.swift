@@ -1,9 +1,10 @@
 import ArgumentParser
 import Hummingbird
+import LifelineBackends
 import LifelineModel
 import LifelinePostgres
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 
 /// `lifeline serve`: runs the HTTP service until SIGTERM/SIGINT, then finishes in-flight writes.
 struct ServeCommand: AsyncParsableCommand {

@@ -2,7 +2,7 @@
 // Add a new .sql file (never change a shipped one) and run it again; GeneratedFilesAreFresh fails when
 // this file differs from what the script makes.
 
-import LifelineStore
+import LifelineStorage
 
 /// The SQL migrations shipped with this binary, in version order (generated, do not edit).
 package enum EmbeddedPostgresMigrations {

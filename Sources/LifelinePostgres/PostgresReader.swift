@@ -1,7 +1,7 @@
 import Foundation
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Logging
 import NIOCore
 import NIOPosix
@@ -276,10 +276,10 @@ struct PostgresReader: AggregateReader {
                         offset: UInt64(bitPattern: offset))
                 }
                 if let symbols {
-                    info.sampleFrames = try SymbolSource.symbolicate(
+                    info.sampleFrames = try Symbolication.symbolicate(
                         info.sampleFrames, symbolicator: symbols.symbolicator
                     ) { uuid in try symbolFile(uuid: uuid, cache: symbols.cache) }
-                    info.title = SymbolSource.title(info.title, frames: info.sampleFrames)
+                    info.title = Symbolication.title(info.title, frames: info.sampleFrames)
                 }
             }
             infos.append(info)

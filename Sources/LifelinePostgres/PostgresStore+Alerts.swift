@@ -1,5 +1,4 @@
-import LifelineAlerts
-import LifelineStore
+import LifelineAlertState
 import PostgresNIO
 
 /// The alert evaluator's state on PostgreSQL (migration `0003_alerts`): written by the leader

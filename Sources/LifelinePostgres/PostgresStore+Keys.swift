@@ -1,5 +1,5 @@
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import PostgresNIO
 
 /// API keys on PostgreSQL: the same tokens, roles, rules and constant-time checks as the SQLite

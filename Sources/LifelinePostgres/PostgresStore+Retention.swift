@@ -1,5 +1,5 @@
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import PostgresNIO
 
 /// Retention on PostgreSQL, the policy of the SQLite store (``RetentionPolicy``): raw documents,

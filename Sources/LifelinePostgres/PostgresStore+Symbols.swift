@@ -1,7 +1,7 @@
 import Foundation
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import NIOCore
 import NIOPosix
 import PostgresNIO

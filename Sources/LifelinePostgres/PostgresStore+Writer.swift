@@ -1,7 +1,6 @@
 import Foundation
 import LifelineIngest
 import LifelineModel
-import LifelineStore
 import PostgresNIO
 
 /// Ingest on PostgreSQL: requests are grouped into transactions (``WriteQueue``: what waits when

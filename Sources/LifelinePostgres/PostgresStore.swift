@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Logging
 import NIOCore
 import PostgresNIO

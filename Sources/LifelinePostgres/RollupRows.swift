@@ -1,5 +1,5 @@
+import LifelineIngest
 import LifelineModel
-import LifelineStore
 import PostgresNIO
 
 /// The rollup rows of one request, summed per key in memory, then upserted table by table in key

@@ -1,5 +1,5 @@
+import LifelineIngest
 import LifelineModel
-import LifelineStore
 import PostgresNIO
 
 /// The per-state rows of one request's iOS 27 documents (migration `postgres/0005`), the rows of

@@ -1,4 +1,5 @@
 import LifelineIngest
+import LifelineStorage
 import NIOCore
 import Synchronization
 
@@ -35,9 +36,13 @@ final class WriteQueue: Sendable {
     private struct State {
         var waiting = CircularBuffer<Waiting>()
         var writers = 0
+        /// Counters for `/metrics` (``statistics``); the queue fields are filled when read.
+        var statistics = WriterStatistics()
     }
 
     private let state = Mutex(State())
+    /// Told the number of requests of every batch written.
+    let batches = BatchObserver()
     let writers: Int
     let maxRequests: Int
     let maxItems: Int
@@ -46,6 +51,16 @@ final class WriteQueue: Sendable {
         self.writers = max(1, writers)
         self.maxRequests = max(1, maxRequests)
         self.maxItems = max(1, maxItems)
+    }
+
+    /// The writer's counters now: requests waiting, grouped transactions, batches that failed whole.
+    var statistics: WriterStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.queued = state.waiting.count
+            statistics.queuedDocuments = state.waiting.reduce(0) { $0 + $1.job.items.count }
+            return statistics
+        }
     }
 
     /// Queues `job` and waits for its transaction.
@@ -84,6 +99,15 @@ final class WriteQueue: Sendable {
     private func drain(_ store: PostgresStore) async {
         while let batch = next() {
             let results = await store.writeGrouped(batch.map(\.job))
+            state.withLock { state in
+                let failed = results.allSatisfy { if case .failure = $0 { true } else { false } }
+                state.statistics.transactions += failed ? 0 : 1
+                state.statistics.failedBatches += failed ? 1 : 0
+                state.statistics.requests += batch.count
+                state.statistics.items += batch.reduce(0) { $0 + $1.job.items.count }
+                state.statistics.largestBatch = max(state.statistics.largestBatch, batch.count)
+            }
+            batches.batchCommitted(requests: batch.count)
             for (waiting, result) in zip(batch, results) {
                 waiting.continuation.resume(with: result.mapError { $0 as any Error })
             }

@@ -1,5 +1,6 @@
 import Foundation
 import LifelineAlerts
+import LifelineAlertState
 import LifelineAnalysis
 import LifelineModel
 

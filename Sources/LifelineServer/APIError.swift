@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import LifelineModel
 import LifelineIngest
-import LifelineStore
+import LifelineStorage
 
 /// An error answered to a client: an HTTP status and `{"error": {"code", "message"}}`.
 ///

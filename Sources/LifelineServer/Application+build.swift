@@ -5,64 +5,49 @@ import LifelineAlerts
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
 
-/// Builds the Lifeline HTTP application: opens (and migrates) the database, starts the
-/// group-commit writer as a service, and wires the routes.
+/// Builds the Lifeline HTTP application over `backend`, whichever store it is: the rule file is
+/// read, the routes wired, and the services registered in the order they must stop in reverse.
 ///
-/// The writer is registered before the HTTP server, so on graceful shutdown the server stops
-/// first and finishes its in-flight requests while the writer still commits them.
-package func buildApplication(_ config: ServerConfig) async throws -> some ApplicationProtocol {
-    if let url = config.databaseURL { return try await buildPostgresApplication(config, url: url) }
+/// The backend's services (writer, pool, leader election) are registered before the HTTP server,
+/// so on graceful shutdown the server stops first and finishes its in-flight requests while the
+/// writer still commits them.
+package func buildApplication(
+    _ config: ServerConfig, backend: ServerBackend
+) async throws -> Application<RouterResponder<LifelineRequestContext>> {
     let logger = config.logger
     let metrics = ServiceMetrics()
-    // Opening files, migrating and reading the rules block: on NIO's blocking pool.
-    let (database, writer, rules) = try await NIOThreadPool.singleton.runIfActive {
-        let database = try Database(path: config.databasePath, options: config.database)
-        let applied = try database.migrate()
-        if !applied.isEmpty {
-            logger.info("applied migrations", metadata: ["migrations": "\(applied.map(\.name))"])
-        }
-        if let symbolicator = database.symbolicator {
-            logger.info(
-                "symbolication on",
-                metadata: [
-                    "llvm_symbolizer": "\(symbolicator.executable)", "symbols": "\(database.symbolDirectory.path)",
-                ])
-        } else {
-            logger.warning(
-                "symbolication off: no llvm-symbolizer on PATH (install llvm, or set symbols.llvm_symbolizer); crash frames stay binary + offset"
-            )
-        }
-        let writer = try IngestWriter(database: database, logger: logger) { metrics.batch(requests: $0) }
-        let rules = try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
-        return (database, writer, rules)
+    backend.health.batches.set { metrics.batch(requests: $0) }
+    let rules = try await NIOThreadPool.singleton.runIfActive {
+        try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
     }
+    let analysis = AnalysisRunner(
+        source: backend.aggregates, conventions: config.conventions, handlerFlag: config.handlerFlag)
+    // Every node loads the rules (GET /v1/rules answers everywhere); only the leader evaluates
+    // and notifies, from the state in the store, so a takeover does not announce again.
     let evaluator = AlertEvaluator(
-        analysis: AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag),
-        store: database.alertState, rules: rules, rulesPath: config.rulesPath,
-        options: .init(reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil),
+        analysis: analysis, store: backend.alertState, rules: rules, rulesPath: config.rulesPath,
+        options: .init(
+            reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil, leader: backend.leader),
         logger: logger)
-    let keys = KeyCache(ttl: config.keyCacheTTL, database: database)
+    let keys = KeyCache(ttl: config.keyCacheTTL, store: backend.keys)
     let router = buildRouter(
-        config, database: database, writer: writer, evaluator: evaluator, metrics: metrics, keys: keys)
+        config, backend: backend, analysis: analysis, evaluator: evaluator, metrics: metrics, keys: keys)
     var app = makeApplication(router, config)
-    app.addServices(writer)
-    // After the writer, so it stops before it on shutdown.
+    app.addServices(backend.services)
+    // After the backend, so they stop before it on shutdown.
     app.addServices(evaluator)
-    app.addServices(KeyUseRecorder(keys: keys, database: database, logger: logger))
+    app.addServices(KeyUseRecorder(keys: keys, store: backend.keys, logger: logger))
     app.addServices(
         RetentionService(
-            pruner: Pruner(
-                database: database, policy: config.retention,
-                // Freed pages beyond a tenth of the file go back to the file system; the rest is
-                // reused by the next days' inserts.
-                options: .init(keepFreeFraction: 0.1)),
-            interval: config.pruneInterval, initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
+            runner: backend.retention, enabled: config.retention != .keepForever, interval: config.pruneInterval,
+            initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
+    logger.info("database: \(backend.name)")
     return app
 }
 
@@ -86,49 +71,46 @@ func makeApplication(
     )
 }
 
-/// The routes, separated from the application so tests can also drive them in-process.
+/// The routes: the same on every store.
 func buildRouter(
-    _ config: ServerConfig, database: Database, writer: IngestWriter, evaluator: AlertEvaluator? = nil,
-    metrics: ServiceMetrics = ServiceMetrics(), keys: KeyCache? = nil
+    _ config: ServerConfig, backend: ServerBackend, analysis: AnalysisRunner, evaluator: AlertEvaluator,
+    metrics: ServiceMetrics, keys: KeyCache
 ) -> Router<LifelineRequestContext> {
     let router = Router(context: LifelineRequestContext.self)
     router.add(middleware: MetricsMiddleware(metrics: metrics))
     router.add(middleware: ErrorMiddleware())
+    var governance = config.governance
+    // Without a local database file, the database's disk is not this process's to guard.
+    if backend.localDiskDirectory == nil { governance.minFreeDiskBytes = 0 }
+    let health = backend.health
     let admission = IngestAdmission(
-        limits: config.governance, trustedProxies: config.trustedProxies,
-        databaseDirectory: URL(fileURLWithPath: config.databasePath).deletingLastPathComponent().path,
-        queuedDocuments: { writer.statistics.queuedDocuments },
-        receivedSince: { app, since in
-            try await database.write { try $0.documentsReceived(app: app, since: since) }
-        })
-    HealthController(database: database, writer: writer, admission: admission).addRoutes(to: router)
-    let keys =
-        keys ?? KeyCache(ttl: config.keyCacheTTL, database: database)
+        limits: governance, trustedProxies: config.trustedProxies,
+        databaseDirectory: backend.localDiskDirectory ?? ".",
+        queuedDocuments: { health.writerStatistics.queuedDocuments },
+        receivedSince: { app, since in try await health.documentsReceived(app: app, since: since) })
+    HealthController(health: health, admission: admission, leader: backend.leader).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(
         ingestor: Ingestor(
-            pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits), writer: writer),
+            pipeline: IngestPipeline(limits: config.limits, decodeLimits: config.decodeLimits),
+            writer: backend.writer),
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
-    let analysis = AnalysisRunner(source: database, conventions: config.conventions, handlerFlag: config.handlerFlag)
     QueryController(analysis: analysis).addRoutes(to: v1)
-    SymbolsController(symbols: database.symbolStore, source: database).addRoutes(to: v1)
+    SymbolsController(symbols: backend.symbols, source: backend.aggregates).addRoutes(to: v1)
     DashboardController(
-        sessions: SQLiteDashboardSessions(database: database), alerts: database.alertState, analysis: analysis,
-        keys: keys, sessionSeconds: config.sessionSeconds,
-        secureCookies: config.secureCookies
+        sessions: backend.sessions, alerts: backend.alertState, analysis: analysis, keys: keys,
+        sessionSeconds: config.sessionSeconds, secureCookies: config.secureCookies
     ).addRoutes(to: router)
     MetricsController(
-        service: metrics, writer: writer, evaluator: evaluator,
+        service: metrics, health: health, evaluator: evaluator, leader: backend.leader,
         product: ProductMetrics(
             analysis: analysis, windowDays: config.metricsWindowDays, versionsPerApp: config.metricsVersionsPerApp,
             lastDay: config.metricsLastDay),
         admission: admission
     ).addRoutes(to: router.group().add(middleware: AuthMiddleware(keys: keys)))
-    if let evaluator {
-        let alerts = AlertsController(evaluator: evaluator)
-        alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)
-        alerts.addAdminRoutes(to: router.group("-").add(middleware: AuthMiddleware(keys: keys)))  // POST /-/reload
-    }
+    let alerts = AlertsController(evaluator: evaluator)
+    alerts.addRoutes(to: v1)  // GET /v1/alerts, GET /v1/rules (read key)
+    alerts.addAdminRoutes(to: router.group("-").add(middleware: AuthMiddleware(keys: keys)))  // POST /-/reload
     return router
 }

@@ -1,5 +1,5 @@
 import Hummingbird
-import LifelineStore
+import LifelineStorage
 import Logging
 import NIOCore
 

@@ -1,7 +1,7 @@
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Logging
 
 /// Everything `lifeline serve` needs; read from flags and the optional YAML config file.
@@ -11,7 +11,7 @@ package struct ServerConfig: Sendable {
     package var databasePath = "./lifeline.sqlite"
     /// `postgres://…`: run on PostgreSQL instead of the SQLite file (``databasePath`` unused).
     package var databaseURL: String?
-    package var database = Database.Options()
+    package var database = StorageOptions()
     package var limits = IngestLimits()
     package var decodeLimits = DecodeLimits()
     /// Rate limits, backpressure, quota and the free-space guard (`limits:`).

@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineAlerts
 import LifelineAnalysis
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Synchronization
 import Testing

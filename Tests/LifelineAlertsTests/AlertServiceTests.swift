@@ -1,6 +1,6 @@
 import LifelineAlerts
 import LifelineAnalysis
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Synchronization
 import Testing

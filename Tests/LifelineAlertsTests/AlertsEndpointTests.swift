@@ -4,7 +4,8 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineAlerts
 import LifelineAnalysis
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import LifelineTestSupport
 import Testing
 

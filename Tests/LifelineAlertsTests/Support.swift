@@ -5,7 +5,7 @@ import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Logging
 import NIOCore

@@ -16,7 +16,7 @@ struct GeneratedFilesAreFresh {
     static let files = [
         Generated(
             script: "scripts/embed-migrations.sh", inputs: ["migrations"],
-            output: "Sources/LifelineStore/Migrations/EmbeddedMigrations.swift"),
+            output: "Sources/LifelineSQLite/Migrations/EmbeddedMigrations.swift"),
         Generated(
             script: "scripts/embed-migrations.sh", inputs: ["migrations"],
             output: "Sources/LifelinePostgres/EmbeddedPostgresMigrations.swift"),

@@ -5,7 +5,8 @@ import LifelineIngest
 import LifelineModel
 import LifelinePostgres
 import LifelineSimulator
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import LifelineTestSupport
 import Logging
 import PostgresNIO

@@ -1,6 +1,6 @@
 import Foundation
 import LifelineModel
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Testing
 

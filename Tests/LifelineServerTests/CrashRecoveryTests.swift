@@ -1,7 +1,7 @@
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Synchronization

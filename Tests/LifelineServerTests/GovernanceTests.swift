@@ -4,7 +4,8 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import LifelineTestSupport
 import NIOCore
 import Testing

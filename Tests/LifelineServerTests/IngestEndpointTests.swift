@@ -4,7 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Testing

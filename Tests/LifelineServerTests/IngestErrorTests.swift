@@ -5,7 +5,7 @@ import HummingbirdTesting
 import LifelineIngest
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Testing

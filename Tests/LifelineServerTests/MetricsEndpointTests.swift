@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Testing

@@ -7,7 +7,7 @@ import LifelineAnalysis
 import LifelineModel
 import LifelineReport
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Testing

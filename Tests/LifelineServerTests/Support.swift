@@ -6,7 +6,7 @@ import HummingbirdTesting
 import LifelineIngest
 import LifelineModel
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Logging
 import NIOCore

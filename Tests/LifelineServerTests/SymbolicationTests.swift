@@ -7,7 +7,8 @@ import LifelineIngest
 import LifelineModel
 import LifelinePostgres
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import LifelineTestSupport
 import NIOCore
 import Testing
@@ -93,7 +94,7 @@ struct SymbolicationTests {
     func machOSlices() throws {
         let directory = TemporaryDirectory()
         guard let dsym = try Self.buildDemo(in: directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let thin = try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }
         #expect(thin.count == 1)
         #expect(thin.first?.arch == "arm64")
@@ -121,7 +122,7 @@ struct SymbolicationTests {
     func retroactiveSymbolication(_ backend: Backend) async throws {
         guard let env = try await TestStore.make(backend) else { return }
         guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
         let ingest = try await env.token(.ingest, app: Self.app)
         let read = try await env.token(.read)
@@ -235,7 +236,7 @@ struct SymbolicationTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         guard let dsym = try Self.buildDemo(in: directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let slice = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first)
         let url = try server.createDatabase()
         // 1 KiB chunks: the demo's slice spans many of them.
@@ -280,7 +281,7 @@ struct SymbolicationTests {
     func upload() async throws {
         let env = try TemporaryDatabase()
         guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let bytes = try Data(contentsOf: dwarf)
         let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
         let admin = try env.token(.admin)
@@ -329,7 +330,7 @@ struct SymbolicationTests {
     func demangling() throws {
         let directory = TemporaryDirectory()
         guard let dsym = try Self.buildDemo(in: directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let symbolicator = try #require(Symbolicator(processes: 2))
         // Twice each: both processes of the pool answer (and then the cache).
         for _ in 0..<2 {
@@ -357,7 +358,7 @@ struct SymbolicationTests {
     func zipUploadsAndDelete() async throws {
         let env = try TemporaryDatabase()
         guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
-        let dwarf = try #require(try Database.symbolFiles(at: dsym.path).first)
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let bytes = try Data(contentsOf: dwarf)
         let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
         let dir = env.directory.url

@@ -3,7 +3,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineServer
 import LifelineSimulator
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Testing
 

@@ -5,7 +5,7 @@ import LifelineIngest
 import LifelineModel
 import LifelineServer
 import LifelineSimulator
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import NIOCore
 import Testing

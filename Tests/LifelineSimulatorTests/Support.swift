@@ -2,7 +2,7 @@ import Foundation
 import LifelineModel
 import LifelineServer
 import LifelineSimulator
-import LifelineStore
+import LifelineSQLite
 import LifelineTestSupport
 import Logging
 

@@ -1,8 +1,9 @@
 import Hummingbird
 import HummingbirdTesting
 import LifelineIngest
+import LifelineBackends
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
 
 extension TemporaryDatabase {
     /// Runs `body` against a live Lifeline server (real sockets on 127.0.0.1, a free port) on this

@@ -1,5 +1,5 @@
 import LifelineAnalysis
-import LifelineStore
+import LifelineSQLite
 
 extension Database {
     /// The ``AggregateReader`` queries one by one, each in its own read transaction on the
@@ -7,7 +7,7 @@ extension Database {
     package var reads: Reads { Reads(database: self) }
 }
 
-/// See ``LifelineStore/Database/reads``.
+/// See ``LifelineSQLite/Database/reads``.
 package struct Reads: Sendable {
     let database: Database
 

@@ -2,7 +2,8 @@ import Foundation
 import LifelineAnalysis
 import LifelineIngest
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import Logging
 import NIOCore
 

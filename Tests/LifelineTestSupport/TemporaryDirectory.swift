@@ -1,5 +1,5 @@
 import Foundation
-import LifelineStore
+import LifelineSQLite
 
 /// A unique directory under the system's temporary directory, removed when the last reference
 /// goes (or by ``remove()``). Store tests that need a fresh, unmigrated file use its

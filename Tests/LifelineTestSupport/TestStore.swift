@@ -1,12 +1,14 @@
 import Foundation
 import HummingbirdTesting
 import LifelineAlerts
+import LifelineAlertState
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
 import LifelinePostgres
 import LifelineServer
-import LifelineStore
+import LifelineSQLite
+import LifelineStorage
 import NIOCore
 import Testing
 

@@ -1,3 +1,4 @@
+import LifelineAlertState
 import LifelineAnalysis
 
 /// Evaluates a rule set once, silently, at a given time — what `lifeline rules test` and the

@@ -1,3 +1,5 @@
+import LifelineAlertState
+
 /// What the evaluator knows at one moment: its rules, their last evaluations, the alerts and the
 /// receivers' counters. Read by `GET /v1/alerts` and `GET /v1/rules`.
 package struct AlertsSnapshot: Sendable {

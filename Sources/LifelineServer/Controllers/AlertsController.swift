@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 import LifelineAlerts
+import LifelineAlertState
 import LifelineModel
-import LifelineStore
 
 /// The alerting endpoints: `GET /v1/alerts` and `GET /v1/rules` (read key), and
 /// `POST /-/reload` (admin key), which re-reads the rule file and refuses it, keeping the running

@@ -1,34 +1,16 @@
 import Hummingbird
-import LifelineStore
+import LifelineStorage
 
 /// `GET /healthz` (the process answers) and `GET /readyz` (the database answers, the writer
 /// accepts work and the disk has more than `limits.min_free_disk_bytes` free). Both are open:
 /// they reveal nothing but a status and its reason, and orchestrators probe them without
 /// credentials.
 struct HealthController: Sendable {
-    /// One round trip to the database.
-    let ping: @Sendable () async throws -> Void
-    /// Whether the writer takes work.
-    let accepting: @Sendable () -> Bool
+    /// The store's health: one round trip, and whether its writer takes work.
+    let health: any StoreHealth
     let admission: IngestAdmission
-    /// PostgreSQL: whether this node is the leader (told in `/readyz`); nil on SQLite.
-    var leader: (@Sendable () -> Bool)?
-
-    init(database: Database, writer: IngestWriter, admission: IngestAdmission) {
-        self.ping = { _ = try await database.write { try $0.ping() } }
-        self.accepting = { writer.isAccepting }
-        self.admission = admission
-    }
-
-    init(
-        ping: @escaping @Sendable () async throws -> Void, accepting: @escaping @Sendable () -> Bool,
-        admission: IngestAdmission, leader: (@Sendable () -> Bool)?
-    ) {
-        self.ping = ping
-        self.accepting = accepting
-        self.admission = admission
-        self.leader = leader
-    }
+    /// Whether this process runs the singletons (told in `/readyz`; always true on SQLite).
+    let leader: @Sendable () -> Bool
 
     func addRoutes(to router: Router<LifelineRequestContext>) {
         router.get("healthz") { _, _ in
@@ -41,21 +23,18 @@ struct HealthController: Sendable {
         }
         router.get("readyz") { _, context in
             do {
-                try await ping()
+                try await health.ping()
             } catch {
                 context.logger.warning("readiness: database check failed", metadata: ["error": "\(error)"])
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"database\"}")
             }
-            guard accepting() else {
+            guard health.isAcceptingWrites else {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"writer\"}")
             }
             if admission.diskStatus().low {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"disk_space\"}")
             }
-            if let leader {
-                return Self.json(.ok, "{\"status\":\"ready\",\"leader\":\(leader())}")
-            }
-            return Self.json(.ok, "{\"status\":\"ready\"}")
+            return Self.json(.ok, "{\"status\":\"ready\",\"leader\":\(leader())}")
         }
     }
 

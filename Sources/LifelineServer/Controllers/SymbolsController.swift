@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import NIOPosix
 
 /// `POST /v1/apps/{bundleId}/dsyms` (the app's symbols key, or admin): a zip of `.dSYM` bundles or one
@@ -93,9 +93,9 @@ struct SymbolsController: Sendable {
             // A zip is told by its first bytes, whatever the Content-Type said. It is decompressed on
             // NIO's blocking pool, not on the store thread: the keys of other requests are checked there.
             var files = [(file: temporary, binaryName: name ?? "unnamed")]
-            if Database.isZip(temporary) {
+            if SymbolFiles.isZip(temporary) {
                 files = try await NIOThreadPool.singleton.runIfActive {
-                    try Database.extractSymbolArchive(temporary, into: directory, limits: limits)
+                    try SymbolFiles.extractArchive(temporary, into: directory, limits: limits)
                 }
             }
             defer {

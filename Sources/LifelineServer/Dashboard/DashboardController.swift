@@ -1,10 +1,11 @@
 import Foundation
 import Hummingbird
 import LifelineAlerts
+import LifelineAlertState
 import LifelineAnalysis
 import LifelineModel
 import LifelineReport
-import LifelineStore
+import LifelineStorage
 
 /// The built-in dashboard: `GET /` shows one app's report sections live, server-rendered (no
 /// script, no front-end toolchain), with app, window and version pickers as a plain GET form.
@@ -17,7 +18,7 @@ import LifelineStore
 /// HTML answer carries a CSP with `frame-ancestors 'none'`, `X-Content-Type-Options: nosniff` and
 /// `Referrer-Policy: no-referrer`. A key scoped to one app sees only that app.
 struct DashboardController: Sendable {
-    let sessions: any DashboardSessions
+    let sessions: any SessionStore
     let alerts: any AlertStateStore
     let analysis: AnalysisRunner
     let keys: KeyCache
@@ -30,7 +31,7 @@ struct DashboardController: Sendable {
         router.get("/") { request, _ in try await page(request) }
         router.post("login") { request, _ in try await login(request) }
         router.post("logout") { request, _ in
-            if let session = sessionCookie(request) { try await sessions.deleteSession(session) }
+            if let session = sessionCookie(request) { try await sessions.endSession(session) }
             var response = Response.redirect(to: "/", type: .normal)
             response.headers[.setCookie] = clearCookie(request)
             Self.secure(&response.headers)
@@ -45,7 +46,7 @@ struct DashboardController: Sendable {
         if let token = bearer(request) {
             key = try await verified(token)
         } else if let session = sessionCookie(request) {
-            key = try await sessions.sessionKey(session).flatMap {
+            key = try await sessions.sessionKey(forSession: session).flatMap {
                 $0.role == .read || $0.role == .admin ? $0 : nil
             }
         } else {
@@ -113,7 +114,7 @@ struct DashboardController: Sendable {
                 status: .unauthorized)
         }
         let sessionSeconds = self.sessionSeconds
-        let session = try await sessions.createSession(keyID: key.id, ttl: sessionSeconds)
+        let session = try await sessions.startSession(keyID: key.id, ttl: sessionSeconds)
         var response = Response.redirect(to: "/", type: .found)
         response.headers[.setCookie] =
             "\(Self.cookie)=\(session); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(sessionSeconds)"

@@ -1,13 +1,17 @@
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Logging
 import ServiceLifecycle
 
-/// Prunes what the retention policy no longer keeps (``Pruner``): shortly after start, then every
-/// ``interval``. The cut-offs are whole UTC days, so in effect each day's data goes once, in the
+/// Prunes what the retention policy no longer keeps (the store's ``RetentionRunner``): shortly
+/// after start, then every ``interval``; on PostgreSQL only the leader prunes (the others' runs
+/// return nil). The cut-offs are whole UTC days, so in effect each day's data goes once, in the
 /// first run after midnight UTC; the other runs find nothing and cost a few index probes.
 struct RetentionService: Service {
-    let pruner: Pruner
+    let runner: any RetentionRunner
+    /// False when the policy keeps everything: the service then only waits for shutdown (a
+    /// service that returns would stop the application).
+    var enabled = true
     /// Time between two runs.
     var interval: Duration
     /// Time from start to the first run (lets the server answer its first requests first).
@@ -16,6 +20,10 @@ struct RetentionService: Service {
     let logger: Logger
 
     func run() async throws {
+        guard enabled else {
+            try? await gracefulShutdown()
+            return
+        }
         try? await cancelWhenGracefulShutdown {
             try await Task.sleep(for: initialDelay)
             while !Task.isCancelled {
@@ -29,7 +37,7 @@ struct RetentionService: Service {
     func prune() async {
         let started = ContinuousClock.now
         do {
-            let report = try await pruner.run()
+            guard let report = try await runner.pruneOnce() else { return }
             metrics.pruned(report, at: WallClock.nowSeconds())
             let removed = report.payloads + report.rawDocuments + report.idempotencyKeys + report.alertHistory
             logger.log(

@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import LifelineStore
+import LifelineStorage
 import Synchronization
 
 /// Verifies bearer tokens against the key store, remembering verified keys for a short time so
@@ -29,9 +29,9 @@ package final class KeyCache: Sendable {
         self.verify = verify
     }
 
-    /// A cache in front of `database`'s keys (lookups on the store's threads).
-    package convenience init(ttl: Duration = .seconds(5), database: Database) {
-        self.init(ttl: ttl) { token in try await database.write { try $0.verify(token: token) } }
+    /// A cache in front of `store`'s keys.
+    package convenience init(ttl: Duration = .seconds(5), store: any KeyStore) {
+        self.init(ttl: ttl) { token in try await store.verifyKey(token: token) }
     }
 
     /// The key for `token`, or `nil` when it is unknown, revoked or expired. Each hit is noted

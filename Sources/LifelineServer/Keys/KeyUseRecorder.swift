@@ -1,4 +1,4 @@
-import LifelineStore
+import LifelineStorage
 import Logging
 import ServiceLifecycle
 
@@ -11,8 +11,8 @@ struct KeyUseRecorder: Service {
     var interval: Duration = .seconds(60)
     let logger: Logger
 
-    init(keys: KeyCache, database: Database, logger: Logger) {
-        self.init(keys: keys, logger: logger) { uses in try await database.write { try $0.recordKeyUse(uses) } }
+    init(keys: KeyCache, store: any KeyStore, logger: Logger) {
+        self.init(keys: keys, logger: logger) { uses in try await store.recordKeyUses(uses) }
     }
 
     init(

@@ -3,7 +3,7 @@ import Hummingbird
 import LifelineAlerts
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
+import LifelineStorage
 import Prometheus
 
 /// `GET /metrics`: Prometheus text format. Needs a read (or admin) key, sent by Prometheus as
@@ -12,11 +12,11 @@ import Prometheus
 /// counters and receivers, which span every app, are for all-apps keys.
 struct MetricsController: Sendable {
     let service: ServiceMetrics
-    /// The SQLite writer (nil on PostgreSQL: every request writes in its own transaction).
-    let writer: IngestWriter?
+    /// The store's writer gauges.
+    let health: any StoreHealth
     let evaluator: AlertEvaluator?
-    /// Whether this node is the leader (PostgreSQL: the node running the singletons); nil on SQLite.
-    var leader: (@Sendable () -> Bool)?
+    /// Whether this process runs the singletons (always on SQLite; the lock holder on PostgreSQL).
+    let leader: @Sendable () -> Bool
     let product: ProductMetrics
     var admission: IngestAdmission?
 
@@ -74,12 +74,10 @@ struct MetricsController: Sendable {
             if let snapshot { firingGauges(snapshot, onlyApp: onlyApp, gauge: gauge) }
             return registry.emitToString()
         }
-        if let leader {
-            gauge("leader", "1 on the node that runs the singletons (alerting, retention), 0 on the others").set(
-                Double(leader() ? 1 : 0))
-        }
-        let statistics = writer?.statistics
-        if let statistics {
+        gauge("leader", "1 on the node that runs the singletons (alerting, retention), 0 on the others").set(
+            Double(leader() ? 1 : 0))
+        let statistics = health.writerStatistics
+        do {
             gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
             gauge("writer_queued_documents", "Documents waiting for the writer").set(
                 Double(statistics.queuedDocuments))
@@ -100,7 +98,7 @@ struct MetricsController: Sendable {
                 ).set(Double(free))
             }
         }
-        if let statistics {
+        do {
             counter("writer_transactions", "Writer transactions committed").increment(
                 by: Int64(statistics.transactions))
             counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(

@@ -1,6 +1,5 @@
 import LifelineAnalysis
 import LifelineModel
-import LifelineStore
 import Prometheus
 
 /// The product's figures as Prometheus gauges, computed at scrape time by ``Analyzer`` (the code

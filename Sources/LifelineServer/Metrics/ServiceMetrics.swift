@@ -1,4 +1,4 @@
-import LifelineStore
+import LifelineStorage
 import Prometheus
 
 /// The service's own health metrics, in one Prometheus registry per application (not a

@@ -1,6 +1,6 @@
 import Foundation
 import Hummingbird
-import LifelineStore
+import LifelineStorage
 
 /// Reads `Authorization: Bearer <key>` and puts the verified key in the context.
 ///

@@ -1,0 +1,50 @@
+import LifelineModel
+import LifelineStorage
+
+/// The PostgreSQL store as the server's key, session and health store.
+extension PostgresStore: KeyStore, SessionStore, StoreHealth {
+    package func verifyKey(token: String) async throws -> APIKey? {
+        try await verify(token: token)
+    }
+
+    package func recordKeyUses(_ uses: [String: Int64]) async throws {
+        try await recordKeyUse(uses)
+    }
+
+    package func startSession(keyID: String, ttl: Int64) async throws -> String {
+        try await createSession(keyID: keyID, ttl: ttl, now: WallClock.nowSeconds())
+    }
+
+    package func sessionKey(forSession sessionID: String) async throws -> APIKey? {
+        try await sessionKey(sessionID, now: WallClock.nowSeconds())
+    }
+
+    package func endSession(_ sessionID: String) async throws {
+        try await deleteSession(sessionID)
+    }
+
+    /// Every node writes; there is no single writer to stop.
+    package var isAcceptingWrites: Bool { true }
+
+    package var writerStatistics: WriterStatistics { writeQueue.statistics }
+
+    package var batches: BatchObserver { writeQueue.batches }
+}
+
+/// Retention on PostgreSQL: only the leader prunes, the other nodes' runs return nil.
+package struct PostgresRetention: RetentionRunner {
+    package let store: PostgresStore
+    package let policy: RetentionPolicy
+    package let leader: @Sendable () -> Bool
+
+    package init(store: PostgresStore, policy: RetentionPolicy, leader: @escaping @Sendable () -> Bool) {
+        self.store = store
+        self.policy = policy
+        self.leader = leader
+    }
+
+    package func pruneOnce() async throws -> PruneReport? {
+        guard leader() else { return nil }
+        return try await store.prune(policy: policy)
+    }
+}

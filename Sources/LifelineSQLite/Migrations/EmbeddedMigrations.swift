@@ -1,0 +1,717 @@
+// GENERATED FILE: do not edit. Made from migrations/*.sql by: bash scripts/embed-migrations.sh
+// Add a new .sql file (never change a shipped one) and run it again; GeneratedFilesAreFresh fails when
+// this file differs from what the script makes.
+
+import LifelineStorage
+
+/// The SQL migrations shipped with this binary, in version order (generated, do not edit).
+package enum EmbeddedMigrations {
+    /// Every migration of `migrations/`, byte for byte.
+    package static let all: [Migration] = [
+        Migration(
+            version: 1,
+            name: "initial",
+            sql: #"""
+                -- 0001_initial: apps and dimension lookups, payloads with normalized rows, crash groups,
+                -- API keys and idempotency keys.
+                --
+                -- Conventions: integer surrogate keys; strings that repeat (versions, OS, devices, names)
+                -- live once in a lookup table and are referenced by id; time columns hold epoch seconds
+                -- unless their name ends in _ms. Never edit this file once shipped: add a new migration.
+
+                CREATE TABLE apps (
+                    id INTEGER PRIMARY KEY,
+                    bundle_id TEXT NOT NULL UNIQUE CHECK (length(bundle_id) BETWEEN 1 AND 255)
+                );
+
+                -- Dimension lookups (string -> small integer).
+                CREATE TABLE app_versions (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE builds (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE os_versions (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE device_types (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE regions (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE architectures (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                -- Exit reasons as in the JSON key without `cumulative`/`ExitCount`, e.g. `MemoryPressure`.
+                CREATE TABLE exit_reasons (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                -- Histogram and scalar metric names, `section.key`.
+                CREATE TABLE metric_names (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE signpost_categories (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                CREATE TABLE signpost_names (
+                    id INTEGER PRIMARY KEY,
+                    value TEXT NOT NULL UNIQUE CHECK (length(value) BETWEEN 1 AND 1024)
+                );
+
+                -- Fixed enumerations, seeded here; ids are mirrored in the Swift code.
+                CREATE TABLE units (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE
+                );
+
+                INSERT INTO units (id, name) VALUES
+                    (1, 'ms'), (2, 'bytes'), (3, 'instructions'), (4, 'ms_per_s'),
+                    (5, 'apl'), (6, 'bars'), (7, 'count'), (8, 'percent');
+
+                CREATE TABLE app_states (
+                    id INTEGER PRIMARY KEY,
+                    name TEXT NOT NULL UNIQUE
+                );
+
+                INSERT INTO app_states (id, name) VALUES (0, 'foreground'), (1, 'background');
+
+                -- One row per stored document. (app, content_hash) is the deduplication key.
+                -- begin_raw/end_raw keep the timestamp text only when it could not be parsed
+                -- (the raw document always keeps it).
+                CREATE TABLE payloads (
+                    id INTEGER PRIMARY KEY,
+                    app INTEGER NOT NULL REFERENCES apps (id),
+                    kind TEXT NOT NULL CHECK (kind IN ('metric', 'diagnostic')),
+                    app_version INTEGER REFERENCES app_versions (id),
+                    build INTEGER REFERENCES builds (id),
+                    os_version INTEGER REFERENCES os_versions (id),
+                    device_type INTEGER REFERENCES device_types (id),
+                    region INTEGER REFERENCES regions (id),
+                    arch INTEGER REFERENCES architectures (id),
+                    day TEXT NOT NULL CHECK (day GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]'),
+                    begin_at INTEGER,
+                    end_at INTEGER,
+                    begin_raw TEXT CHECK (begin_raw IS NULL OR begin_at IS NULL),
+                    end_raw TEXT CHECK (end_raw IS NULL OR end_at IS NULL),
+                    received_at_ms INTEGER NOT NULL,
+                    content_hash BLOB NOT NULL CHECK (length(content_hash) = 32),
+                    unparsed_measurements INTEGER NOT NULL DEFAULT 0 CHECK (unparsed_measurements >= 0),
+                    UNIQUE (app, content_hash)
+                );
+
+                CREATE INDEX payloads_by_app_kind_day ON payloads (app, kind, day);
+
+                -- The document as received (gzip), apart from the metadata so scans of payloads stay small.
+                CREATE TABLE payload_raw (
+                    payload INTEGER PRIMARY KEY REFERENCES payloads (id) ON DELETE CASCADE,
+                    raw BLOB NOT NULL
+                );
+
+                -- Exit counters of a metric payload; zero counters are not stored (missing means 0).
+                CREATE TABLE exit_counts (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    state INTEGER NOT NULL REFERENCES app_states (id),
+                    reason INTEGER NOT NULL REFERENCES exit_reasons (id),
+                    count INTEGER NOT NULL CHECK (count > 0),
+                    PRIMARY KEY (payload, state, reason)
+                ) WITHOUT ROWID;
+
+                -- Signposts; `durations` is the packed duration histogram (see HistogramCodec.swift).
+                CREATE TABLE signposts (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    category INTEGER NOT NULL REFERENCES signpost_categories (id),
+                    name INTEGER NOT NULL REFERENCES signpost_names (id),
+                    total_count INTEGER NOT NULL CHECK (total_count >= 0),
+                    cpu_time_ms REAL,
+                    avg_memory_bytes REAL,
+                    logical_writes_bytes REAL,
+                    hitch_ratio REAL,
+                    duration_unit INTEGER REFERENCES units (id),
+                    duration_count INTEGER CHECK (duration_count IS NULL OR duration_count >= 0),
+                    durations BLOB CHECK (durations IS NULL OR duration_count IS NOT NULL),
+                    PRIMARY KEY (payload, category, name)
+                ) WITHOUT ROWID;
+
+                -- Histograms of a metric payload; `buckets` is packed (see HistogramCodec.swift),
+                -- `total_count` is the sum of the bucket counts.
+                CREATE TABLE histograms (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    metric INTEGER NOT NULL REFERENCES metric_names (id),
+                    unit INTEGER REFERENCES units (id),
+                    total_count INTEGER NOT NULL CHECK (total_count >= 0),
+                    buckets BLOB NOT NULL,
+                    PRIMARY KEY (payload, metric)
+                ) WITHOUT ROWID;
+
+                -- Scalar values and averages of a metric payload; `raw` only when the value was unparseable.
+                CREATE TABLE scalar_metrics (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    metric INTEGER NOT NULL REFERENCES metric_names (id),
+                    value REAL,
+                    unit INTEGER REFERENCES units (id),
+                    raw TEXT CHECK ((raw IS NULL) <> (value IS NULL)),
+                    std_dev REAL,
+                    sample_count INTEGER CHECK (sample_count IS NULL OR sample_count >= 0),
+                    PRIMARY KEY (payload, metric)
+                ) WITHOUT ROWID;
+
+                -- Groups of diagnostics with the same signature, per app; counted as diagnostics arrive.
+                CREATE TABLE crash_groups (
+                    id INTEGER PRIMARY KEY,
+                    app INTEGER NOT NULL REFERENCES apps (id),
+                    fingerprint TEXT NOT NULL CHECK (length(fingerprint) BETWEEN 1 AND 128),
+                    group_kind TEXT NOT NULL CHECK (length(group_kind) BETWEEN 1 AND 64),
+                    title TEXT NOT NULL,
+                    first_seen INTEGER NOT NULL,
+                    last_seen INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count >= 0),
+                    CHECK (first_seen <= last_seen),
+                    UNIQUE (app, fingerprint)
+                );
+
+                -- One row per diagnostic; its own metadata decides its dimensions.
+                -- occurred_at: the payload's begin time, or the received time when it has none.
+                CREATE TABLE diagnostics (
+                    id INTEGER PRIMARY KEY,
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+                    kind TEXT NOT NULL
+                        CHECK (kind IN ('crash', 'hang', 'cpu_exception', 'disk_write_exception', 'app_launch')),
+                    app_version INTEGER REFERENCES app_versions (id),
+                    build INTEGER REFERENCES builds (id),
+                    os_version INTEGER REFERENCES os_versions (id),
+                    device_type INTEGER REFERENCES device_types (id),
+                    region INTEGER REFERENCES regions (id),
+                    arch INTEGER REFERENCES architectures (id),
+                    occurred_at INTEGER NOT NULL,
+                    exception_type INTEGER,
+                    exception_code INTEGER,
+                    signal INTEGER,
+                    termination_reason TEXT,
+                    vm_region_info TEXT,
+                    objc_exception_name TEXT,
+                    objc_exception_type TEXT,
+                    objc_class_name TEXT,
+                    objc_composed_message TEXT,
+                    objc_format_string TEXT,
+                    primary_value REAL,
+                    primary_unit INTEGER REFERENCES units (id),
+                    primary_raw TEXT CHECK (primary_raw IS NULL OR primary_value IS NULL),
+                    sampled_time_ms REAL,
+                    crash_group INTEGER NOT NULL REFERENCES crash_groups (id),
+                    UNIQUE (payload, ordinal)
+                );
+
+                CREATE INDEX diagnostics_by_group ON diagnostics (crash_group, occurred_at);
+
+                -- Top frames of the attributed thread (position 0 = top of stack).
+                -- address and offset hold the 64-bit unsigned values as their signed bit pattern.
+                CREATE TABLE diagnostic_frames (
+                    diagnostic INTEGER NOT NULL REFERENCES diagnostics (id) ON DELETE CASCADE,
+                    position INTEGER NOT NULL CHECK (position >= 0),
+                    binary_name TEXT,
+                    binary_uuid TEXT,
+                    address INTEGER NOT NULL,
+                    offset INTEGER NOT NULL,
+                    PRIMARY KEY (diagnostic, position)
+                ) WITHOUT ROWID;
+
+                -- API keys: only the SHA-256 of the secret is stored.
+                CREATE TABLE api_keys (
+                    id TEXT PRIMARY KEY CHECK (length(id) BETWEEN 8 AND 12),
+                    role TEXT NOT NULL CHECK (role IN ('ingest', 'read', 'admin')),
+                    app TEXT CHECK (app IS NULL OR length(app) BETWEEN 1 AND 255),
+                    secret_hash BLOB NOT NULL CHECK (length(secret_hash) = 32),
+                    created_at INTEGER NOT NULL,
+                    revoked_at INTEGER,
+                    last_used_at INTEGER,
+                    CHECK (role <> 'ingest' OR app IS NOT NULL),
+                    CHECK (role <> 'admin' OR app IS NULL)
+                ) WITHOUT ROWID;
+
+                -- Outcomes of requests sent with an Idempotency-Key, replayed on retry.
+                -- payload_ids: JSON array of payload ids in item order.
+                CREATE TABLE idempotency_keys (
+                    app INTEGER NOT NULL REFERENCES apps (id),
+                    key TEXT NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
+                    accepted INTEGER NOT NULL CHECK (accepted >= 0),
+                    duplicates INTEGER NOT NULL CHECK (duplicates >= 0),
+                    payload_ids TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (app, key)
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 2,
+            name: "rollups",
+            sql: #"""
+                -- 0002_rollups: pre-aggregated counts kept up to date by the writer in the same transaction as
+                -- the payload rows, so aggregate queries read a few thousand rows instead of every payload.
+                --
+                -- Two levels:
+                --   rollup_*             keyed (app, day, app_version, os_version, device_type, ...): any scope;
+                --   rollup_*_by_version  keyed (app, day, app_version, ...): scopes without an OS or device
+                --                        filter or grouping (the common case), about 35 times fewer rows.
+                -- Histogram buckets are rolled up at the version level only: at the fine level they would cost
+                -- about as much as the histograms themselves (one row per bucket bound per cell, and a cell
+                -- rarely holds more than a few payloads), doubling the writer's work. Bucket queries that filter
+                -- or group by OS or device read the normalized histograms instead.
+                -- `day` is the UTC day as days since 1970-01-01 (payloads.day / diagnostics.occurred_at).
+                -- Dimension columns hold lookup ids, 0 for unknown (no foreign key, so 0 needs no row).
+                -- Every table is WITHOUT ROWID, clustered by its key, so a window query is one range scan.
+                -- Database.rebuildRollups() recomputes all of them from the normalized rows.
+
+                -- Metric payloads (about one per device and day) and app time in ms, from the scalars
+                -- applicationTimeMetrics.cumulativeForegroundTime / cumulativeBackgroundTime.
+                CREATE TABLE rollup_usage (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    os_version INTEGER NOT NULL,
+                    device_type INTEGER NOT NULL,
+                    payloads INTEGER NOT NULL CHECK (payloads >= 0),
+                    foreground_ms REAL NOT NULL,
+                    background_ms REAL NOT NULL,
+                    PRIMARY KEY (app, day, app_version, os_version, device_type)
+                ) WITHOUT ROWID;
+
+                -- Exit counters; state as app_states.id, reason as exit_reasons.id.
+                CREATE TABLE rollup_exits (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    os_version INTEGER NOT NULL,
+                    device_type INTEGER NOT NULL,
+                    state INTEGER NOT NULL,
+                    reason INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count >= 0),
+                    PRIMARY KEY (app, day, app_version, os_version, device_type, state, reason)
+                ) WITHOUT ROWID;
+
+                -- Signpost totals (zero totals are kept: "exited 0 times" is an answer).
+                CREATE TABLE rollup_signposts (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    os_version INTEGER NOT NULL,
+                    device_type INTEGER NOT NULL,
+                    category INTEGER NOT NULL,
+                    name INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count >= 0),
+                    PRIMARY KEY (app, day, app_version, os_version, device_type, category, name)
+                ) WITHOUT ROWID;
+
+                -- Diagnostics, by each diagnostic's own metadata and occurred_at.
+                CREATE TABLE rollup_diagnostics (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    os_version INTEGER NOT NULL,
+                    device_type INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    crash_group INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count > 0),
+                    PRIMARY KEY (app, day, app_version, os_version, device_type, kind, crash_group)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE rollup_usage_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    payloads INTEGER NOT NULL CHECK (payloads >= 0),
+                    foreground_ms REAL NOT NULL,
+                    background_ms REAL NOT NULL,
+                    PRIMARY KEY (app, day, app_version)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE rollup_exits_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    state INTEGER NOT NULL,
+                    reason INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count >= 0),
+                    PRIMARY KEY (app, day, app_version, state, reason)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE rollup_signposts_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    category INTEGER NOT NULL,
+                    name INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count >= 0),
+                    PRIMARY KEY (app, day, app_version, category, name)
+                ) WITHOUT ROWID;
+
+                -- Histogram buckets merged by identical bounds. `source` is a metric_names id: the metric name
+                -- (applicationLaunchMetrics.histogrammedTimeToFirstDrawKey) or `signpost:<category>/<name>` for
+                -- signpost durations. Bounds in the histogram's canonical unit (ms for durations).
+                -- Clustered by (app, source, day, ...): every bucket query is about one source, and there are
+                -- hundreds of bounds per source and cell, so the source goes before the day range.
+                CREATE TABLE rollup_buckets_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    source INTEGER NOT NULL,
+                    bucket_start REAL NOT NULL,
+                    bucket_end REAL NOT NULL,
+                    count INTEGER NOT NULL CHECK (count > 0),
+                    PRIMARY KEY (app, source, day, app_version, bucket_start, bucket_end)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE rollup_diagnostics_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    crash_group INTEGER NOT NULL,
+                    count INTEGER NOT NULL CHECK (count > 0),
+                    PRIMARY KEY (app, day, app_version, kind, crash_group)
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 3,
+            name: "alerts",
+            sql: #"""
+                -- 0003_alerts: state and history of the alert rule evaluator, so a restart neither re-fires
+                -- nor forgets an alert.
+                --
+                -- An alert is one (rule name, label set) pair; `fingerprint` is a stable hash of the sorted
+                -- labels, `labels` their JSON object. Times are epoch seconds.
+
+                -- The current state of every alert that is pending, firing or recently resolved.
+                CREATE TABLE alert_state (
+                    rule TEXT NOT NULL CHECK (length(rule) BETWEEN 1 AND 255),
+                    fingerprint TEXT NOT NULL CHECK (length(fingerprint) BETWEEN 1 AND 64),
+                    labels TEXT NOT NULL CHECK (json_valid(labels)),
+                    annotations TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(annotations)),
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'firing', 'resolved')),
+                    -- When the condition started to hold (start of the pending period).
+                    active_since INTEGER NOT NULL,
+                    -- When the alert went firing; NULL while pending.
+                    fired_at INTEGER,
+                    -- When the alert resolved; NULL unless resolved.
+                    resolved_at INTEGER,
+                    -- The last evaluation at which the condition held (keep_firing_for counts from here).
+                    last_active INTEGER NOT NULL,
+                    last_value REAL,
+                    last_samples INTEGER NOT NULL DEFAULT 0,
+                    last_eval INTEGER NOT NULL,
+                    PRIMARY KEY (rule, fingerprint),
+                    CHECK (state = 'pending' OR fired_at IS NOT NULL),
+                    CHECK ((state = 'resolved') = (resolved_at IS NOT NULL))
+                ) WITHOUT ROWID;
+
+                -- Every state change, oldest first.
+                CREATE TABLE alert_history (
+                    id INTEGER PRIMARY KEY,
+                    rule TEXT NOT NULL,
+                    fingerprint TEXT NOT NULL,
+                    labels TEXT NOT NULL CHECK (json_valid(labels)),
+                    from_state TEXT NOT NULL CHECK (from_state IN ('inactive', 'pending', 'firing', 'resolved')),
+                    to_state TEXT NOT NULL CHECK (to_state IN ('inactive', 'pending', 'firing', 'resolved')),
+                    at INTEGER NOT NULL,
+                    value REAL
+                );
+
+                CREATE INDEX alert_history_at ON alert_history (at);
+                CREATE INDEX alert_history_alert ON alert_history (rule, fingerprint, at);
+
+                -- The last evaluation of every rule: when, a short summary of the values, the error if it failed.
+                CREATE TABLE rule_evaluations (
+                    rule TEXT PRIMARY KEY CHECK (length(rule) BETWEEN 1 AND 255),
+                    last_eval INTEGER NOT NULL,
+                    duration_ms REAL NOT NULL DEFAULT 0,
+                    value_summary TEXT,
+                    error TEXT
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 4,
+            name: "packed_rollups",
+            sql: #"""
+                -- 0004_packed_rollups: one row per metric rollup cell (usage, exit counts and signpost totals
+                -- together), and one row per version cell and histogram source for buckets, the counters held
+                -- as packed blobs.
+                --
+                -- With 0002's one row per (cell, state, reason) and per (cell, source, bucket bound) in separate
+                -- tables, a payload that opens new cells touched ~14 B-tree pages in different places (three
+                -- tables per level, one page per histogram source), each written whole to the WAL at COMMIT:
+                -- ~11 pages of 32 KB per payload on the reference load, which capped the ingest floor near
+                -- 600 payloads/s. Here a payload touches one row per level and its bucket rows are neighbours.
+                -- The writer merges a batch's entries into the stored blobs with the SQL functions
+                -- ll_merge_counts / ll_merge_buckets that every Lifeline connection registers
+                -- (`ON CONFLICT … DO UPDATE SET exits = ll_merge_counts(exits, excluded.exits)`).
+                --
+                -- Blob layout (RollupBlob.swift): a layout byte, then the entries sorted by key, one per key:
+                --   exits, signposts — (a, b, count): (state, reason) or (category, name); zero signpost totals
+                --             are kept ("exited 0 times" is an answer);
+                --   buckets — (start, end, count) merged by identical bounds, at most 128 entries: beyond that,
+                --             neighbouring buckets are merged (counts stay exact, bounds widen), which only
+                --             happens when payloads do not share bucket layouts.
+                -- Layout 1 (the usual one) writes each entry as three zigzag LEB128 varints — the first as the
+                -- difference from the previous entry's, buckets as (start, end − start, count) — about 4 bytes
+                -- an entry; layout 0, for buckets with fractional bounds, three little-endian 8-byte words
+                -- (integers, or the doubles' bit patterns).
+                -- The diagnostics rollups of 0002 are unchanged. The other tables are dropped and the new ones
+                -- rebuilt from the normalized rows by the binary right after this migration.
+
+                DROP TABLE rollup_usage;
+                DROP TABLE rollup_exits;
+                DROP TABLE rollup_signposts;
+                DROP TABLE rollup_usage_by_version;
+                DROP TABLE rollup_exits_by_version;
+                DROP TABLE rollup_signposts_by_version;
+                DROP TABLE rollup_buckets_by_version;
+
+                -- One row per metric cell: payloads (about one per device and day), app time in ms (from
+                -- applicationTimeMetrics.cumulativeForegroundTime / cumulativeBackgroundTime), and the packed
+                -- exit counters (state as app_states.id, reason as exit_reasons.id) and signpost totals
+                -- (category, name ids).
+                CREATE TABLE rollup_metrics (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    os_version INTEGER NOT NULL,
+                    device_type INTEGER NOT NULL,
+                    payloads INTEGER NOT NULL CHECK (payloads >= 0),
+                    foreground_ms REAL NOT NULL,
+                    background_ms REAL NOT NULL,
+                    exits BLOB NOT NULL,
+                    signposts BLOB NOT NULL,
+                    PRIMARY KEY (app, day, app_version, os_version, device_type)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE rollup_metrics_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    payloads INTEGER NOT NULL CHECK (payloads >= 0),
+                    foreground_ms REAL NOT NULL,
+                    background_ms REAL NOT NULL,
+                    exits BLOB NOT NULL,
+                    signposts BLOB NOT NULL,
+                    PRIMARY KEY (app, day, app_version)
+                ) WITHOUT ROWID;
+
+                -- `source` is a metric_names id, as in 0002. Clustered by cell, then source: a payload's
+                -- histograms land in neighbouring rows (one or two pages) instead of one page per source.
+                CREATE TABLE rollup_buckets_by_version (
+                    app INTEGER NOT NULL,
+                    day INTEGER NOT NULL,
+                    app_version INTEGER NOT NULL,
+                    source INTEGER NOT NULL,
+                    buckets BLOB NOT NULL,
+                    PRIMARY KEY (app, day, app_version, source)
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 5,
+            name: "hardening",
+            sql: #"""
+                -- 0005_hardening: what issue 11 (hostile input) needs from the schema.
+                --
+                -- * payloads.dropped_values: values the decoder dropped as implausible (negative, non-finite,
+                --   past the bounds of ValueBounds) or for an over-long name. They stay in the raw document and
+                --   are never summed into a figure.
+                -- * api_keys: an optional expiry (`keys create --expires-in 90d`), when the key was last used
+                --   (written in batches, not per request), and the previous secret of a rotated key with the
+                --   time until which it is still accepted (`keys rotate ID`).
+                -- * dashboard_sessions: the dashboard's cookie carries an opaque random id; only its SHA-256 is
+                --   stored, with the key it signs in as and when it expires. Revoking the key ends its sessions.
+
+                ALTER TABLE payloads ADD COLUMN dropped_values INTEGER NOT NULL DEFAULT 0 CHECK (dropped_values >= 0);
+
+                ALTER TABLE api_keys ADD COLUMN expires_at INTEGER;
+                ALTER TABLE api_keys ADD COLUMN previous_secret_hash BLOB
+                    CHECK (previous_secret_hash IS NULL OR length(previous_secret_hash) = 32);
+                ALTER TABLE api_keys ADD COLUMN previous_valid_until INTEGER;
+
+                CREATE TABLE dashboard_sessions (
+                    id_hash BLOB PRIMARY KEY CHECK (length(id_hash) = 32),
+                    key_id TEXT NOT NULL REFERENCES api_keys (id) ON DELETE CASCADE,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+
+                CREATE INDEX dashboard_sessions_by_key ON dashboard_sessions (key_id);
+
+                """#
+        ),
+        Migration(
+            version: 6,
+            name: "retention",
+            sql: #"""
+                -- 0006_retention: what the pruner (issue 13, `retention:` and `lifeline prune`) needs.
+                --
+                -- * retention_horizons: the first day still kept, per kind of data ('data': payloads, their
+                --   normalized rows, diagnostics and rollups; 'raw': the raw documents), as days since
+                --   1970-01-01. The pruner raises a horizon before it deletes anything below it, and every
+                --   aggregate query starts its window at the 'data' horizon, so a day being pruned (in many small
+                --   transactions) is never seen half-deleted: pruned days answer as if nothing had been stored.
+                --   'raw' also tells the next run where the raw documents still to delete begin.
+                -- * idempotency_keys_by_created: expired idempotency records are found by age, in batches.
+                -- * Databases created from now on use `auto_vacuum = INCREMENTAL` (set by the binary before
+                --   the first table exists), so pages freed by pruning can be returned to the file system.
+
+                CREATE TABLE retention_horizons (
+                    name TEXT PRIMARY KEY CHECK (name IN ('data', 'raw')),
+                    day INTEGER NOT NULL
+                ) WITHOUT ROWID;
+
+                CREATE INDEX idempotency_keys_by_created ON idempotency_keys (created_at);
+
+                """#
+        ),
+        Migration(
+            version: 7,
+            name: "reports_v2",
+            sql: #"""
+                -- 0007_reports_v2: iOS 27 `MetricReport` / `DiagnosticReport` documents (issue 14).
+                --
+                -- * payloads.format: 'legacy' (jsonRepresentation) or 'v2' ("version": "2.0.0").
+                -- * payloads.device_day: 0 for a 2.0.0 zero-length report (the disk-space snapshot): stored, but
+                --   not a day of usage, so it is not counted in the payloads (device-days) of the rollups.
+                -- * diagnostics: terminationCategory, the process id and the signpost data of 2.0.0 diagnostics;
+                --   the kind 'memory_exception' (new in iOS 27) is added to the kinds' CHECK by the binary right
+                --   after this migration (SQLite cannot alter a CHECK; the table definition is edited in place).
+                -- * App states (app-defined: a screen, an experiment arm): a state is (domain, label, metadata),
+                --   metadata a canonical JSON object. Per metric payload: which states it reported and for how
+                --   long, and the exit counts, histograms and signposts observed while each was active; per
+                --   diagnostic: the states active before the event.
+                -- * interval_slices: the ~3-hour interval entries of a 2.0.0 metric report beside its full-day
+                --   one: their length and resource metrics (scalars).
+
+                ALTER TABLE payloads ADD COLUMN format TEXT NOT NULL DEFAULT 'legacy' CHECK (format IN ('legacy', 'v2'));
+                ALTER TABLE payloads ADD COLUMN device_day INTEGER NOT NULL DEFAULT 1 CHECK (device_day IN (0, 1));
+
+                ALTER TABLE diagnostics ADD COLUMN termination_category TEXT;
+                ALTER TABLE diagnostics ADD COLUMN pid INTEGER;
+                ALTER TABLE diagnostics ADD COLUMN signpost_data TEXT;
+
+                CREATE TABLE app_state_values (
+                    id INTEGER PRIMARY KEY,
+                    domain TEXT NOT NULL CHECK (length(domain) BETWEEN 1 AND 1024),
+                    label TEXT NOT NULL CHECK (length(label) BETWEEN 1 AND 1024),
+                    metadata TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(metadata)),
+                    UNIQUE (domain, label, metadata)
+                );
+
+                CREATE TABLE payload_states (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    app_state INTEGER NOT NULL REFERENCES app_state_values (id),
+                    active_seconds REAL,
+                    PRIMARY KEY (payload, app_state)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE state_exit_counts (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    app_state INTEGER NOT NULL REFERENCES app_state_values (id),
+                    state INTEGER NOT NULL REFERENCES app_states (id),
+                    reason INTEGER NOT NULL REFERENCES exit_reasons (id),
+                    count INTEGER NOT NULL CHECK (count > 0),
+                    PRIMARY KEY (payload, app_state, state, reason)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE state_histograms (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    app_state INTEGER NOT NULL REFERENCES app_state_values (id),
+                    metric INTEGER NOT NULL REFERENCES metric_names (id),
+                    unit INTEGER REFERENCES units (id),
+                    total_count INTEGER NOT NULL CHECK (total_count >= 0),
+                    buckets BLOB NOT NULL,
+                    PRIMARY KEY (payload, app_state, metric)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE state_signposts (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    app_state INTEGER NOT NULL REFERENCES app_state_values (id),
+                    category INTEGER NOT NULL REFERENCES signpost_categories (id),
+                    name INTEGER NOT NULL REFERENCES signpost_names (id),
+                    total_count INTEGER NOT NULL CHECK (total_count >= 0),
+                    durations BLOB,
+                    PRIMARY KEY (payload, app_state, category, name)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE diagnostic_states (
+                    diagnostic INTEGER NOT NULL REFERENCES diagnostics (id) ON DELETE CASCADE,
+                    app_state INTEGER NOT NULL REFERENCES app_state_values (id),
+                    PRIMARY KEY (diagnostic, app_state)
+                ) WITHOUT ROWID;
+
+                CREATE TABLE interval_slices (
+                    payload INTEGER NOT NULL REFERENCES payloads (id) ON DELETE CASCADE,
+                    ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+                    metric INTEGER NOT NULL REFERENCES metric_names (id),
+                    duration_s REAL NOT NULL,
+                    value REAL,
+                    unit INTEGER REFERENCES units (id),
+                    PRIMARY KEY (payload, ordinal, metric)
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 8,
+            name: "symbols",
+            sql: #"""
+                -- 0008_symbols: debug symbols (issue 15). One row per Mach-O slice of an imported dSYM (or
+                -- binary with DWARF), keyed by its LC_UUID. The DWARF itself is a file in the symbol directory
+                -- beside the database (`<database>.symbols/<UUID>`, one thin Mach-O per slice), not a row.
+                -- text_vmaddr is the __TEXT segment's vmaddr: a frame's address in the file is
+                -- text_vmaddr + offsetIntoBinaryTextSegment.
+
+                CREATE TABLE debug_symbols (
+                    uuid TEXT PRIMARY KEY CHECK (length(uuid) = 36),
+                    app TEXT NOT NULL CHECK (length(app) BETWEEN 1 AND 255),
+                    arch TEXT NOT NULL CHECK (length(arch) BETWEEN 1 AND 32),
+                    binary_name TEXT NOT NULL CHECK (length(binary_name) BETWEEN 1 AND 255),
+                    text_vmaddr INTEGER NOT NULL,
+                    size INTEGER NOT NULL CHECK (size >= 0),
+                    uploaded_at INTEGER NOT NULL
+                ) WITHOUT ROWID;
+
+                """#
+        ),
+        Migration(
+            version: 9,
+            name: "symbols_role",
+            sql: #"""
+                -- 0009_symbols_role: a `symbols` API key role (issue 15): uploads debug symbols for one app, from
+                -- CI, and nothing else (ingest keys ship inside the app and are refused). The binary adds
+                -- 'symbols' to the CHECK of api_keys.role right after this migration, in place (SQLite cannot
+                -- alter a CHECK; same documented procedure as 0007); the store requires an app for such keys.
+                SELECT 1;
+
+                """#
+        ),
+    ]
+}

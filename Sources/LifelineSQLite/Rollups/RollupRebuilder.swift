@@ -1,0 +1,169 @@
+import LifelineStorage
+
+/// Recomputes every rollup table from the normalized rows, inside the caller's transaction.
+///
+/// Diagnostics are aggregated in SQL, and their version level derived from the fine one. Usage,
+/// exit counts and signpost totals (summed per cell in SQL) and the histogram buckets (decoded
+/// with ``HistogramCodec``) go through the same ``RollupDeltas`` and ``RollupFlusher`` as the
+/// writer's, a chunk of rows at a time, so the packed cells of both levels are built by the same
+/// merge the writer uses.
+enum RollupRebuilder {
+    /// `payloads.day` (`YYYY-MM-DD`) as days since 1970-01-01.
+    private static let payloadDay = "CAST(julianday(p.day) - 2440587.5 AS INTEGER)"
+    private static let dims = "coalesce(p.app_version, 0), coalesce(p.os_version, 0), coalesce(p.device_type, 0)"
+    /// Rows added to the deltas per flush (bounds memory on large databases).
+    private static let chunk = 5_000
+
+    static func rebuild(on connection: Connection) throws(StoreError) {
+        for level in RollupLevel.allCases {
+            for table in level.tables { try connection.execute("DELETE FROM \(table)") }
+        }
+        try connection.run(
+            """
+            INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
+            SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400,
+                coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
+                d.kind, d.crash_group, count(*)
+            FROM diagnostics d JOIN payloads p ON p.id = d.payload
+            GROUP BY 1, 2, 3, 4, 5, 6, 7
+            """)
+        try rebuildMetrics(on: connection)
+        try rebuildBuckets(on: connection)
+        try deriveVersionLevel(on: connection)
+    }
+
+    /// Usage, exit counts and signpost totals (clamped at 0 as the writer does) per cell, into the metric cells.
+    private static func rebuildMetrics(on connection: Connection) throws(StoreError) {
+        // Device-days: every metric payload, but a 2.0.0 snapshot (device_day 0, from migration 0007 on).
+        let hasDeviceDay =
+            try connection.first(
+                "SELECT count(*) FROM pragma_table_info('payloads') WHERE name = 'device_day'", [], { $0.int64(0) })
+            == 1
+        let deviceDays = hasDeviceDay ? "sum(p.device_day)" : "count(*)"
+        var deltas = RollupDeltas()
+        var rows = 0
+        let usage = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), \(deviceDays), total(fg.value), total(bg.value)
+                FROM payloads p
+                LEFT JOIN scalar_metrics fg ON fg.payload = p.id
+                    AND fg.metric = (SELECT id FROM metric_names WHERE value = ?1)
+                LEFT JOIN scalar_metrics bg ON bg.payload = p.id
+                    AND bg.metric = (SELECT id FROM metric_names WHERE value = ?2)
+                WHERE p.kind = 'metric'
+                GROUP BY 1, 2, 3, 4, 5
+                """,
+            persistent: false)
+        try usage.bind([.text(RollupStage.foregroundTime), .text(RollupStage.backgroundTime)])
+        while try usage.step() {
+            deltas.append(
+                RollupDeltas.Usage(
+                    cell: cell(usage), payloads: usage.int64(5), foregroundMilliseconds: usage.optionalDouble(6) ?? 0,
+                    backgroundMilliseconds: usage.optionalDouble(7) ?? 0))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        let exits = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), e.state, e.reason, sum(e.count)
+                FROM exit_counts e JOIN payloads p ON p.id = e.payload
+                GROUP BY 1, 2, 3, 4, 5, 6, 7
+                """,
+            persistent: false)
+        while try exits.step() {
+            deltas.append(
+                RollupDeltas.Exit(
+                    cell: cell(exits), state: exits.int64(5), reason: exits.int64(6), count: exits.int64(7)))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        let signposts = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT p.app, \(payloadDay), \(dims), s.category, s.name, sum(max(s.total_count, 0))
+                FROM signposts s JOIN payloads p ON p.id = s.payload
+                GROUP BY 1, 2, 3, 4, 5, 6, 7
+                """,
+            persistent: false)
+        while try signposts.step() {
+            deltas.append(
+                RollupDeltas.Signpost(
+                    cell: cell(signposts), category: signposts.int64(5), name: signposts.int64(6),
+                    count: signposts.int64(7)))
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        try flush(&deltas, on: connection)
+    }
+
+    private static func flush(_ deltas: inout RollupDeltas, on connection: Connection) throws(StoreError) {
+        try RollupFlusher.flush(deltas, on: connection)
+        deltas.clear()
+    }
+
+    private static func rebuildBuckets(on connection: Connection) throws(StoreError) {
+        var deltas = RollupDeltas()
+        var rows = 0
+        let cellColumns = "p.app, \(payloadDay), \(dims)"
+        let histograms = try Statement(
+            database: connection.handle,
+            sql: "SELECT \(cellColumns), h.metric, h.buckets FROM histograms h JOIN payloads p ON p.id = h.payload",
+            persistent: false)
+        while try histograms.step() {
+            let cell = Self.cell(histograms)
+            for bucket in try HistogramCodec.decode(histograms.blob(6)) {
+                deltas.appendBucket(
+                    cell: cell, source: histograms.int64(5), start: bucket.start, end: bucket.end, count: bucket.count)
+            }
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        // Signpost duration histograms, keyed `signpost:<category>/<name>` in metric_names.
+        let interner = Interner()
+        let signposts = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT \(cellColumns), c.value, n.value, s.durations
+                FROM signposts s JOIN payloads p ON p.id = s.payload
+                JOIN signpost_categories c ON c.id = s.category JOIN signpost_names n ON n.id = s.name
+                WHERE s.durations IS NOT NULL
+                """,
+            persistent: false)
+        var sources: [String: Int64] = [:]
+        while try signposts.step() {
+            let cell = Self.cell(signposts)
+            let key = RollupStage.signpostSource(category: signposts.text(5), name: signposts.text(6))
+            let source: Int64
+            if let known = sources[key] {
+                source = known
+            } else {
+                guard let id = try interner.id(.metricName, key, on: connection) else { continue }
+                sources[key] = id
+                source = id
+            }
+            for bucket in try HistogramCodec.decode(signposts.blob(7)) {
+                deltas.appendBucket(
+                    cell: cell, source: source, start: bucket.start, end: bucket.end, count: bucket.count)
+            }
+            rows += 1
+            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+        }
+        try flush(&deltas, on: connection)
+    }
+
+    private static func cell(_ row: Statement) -> RollupDeltas.Cell {
+        RollupDeltas.Cell(
+            app: row.int64(0), day: row.int64(1), version: row.int64(2), os: row.int64(3), device: row.int64(4))
+    }
+
+    /// The flusher wrote the metric and bucket cells of both levels; diagnostics sum the fine ones.
+    private static func deriveVersionLevel(on connection: Connection) throws(StoreError) {
+        try connection.execute(
+            """
+            INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
+            SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics GROUP BY 1, 2, 3, 4, 5;
+            """)
+    }
+}

@@ -1,0 +1,74 @@
+import Dispatch
+import Foundation
+import LifelineStorage
+import Logging
+import Synchronization
+
+/// Copies committed WAL frames into the database file on its own thread and connection
+/// (`PRAGMA wal_checkpoint(PASSIVE)`), so the writer's COMMIT does not pay for checkpoints.
+///
+/// SQLite's automatic checkpoint runs inside the COMMIT that crosses the threshold, on the
+/// writer's thread: every ~1,000 WAL pages one ingest batch waited for a checkpoint. Here the
+/// writer only signals after its commits; a passive checkpoint never blocks the writer or the
+/// readers, and the writer keeps a high automatic threshold as a safety net in case this thread
+/// falls behind.
+final class Checkpointer: Sendable {
+    /// Commits between two checkpoints.
+    let interval: Int
+    private let state = Mutex((commits: 0, stopping: false))
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(connection: Connection, interval: Int = 8, logger: Logger) {
+        self.interval = max(1, interval)
+        let owned = OwnedConnection(connection: connection)
+        let thread = Thread { [self] in
+            self.loop(owned.connection, logger: logger)
+        }
+        thread.name = "lifeline-checkpointer"
+        thread.start()
+    }
+
+    /// The writer committed a transaction.
+    func committed() {
+        let due = state.withLock { state in
+            state.commits += 1
+            guard state.commits >= interval else { return false }
+            state.commits = 0
+            return true
+        }
+        if due { wakeup.signal() }
+    }
+
+    /// Runs a last checkpoint, closes the connection and returns when the thread has ended.
+    func stop() {
+        let first = state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        wakeup.signal()
+        finished.wait()
+    }
+
+    private func loop(_ connection: Connection, logger: Logger) {
+        while true {
+            _ = wakeup.wait(timeout: .now() + .seconds(1))
+            let stopping = state.withLock { $0.stopping }
+            do throws(StoreError) {
+                _ = try connection.query("PRAGMA wal_checkpoint(PASSIVE)") { $0.int64(0) }
+            } catch {
+                logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])
+            }
+            if stopping { break }
+        }
+        connection.close()
+        finished.signal()
+    }
+}
+
+/// Hands a connection to the thread that will be its only user.
+private final class OwnedConnection: @unchecked Sendable {
+    let connection: Connection
+    init(connection: Connection) { self.connection = connection }
+}

@@ -1,0 +1,256 @@
+import LifelineIngest
+import LifelineModel
+import LifelineStorage
+
+/// Writes batches of ``IngestRequest``s on one connection: one transaction per batch, one
+/// savepoint per request. Used by the ``IngestWriter``'s thread only.
+final class BatchWriter {
+    /// The result of one batch.
+    struct BatchResult {
+        /// One result per request, in order; all failures when the batch did not commit.
+        var results: [Result<IngestOutcome, StoreError>]
+        /// Whether the transaction committed.
+        var committed: Bool
+    }
+
+    static let findPayload = "SELECT id FROM payloads WHERE app = ? AND content_hash = ?"
+    static let insertPayload = """
+        INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
+            begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements,
+            dropped_values, format, device_day)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    static let insertRaw = "INSERT INTO payload_raw (payload, raw) VALUES (?, ?)"
+    static let findIdempotency = "SELECT payload_ids FROM idempotency_keys WHERE app = ? AND key = ?"
+    static let insertIdempotency = """
+        INSERT INTO idempotency_keys (app, key, accepted, duplicates, payload_ids, created_at)
+        VALUES (?, ?, ?, ?, ?, ?)
+        """
+
+    let connection: Connection
+    private let interner = Interner()
+    private let stages: [any ItemWriteStage]
+
+    init(connection: Connection, stages: [any ItemWriteStage] = DefaultStages.make()) {
+        self.connection = connection
+        self.stages = stages
+    }
+
+    /// Closes the connection (on the writer thread, when it stops).
+    func close() {
+        connection.close()
+    }
+
+    /// Writes `requests` in one transaction. A request that fails (other than by an unavailable
+    /// storage) is rolled back alone.
+    ///
+    /// Failures stay with the request that caused them: when a request breaks the transaction
+    /// itself (an internal error, or SQLite dropped the transaction), or the flush before COMMIT
+    /// or the COMMIT fails for a reason other than unavailable storage, the batch is rolled back
+    /// and written again one request per transaction, so only the poisoned request fails and
+    /// every other one still commits. When the storage itself is unavailable (disk full, I/O
+    /// error), nothing is kept and every request gets ``StoreError/Code/unavailable``.
+    func write(_ requests: [IngestRequest]) -> BatchResult {
+        let first = writeOnce(requests)
+        guard !first.committed, requests.count > 1, first.storageUnavailable == false else {
+            return BatchResult(results: first.results, committed: first.committed)
+        }
+        var results: [Result<IngestOutcome, StoreError>] = []
+        results.reserveCapacity(requests.count)
+        var committed = false
+        for request in requests {
+            let alone = writeOnce([request])
+            committed = committed || alone.committed
+            results.append(alone.results.first ?? .failure(StoreError(.internal, "internal storage error")))
+        }
+        return BatchResult(results: results, committed: committed)
+    }
+
+    /// One attempt: the batch in one transaction.
+    private func writeOnce(_ requests: [IngestRequest]) -> (
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+    ) {
+        do throws(StoreError) {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            return abort(requests.count, error, storage: true)
+        }
+        let session = WriteSession(connection: connection, interner: interner)
+        var results: [Result<IngestOutcome, StoreError>] = []
+        results.reserveCapacity(requests.count)
+        for request in requests {
+            do throws(StoreError) {
+                try connection.run("SAVEPOINT request")
+                let outcome = try write(request, in: session)
+                try connection.run("RELEASE request")
+                interner.releaseSavepoint()
+                for stage in stages { stage.requestReleased() }
+                results.append(.success(outcome))
+            } catch {
+                if error.code == .unavailable || error.code == .internal || !connection.inTransaction {
+                    return abort(requests.count, error, storage: error.code == .unavailable)
+                }
+                do throws(StoreError) {
+                    try connection.run("ROLLBACK TO request")
+                    try connection.run("RELEASE request")
+                } catch let rollbackError {
+                    return abort(requests.count, rollbackError, storage: rollbackError.code == .unavailable)
+                }
+                interner.rollbackSavepoint()
+                for stage in stages { stage.requestRolledBack() }
+                results.append(.failure(error))
+            }
+        }
+        do throws(StoreError) {
+            for stage in stages { try stage.beforeCommit(on: connection) }
+            try connection.execute("COMMIT")
+        } catch {
+            return abort(requests.count, error, storage: error.code == .unavailable)
+        }
+        interner.commit()
+        return (results, true, false)
+    }
+
+    /// Rolls the batch back; `storage` tells whether the storage itself failed (then a retry
+    /// request by request cannot help).
+    private func abort(_ count: Int, _ error: StoreError, storage: Bool) -> (
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+    ) {
+        connection.rollbackQuietly()
+        interner.rollback()
+        for stage in stages { stage.batchAborted() }
+        var failure = error
+        if storage && failure.code != .unavailable {
+            failure = StoreError(.unavailable, "storage is temporarily unavailable", cause: error.description)
+        } else if !storage && failure.code != .internal {
+            failure = StoreError(.internal, "internal storage error", cause: error.description)
+        }
+        return (Array(repeating: .failure(failure), count: count), false, storage)
+    }
+
+    private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
+        guard let appID = try session.id(.app, try Self.validApp(request.app)) else {
+            throw StoreError(.invalid, "the app bundle id is empty")
+        }
+        if let key = request.idempotencyKey {
+            guard (1...255).contains(key.utf8.count) else {
+                throw StoreError(.invalid, "the idempotency key must be 1 to 255 bytes")
+            }
+            if let stored = try connection.first(Self.findIdempotency, [.integer(appID), .text(key)], { $0.text(0) }) {
+                let ids = try Self.parseIDs(stored)
+                return IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
+            }
+        }
+        var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
+        outcome.ids.reserveCapacity(request.items.count)
+        for item in request.items {
+            let (id, isNew) = try write(item, in: session)
+            outcome.ids.append(id)
+            if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
+        }
+        if let key = request.idempotencyKey {
+            try connection.run(
+                Self.insertIdempotency,
+                [
+                    .integer(appID), .text(key), .integer(Int64(outcome.accepted)), .integer(Int64(outcome.duplicates)),
+                    .text(Self.formatIDs(outcome.ids)), .integer(WallClock.nowSeconds()),
+                ])
+        }
+        return outcome
+    }
+
+    /// Writes one item unless its content is already stored; returns its payload id and whether it is new.
+    private func write(_ item: IngestItem, in session: WriteSession) throws(StoreError) -> (Int64, Bool) {
+        var item = item
+        // One bucket convention in the store, whatever the format (see `withLegacyBucketBounds`).
+        if case .metric(let metric) = item.document.content, metric.format == .v2 {
+            item.document.content = .metric(metric.withLegacyBucketBounds)
+        }
+        guard item.contentHash.count == 32 else {
+            throw StoreError(.invalid, "the content hash must be 32 bytes (SHA-256)")
+        }
+        guard let appID = try session.id(.app, try Self.validApp(item.app)) else {
+            throw StoreError(.invalid, "the app bundle id is empty")
+        }
+        if let existing = try connection.first(
+            Self.findPayload, [.integer(appID), .blob(item.contentHash)], { $0.int64(0) })
+        {
+            return (existing, false)
+        }
+        let kind: String
+        let meta: DeviceMeta
+        let begin: Timestamp?
+        let end: Timestamp?
+        let format: PayloadFormat
+        let deviceDay: Bool  // always 1 for diagnostics: the column only speaks of metric payloads
+        switch item.document.content {
+        case .metric(let metric):
+            (kind, meta, begin, end, format) = ("metric", metric.meta, metric.begin, metric.end, metric.format)
+            deviceDay = metric.isDeviceDay
+        case .diagnostic(let payload):
+            (kind, meta, begin, end, format) = (
+                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
+                payload.format
+            )
+            deviceDay = true
+        }
+        let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
+        let day = UTCDay(epochSeconds: occurredAt).string
+        try connection.run(
+            Self.insertPayload,
+            [
+                .integer(appID), .text(kind),
+                .integer(try session.id(.appVersion, meta.appVersion)),
+                .integer(try session.id(.build, meta.appBuildVersion)),
+                .integer(try session.id(.osVersion, meta.osVersion)),
+                .integer(try session.id(.deviceType, meta.deviceType)),
+                .integer(try session.id(.region, meta.regionFormat)),
+                .integer(try session.id(.architecture, meta.platformArchitecture)),
+                .text(day), .integer(begin?.epochSeconds), .integer(end?.epochSeconds),
+                begin?.epochSeconds == nil ? .text(begin?.raw) : .null,
+                end?.epochSeconds == nil ? .text(end?.raw) : .null,
+                .integer(item.receivedAt), .blob(item.contentHash),
+                .integer(Int64(max(0, item.document.unparsedMeasurements))),
+                .integer(Int64(max(0, item.document.droppedValues))), .text(format.rawValue),
+                .integer(deviceDay ? 1 : 0),
+            ])
+        let payloadID = connection.lastInsertRowID
+        try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])
+        let stored = StoredItem(payloadID: payloadID, appID: appID, item: item, occurredAt: occurredAt, day: day)
+        for stage in stages {
+            try stage.write(stored, in: session)
+        }
+        return (payloadID, true)
+    }
+
+    private static func validApp(_ app: String) throws(StoreError) -> String {
+        guard (1...255).contains(app.utf8.count) else {
+            throw StoreError(.invalid, "the app bundle id must be 1 to 255 bytes")
+        }
+        return app
+    }
+
+    private static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
+        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
+    }
+
+    static func formatIDs(_ ids: [Int64]) -> String {
+        "[" + ids.map(String.init).joined(separator: ",") + "]"
+    }
+
+    static func parseIDs(_ text: String) throws(StoreError) -> [Int64] {
+        guard text.hasPrefix("["), text.hasSuffix("]") else {
+            throw StoreError(.internal, "internal storage error", cause: "damaged idempotency record")
+        }
+        let inner = text.dropFirst().dropLast()
+        if inner.isEmpty { return [] }
+        var ids: [Int64] = []
+        for part in inner.split(separator: ",") {
+            guard let id = Int64(part) else {
+                throw StoreError(.internal, "internal storage error", cause: "damaged idempotency record")
+            }
+            ids.append(id)
+        }
+        return ids
+    }
+}

@@ -1,0 +1,123 @@
+import LifelineIngest
+import Foundation
+import LifelineStorage
+import Logging
+import ServiceLifecycle
+
+/// The single writer of ingested documents, with group commit.
+///
+/// It owns one write connection used on a dedicated thread (SQLite calls block, so they stay off
+/// the Swift concurrency pool). Concurrent ``submit(_:)`` calls queue up; the thread takes
+/// everything queued (up to ``Options/maxBatchRequests`` / ``Options/maxBatchItems``), writes it
+/// in one transaction with one savepoint per request, commits, and only then answers: a returned
+/// outcome is durable.
+///
+/// The thread starts in `init`. As a `Service`, ``run()`` waits for graceful shutdown and then
+/// drains the queue and closes; without a service group call ``shutdown()`` (or use
+/// ``withWriter(database:options:logger:_:)``).
+package final class IngestWriter: Service, Sendable {
+    /// Batch limits.
+    package struct Options: Sendable, Equatable {
+        /// Most requests written in one transaction.
+        package var maxBatchRequests: Int = 256
+        /// Most items written in one transaction (a single larger request still goes alone).
+        package var maxBatchItems: Int = 4_096
+
+        package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096) {
+            self.maxBatchRequests = max(1, maxBatchRequests)
+            self.maxBatchItems = max(1, maxBatchItems)
+        }
+    }
+
+    private let shared: WriterQueue
+    /// Told the number of requests of every committed batch (besides `onBatch`).
+    package let batches = BatchObserver()
+    private let logger: Logger
+    /// SQLite's automatic checkpoint threshold on the writer's connection, in WAL pages.
+    static let safetyCheckpointPages = 16_000
+
+    /// Opens a write connection to `database`'s file, checks the schema is current, and starts the thread.
+    /// `onBatch` is told the number of requests of every batch written (on the writer thread: keep it cheap).
+    package init(
+        database: Database, options: Options = Options(), logger: Logger = Logger(label: "lifeline.store.writer"),
+        onBatch: (@Sendable (Int) -> Void)? = nil
+    ) throws(StoreError) {
+        let connection = try database.openConnection()
+        try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
+        self.logger = logger
+        let batches = self.batches
+        self.shared = WriterQueue(options: options) { requests in
+            batches.batchCommitted(requests: requests)
+            onBatch?(requests)
+        }
+        // Checkpoints run beside the writer (see Checkpointer); SQLite's own stays as a safety net
+        // far above the usual WAL size.
+        _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
+        let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
+        let owned = OwnedWriter(writer: BatchWriter(connection: connection))
+        let shared = self.shared
+        let thread = Thread {
+            WriterQueue.loop(shared, owned.writer, checkpointer: checkpointer, logger: logger)
+        }
+        thread.name = "lifeline-writer"
+        thread.start()
+    }
+
+    deinit {
+        shared.beginShutdown(waiter: nil)
+    }
+
+    /// Queues `request` and returns once it is durably written (or failed).
+    ///
+    /// Throws ``StoreError/Code/unavailable`` when the storage fails or the writer is shut down,
+    /// ``StoreError/Code/invalid`` when this request was rejected (others in the batch still commit).
+    package func submit(_ request: IngestRequest) async throws(StoreError) -> IngestOutcome {
+        let result = await withCheckedContinuation { continuation in
+            shared.enqueue(request, continuation)
+        }
+        return try result.get()
+    }
+
+    /// Whether ``submit(_:)`` is accepted (false once shutdown began).
+    package var isAccepting: Bool { shared.isAccepting }
+
+    /// Counters so far.
+    package var statistics: WriterStatistics { shared.statistics }
+
+    /// Runs until graceful shutdown (or cancellation), then writes what is queued and closes.
+    package func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Stops accepting requests, writes everything already queued, closes the connection, and
+    /// returns when the thread has ended. Idempotent.
+    package func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            shared.beginShutdown(waiter: continuation)
+        }
+        logger.debug("ingest writer stopped", metadata: ["transactions": "\(statistics.transactions)"])
+    }
+
+    /// Runs `body` with a started writer and shuts it down afterwards (for CLI commands and tests).
+    package static func withWriter<R: Sendable>(
+        database: Database, options: Options = Options(), logger: Logger = Logger(label: "lifeline.store.writer"),
+        _ body: (IngestWriter) async throws -> R
+    ) async throws -> R {
+        let writer = try IngestWriter(database: database, options: options, logger: logger)
+        do {
+            let result = try await body(writer)
+            await writer.shutdown()
+            return result
+        } catch {
+            await writer.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Hands the writer's connection to its thread; only that thread uses it afterwards.
+private final class OwnedWriter: @unchecked Sendable {
+    let writer: BatchWriter
+    init(writer: BatchWriter) { self.writer = writer }
+}

@@ -1,0 +1,66 @@
+import LifelineIngest
+import LifelineModel
+import LifelineStorage
+
+/// Finds or creates the ids of dimension strings for the writer, with a cache that follows the
+/// writer's transaction and savepoints: ids created inside a savepoint are forgotten when it is
+/// rolled back, ids created inside the transaction when it fails.
+final class Interner {
+    private struct Key: Hashable {
+        var dimension: Dimension
+        var value: String
+    }
+
+    private var committed: [Key: Int64] = [:]
+    private var transaction: [Key: Int64] = [:]
+    private var savepoint: [Key: Int64] = [:]
+    private let capacity: Int
+
+    init(capacity: Int = 200_000) {
+        self.capacity = capacity
+    }
+
+    /// The id of `value` in `dimension`, created if needed; `nil` for `nil` or empty values.
+    func id(_ dimension: Dimension, _ value: String?, on connection: Connection) throws(StoreError) -> Int64? {
+        guard var value, !value.isEmpty else { return nil }
+        if value.utf8.count > dimension.maxLength {
+            value = StoredValue.truncate(value, toUTF8: dimension.maxLength)
+        }
+        let key = Key(dimension: dimension, value: value)
+        if let id = savepoint[key] ?? transaction[key] ?? committed[key] { return id }
+        if let id = try connection.first(dimension.selectSQL, [.text(value)], { $0.int64(0) }) {
+            if committed.count >= capacity { committed.removeAll(keepingCapacity: true) }
+            committed[key] = id
+            return id
+        }
+        try connection.run(dimension.insertSQL, [.text(value)])
+        let id = connection.lastInsertRowID
+        savepoint[key] = id
+        return id
+    }
+
+    /// The savepoint was released: its new ids belong to the transaction.
+    func releaseSavepoint() {
+        transaction.merge(savepoint) { _, new in new }
+        savepoint.removeAll(keepingCapacity: true)
+    }
+
+    /// The savepoint was rolled back: its new ids no longer exist.
+    func rollbackSavepoint() {
+        savepoint.removeAll(keepingCapacity: true)
+    }
+
+    /// The transaction committed: its new ids are durable.
+    func commit() {
+        releaseSavepoint()
+        if committed.count + transaction.count > capacity { committed.removeAll(keepingCapacity: true) }
+        committed.merge(transaction) { _, new in new }
+        transaction.removeAll(keepingCapacity: true)
+    }
+
+    /// The transaction was rolled back: forget everything it created.
+    func rollback() {
+        savepoint.removeAll(keepingCapacity: true)
+        transaction.removeAll(keepingCapacity: true)
+    }
+}

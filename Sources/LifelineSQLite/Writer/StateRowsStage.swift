@@ -1,0 +1,111 @@
+import LifelineModel
+import LifelineStorage
+
+/// Writes what only iOS 27 reports carry: the app states of a metric payload (which ones, for
+/// how long, and the exit counts, histograms and signposts observed while each was active), its
+/// ~3-hour interval slices, and the states active before a diagnostic.
+///
+/// Within one state, repeated exit keys are summed and the first histogram or signpost of a name
+/// wins, as for the payload's own rows (``MetricRowsStage``).
+struct StateRowsStage: ItemWriteStage {
+    static let upsertState = """
+        INSERT INTO app_state_values (domain, label, metadata) VALUES (?1, ?2, ?3)
+        ON CONFLICT (domain, label, metadata) DO UPDATE SET domain = excluded.domain
+        RETURNING id
+        """
+    static let insertPayloadState = """
+        INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (?1, ?2, ?3)
+        ON CONFLICT (payload, app_state) DO NOTHING
+        """
+    static let insertExit = """
+        INSERT INTO state_exit_counts (payload, app_state, state, reason, count) VALUES (?1, ?2, ?3, ?4, ?5)
+        ON CONFLICT (payload, app_state, state, reason) DO UPDATE SET count = count + excluded.count
+        """
+    static let insertHistogram = """
+        INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (payload, app_state, metric) DO NOTHING
+        """
+    static let insertSignpost = """
+        INSERT INTO state_signposts (payload, app_state, category, name, total_count, durations)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        ON CONFLICT (payload, app_state, category, name) DO UPDATE SET total_count = total_count + excluded.total_count
+        """
+    static let insertSlice = """
+        INSERT INTO interval_slices (payload, ordinal, metric, duration_s, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        ON CONFLICT (payload, ordinal, metric) DO NOTHING
+        """
+    static let insertDiagnosticState = """
+        INSERT INTO diagnostic_states (diagnostic, app_state) VALUES (?1, ?2) ON CONFLICT DO NOTHING
+        """
+
+    func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
+        guard case .metric(let metric) = stored.item.document.content else { return }
+        let payload = SQLValue.integer(stored.payloadID)
+        for entry in metric.stateEntries {
+            let state = try Self.id(entry.state, in: session)
+            try session.connection.run(Self.insertPayloadState, [payload, state, .real(entry.activeSeconds)])
+            for exit in entry.exits where exit.count > 0 {
+                guard let reason = try session.id(.exitReason, exit.reason) else { continue }
+                try session.connection.run(
+                    Self.insertExit,
+                    [
+                        payload, state, .integer(exit.state == .foreground ? 0 : 1), .integer(reason),
+                        .integer(exit.count),
+                    ])
+            }
+            for named in entry.histograms {
+                guard let metricID = try session.id(.metricName, named.name) else { continue }
+                try session.connection.run(
+                    Self.insertHistogram,
+                    [
+                        payload, state, .integer(metricID), .integer(UnitCode.id(named.histogram.unit)),
+                        .integer(MetricRowsStage.total(named.histogram)),
+                        .blob(HistogramCodec.encode(named.histogram.buckets)),
+                    ])
+            }
+            for signpost in entry.signposts {
+                guard let category = try session.id(.signpostCategory, signpost.category),
+                    let name = try session.id(.signpostName, signpost.name)
+                else { continue }
+                try session.connection.run(
+                    Self.insertSignpost,
+                    [
+                        payload, state, .integer(category), .integer(name), .integer(max(0, signpost.totalCount)),
+                        signpost.durations.map { .blob(HistogramCodec.encode($0.buckets)) } ?? .null,
+                    ])
+            }
+        }
+        for (ordinal, slice) in metric.slices.enumerated() {
+            for scalar in slice.scalars {
+                guard let metricID = try session.id(.metricName, scalar.name) else { continue }
+                try session.connection.run(
+                    Self.insertSlice,
+                    [
+                        payload, .integer(Int64(ordinal)), .integer(metricID), .real(slice.durationSeconds),
+                        .real(scalar.measurement.finiteValue), .integer(UnitCode.id(scalar.measurement.unit)),
+                    ])
+            }
+        }
+    }
+
+    /// The states active before diagnostic `diagnosticID` (called by ``DiagnosticRowsStage``).
+    static func writeStates(_ states: [ReportedState], diagnostic diagnosticID: Int64, in session: WriteSession)
+        throws(StoreError)
+    {
+        for state in states {
+            try session.connection.run(
+                Self.insertDiagnosticState, [.integer(diagnosticID), try id(state, in: session)])
+        }
+    }
+
+    /// The id of `state` in `app_state_values`, created on first sight.
+    static func id(_ state: ReportedState, in session: WriteSession) throws(StoreError) -> SQLValue {
+        let id = try session.connection.first(
+            upsertState, [.text(state.domain), .text(state.label), .text(state.metadata)]
+        ) { $0.int64(0) }
+        guard let id else {
+            throw StoreError(.internal, "internal storage error", cause: "app state upsert returned no id")
+        }
+        return .integer(id)
+    }
+}

@@ -1,0 +1,411 @@
+import LifelineIngest
+import LifelineModel
+import LifelineSQLite
+import LifelineStorage
+import LifelineTestSupport
+import ServiceLifecycle
+import Testing
+
+@Suite("Ingest writer")
+struct IngestWriterTests {
+    @Test("a metric document is written as exact normalized rows")
+    func metricDocumentWritesExactRows() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let item = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "m1", raw: [0x1f, 0x8b, 1, 2, 3], unparsed: 1)
+        let outcome = try await IngestWriter.withWriter(database: database) { writer in
+            try await writer.submit(IngestRequest(app: Fixtures.app, items: [item]))
+        }
+        #expect(outcome.accepted == 1 && outcome.duplicates == 0 && outcome.ids.count == 1 && !outcome.replayed)
+
+        let payload = try #require(try database.payload(id: outcome.ids[0]))
+        #expect(payload.app == Fixtures.app)
+        #expect(payload.kind == .metric)
+        #expect(payload.appVersion == "4.1.0")
+        #expect(payload.build == "412")
+        #expect(payload.osVersion == "iPhone OS 17.4 (21E219)")
+        #expect(payload.deviceType == "iPhone15,2")
+        #expect(payload.region == "US")
+        #expect(payload.architecture == "arm64e")
+        #expect(payload.day == "2019-10-21")
+        #expect(payload.begin == Int64(1_571_641_200))
+        #expect(payload.end == Int64(1_571_727_540))
+        #expect(payload.beginRaw == nil && payload.endRaw == nil)
+        #expect(payload.receivedAt == 1_700_000_000_000)
+        #expect(payload.contentHash == Fixtures.sha256("m1"))
+        #expect(payload.raw == [0x1f, 0x8b, 1, 2, 3])
+        #expect(payload.unparsedMeasurements == 1)
+        #expect(try database.payloadCount(app: Fixtures.app, kind: .metric) == 1)
+        #expect(try database.payloadCount(kind: .diagnostic) == 0)
+
+        // Zero counters are not stored.
+        #expect(
+            try database.exitTotals(app: Fixtures.app) == [
+                ExitCount(state: .foreground, reason: "NormalApp", count: 5),
+                ExitCount(state: .background, reason: "BackgroundTaskAssertionTimeout", count: 3),
+                ExitCount(state: .background, reason: "MemoryPressure", count: 13),
+            ])
+        #expect(try database.query("SELECT count(*) FROM exit_counts") == [[.integer(3)]])
+
+        let signposts = try database.query(
+            """
+            SELECT c.value, n.value, s.total_count, s.cpu_time_ms, s.avg_memory_bytes, s.logical_writes_bytes,
+                s.hitch_ratio, u.name, s.duration_count, s.durations
+            FROM signposts s JOIN signpost_categories c ON c.id = s.category JOIN signpost_names n ON n.id = s.name
+            LEFT JOIN units u ON u.id = s.duration_unit ORDER BY n.value
+            """)
+        #expect(signposts.count == 2)
+        #expect(
+            Array(signposts[0].prefix(9)) == [
+                .text("ExpirationHandlers"), .text("DatabaseExpirationHandlerEntered"), .integer(7), .null, .null,
+                .null,
+                .null, .null, .null,
+            ])
+        #expect(
+            Array(signposts[1].prefix(9)) == [
+                .text("StateRestoration"), .text("RestoreAttempt"), .integer(40), .real(1_200), .real(2_048_000), .null,
+                .null, .text("ms"), .integer(40),
+            ])
+        let durations = try HistogramCodec.decode(try #require(signposts[1][9].blob))
+        #expect(durations == Fixtures.histogram([(0, 10, 30), (10, 20, 10)]).buckets)
+
+        let histograms = try database.query(
+            """
+            SELECT n.value, u.name, h.total_count, h.buckets FROM histograms h
+            JOIN metric_names n ON n.id = h.metric JOIN units u ON u.id = h.unit
+            """)
+        #expect(histograms.count == 1)
+        #expect(histograms[0][0] == .text("applicationLaunchMetrics.histogrammedTimeToFirstDrawKey"))
+        #expect(histograms[0][1] == .text("ms"))
+        #expect(histograms[0][2] == .integer(111))
+        #expect(
+            try HistogramCodec.decode(try #require(histograms[0][3].blob))
+                == Fixtures.histogram([(1_000, 1_010, 50), (1_010, 1_020, 60), (2_000, 2_000, 1)]).buckets)
+
+        let scalars = try database.query(
+            """
+            SELECT n.value, s.value, u.name, s.raw, s.std_dev, s.sample_count FROM scalar_metrics s
+            JOIN metric_names n ON n.id = s.metric LEFT JOIN units u ON u.id = s.unit ORDER BY n.value
+            """)
+        #expect(
+            scalars == [
+                [.text("cpuMetrics.cumulativeCPUTime"), .null, .null, .text("12 foos"), .null, .null],
+                [
+                    .text("memoryMetrics.averageSuspendedMemory"), .real(102_400_000), .text("bytes"), .null,
+                    .real(0.5),
+                    .integer(500),
+                ],
+                [.text("memoryMetrics.peakMemoryUsage"), .real(204_800_000), .text("bytes"), .null, .null, .null],
+            ])
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test("diagnostics keep their own metadata, top frames and crash groups")
+    func diagnosticDocumentWritesRows() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let document = Fixtures.diagnosticPayload([
+            Fixtures.crash(version: "1.0", fingerprint: "aaaaaaaaaaaaaaaa"),
+            Fixtures.crash(version: "1.1", fingerprint: "aaaaaaaaaaaaaaaa", build: "101"),
+            Fixtures.hang(version: "1.1"),
+        ])
+        let bare = Fixtures.diagnosticPayload(
+            [Fixtures.crash(version: "1.2", fingerprint: "aaaaaaaaaaaaaaaa")], begin: nil)
+        let outcome = try await IngestWriter.withWriter(database: database) { writer in
+            try await writer.submit(
+                IngestRequest(
+                    app: Fixtures.app,
+                    items: [
+                        Fixtures.item(.diagnostic(document), hashSeed: "d1"),
+                        Fixtures.item(.diagnostic(bare), hashSeed: "d2", receivedAt: 1_700_000_123_456),
+                    ]))
+        }
+        #expect(outcome.accepted == 2)
+        let first = try #require(try database.payload(id: outcome.ids[0]))
+        #expect(first.kind == .diagnostic && first.appVersion == "1.0" && first.day == "2019-10-21")
+        let second = try #require(try database.payload(id: outcome.ids[1]))
+        #expect(second.begin == nil && second.day == "2023-11-14")
+
+        let rows = try database.query(
+            """
+            SELECT d.kind, v.value, b.value, d.occurred_at, d.exception_type, d.signal, d.termination_reason,
+                d.objc_exception_name, d.objc_class_name, d.objc_composed_message, d.primary_value, d.primary_raw
+            FROM diagnostics d LEFT JOIN app_versions v ON v.id = d.app_version LEFT JOIN builds b ON b.id = d.build
+            ORDER BY d.payload, d.ordinal
+            """)
+        #expect(rows.count == 4)
+        #expect(
+            rows[0] == [
+                .text("crash"), .text("1.0"), .text("100"), .integer(1_571_641_200), .integer(1), .integer(11),
+                .text("Namespace SIGNAL, Code 11"), .text("NSGenericException"), .text("NSException"), .text("boom"),
+                .null, .null,
+            ])
+        #expect(rows[1][1] == .text("1.1") && rows[1][2] == .text("101"))
+        #expect(rows[2][0] == .text("hang") && rows[2][10] == .real(20_000))
+        #expect(rows[3][1] == .text("1.2") && rows[3][3] == .integer(1_700_000_123))
+
+        let frames = try database.query(
+            """
+            SELECT f.position, f.binary_name, f.binary_uuid, f.address, f.offset FROM diagnostic_frames f
+            JOIN diagnostics d ON d.id = f.diagnostic WHERE d.payload = ? AND d.ordinal = 0 ORDER BY f.position
+            """, [.integer(outcome.ids[0])])
+        #expect(
+            frames == [
+                [
+                    .integer(0), .text("MyApp"), .text("AAAA-1"), .integer(Int64(bitPattern: 0xFFFF_0000_0000_1234)),
+                    .integer(0x1234),
+                ],
+                [.integer(1), .text("UIKitCore"), .text("BBBB-2"), .integer(7_000), .integer(700)],
+            ])
+
+        let groups = try database.crashGroups(app: Fixtures.app)
+        #expect(groups.count == 2)
+        #expect(groups[0].fingerprint == "aaaaaaaaaaaaaaaa" && groups[0].count == 3 && groups[0].groupKind == "crash")
+        #expect(groups[0].firstSeen == 1_571_641_200 && groups[0].lastSeen == 1_700_000_123)
+        #expect(groups[0].title == "EXC_BAD_ACCESS / SIGSEGV at MyApp +0x1234")
+        #expect(groups[1].fingerprint == "hang0000000000001" && groups[1].count == 1)
+    }
+
+    @Test("a document stored twice is a duplicate and counted once, crash groups included")
+    func duplicatesAreNotDoubleCounted() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let crash = Fixtures.item(
+            .diagnostic(Fixtures.diagnosticPayload([Fixtures.crash(version: "1.0", fingerprint: "bbbbbbbbbbbbbbbb")])),
+            hashSeed: "c1")
+        let metric = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "m1")
+        try await IngestWriter.withWriter(database: database) { writer in
+            let first = try await writer.submit(IngestRequest(app: Fixtures.app, items: [crash, metric, crash]))
+            #expect(first.accepted == 2 && first.duplicates == 1)
+            #expect(first.ids[2] == first.ids[0])
+            let again = try await writer.submit(IngestRequest(app: Fixtures.app, items: [metric, crash]))
+            #expect(again.accepted == 0 && again.duplicates == 2 && !again.replayed)
+            #expect(again.ids == [first.ids[1], first.ids[0]])
+            // The same content for another app is that app's own payload.
+            var other = metric
+            other.app = "com.example.other"
+            let otherOutcome = try await writer.submit(IngestRequest(app: "com.example.other", items: [other]))
+            #expect(otherOutcome.accepted == 1)
+        }
+        #expect(try database.payloadCount(app: Fixtures.app) == 2)
+        #expect(try database.crashGroups(app: Fixtures.app).map(\.count) == [1])
+        #expect(try database.exitTotals(app: Fixtures.app).first { $0.reason == "MemoryPressure" }?.count == 13)
+        #expect(try database.query("SELECT count(*) FROM diagnostics") == [[.integer(1)]])
+    }
+
+    @Test("a repeated idempotency key replays the first outcome as all duplicates")
+    func idempotencyKeyReplays() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let items = [
+            Fixtures.item(.metric(Fixtures.metric()), hashSeed: "a"),
+            Fixtures.item(.metric(Fixtures.metric(day: 22)), hashSeed: "b"),
+        ]
+        try await IngestWriter.withWriter(database: database) { writer in
+            let first = try await writer.submit(IngestRequest(app: Fixtures.app, items: items, idempotencyKey: "k-1"))
+            #expect(first == IngestOutcome(accepted: 2, duplicates: 0, ids: first.ids, replayed: false))
+            // Same key, even with other content: the stored answer, nothing written.
+            let retry = try await writer.submit(
+                IngestRequest(
+                    app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "c")],
+                    idempotencyKey: "k-1"))
+            #expect(retry == IngestOutcome(accepted: 0, duplicates: 2, ids: first.ids, replayed: true))
+            // Concurrent retries with one key are answered consistently.
+            let results = try await withThrowingTaskGroup(of: IngestOutcome.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        try await writer.submit(
+                            IngestRequest(app: Fixtures.app, items: [items[0]], idempotencyKey: "k-2"))
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(results.filter { !$0.replayed }.count == 1)
+            #expect(Set(results.flatMap(\.ids)) == [first.ids[0]])
+        }
+        #expect(try database.payloadCount() == 2)
+    }
+
+    @Test("200 concurrent submits are all committed in far fewer transactions")
+    func concurrentSubmitsAreGroupCommitted() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = try IngestWriter(database: database)
+        let ids = try await withThrowingTaskGroup(of: [Int64].self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let item = Fixtures.item(.metric(Fixtures.metric(version: "v\(index % 7)")), hashSeed: "p\(index)")
+                    return try await writer.submit(IngestRequest(app: Fixtures.app, items: [item])).ids
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        await writer.shutdown()
+        let stats = writer.statistics
+        #expect(Set(ids).count == 200)
+        #expect(stats.requests == 200)
+        #expect(stats.transactions < 200)
+        #expect(stats.largestBatch > 1)
+        #expect(try database.payloadCount(app: Fixtures.app) == 200)
+        #expect(try database.query("SELECT count(*) FROM app_versions") == [[.integer(7)]])
+    }
+
+    @Test("a rejected request is rolled back alone; the rest of the batch commits")
+    func failingRequestIsIsolated() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = try IngestWriter(database: database)
+        var invalid = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "bad")
+        invalid.contentHash = [1, 2, 3]
+        let bad = invalid
+        let results = await Self.submitConcurrently(writer, count: 40) { index in
+            let good = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "good\(index)")
+            return index % 10 == 0 ? [good, bad] : [good]
+        }
+        await writer.shutdown()
+        #expect(results.count == 40, "\(results.keys.sorted())")
+        for (index, result) in results {
+            switch result {
+            case .success(let outcome): #expect(index % 10 != 0, "\(index): \(outcome)")
+            case .failure(let error):
+                #expect(index % 10 == 0)
+                #expect(error.code == .invalid)
+            }
+        }
+        // The good item of each rejected request is not kept either (a request is atomic).
+        #expect(try database.payloadCount() == 36)
+    }
+
+    @Test("a document that breaks the transaction fails alone; the other clients' requests in its batch commit")
+    func poisonedDocumentFailsOnlyItsOwnRequest() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        // A real SQLite failure that is not a constraint (SQLITE_ERROR from json()): it used to
+        // abort the whole group-commit batch.
+        try database.execute(
+            """
+            CREATE TRIGGER poison AFTER INSERT ON payloads WHEN NEW.unparsed_measurements = 7
+            BEGIN SELECT json('not json'); END
+            """)
+        let writer = try IngestWriter(database: database)
+        let results = await Self.submitConcurrently(writer, count: 60) { index in
+            [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "client\(index)", unparsed: index % 15 == 0 ? 7 : 0)]
+        }
+        await writer.shutdown()
+        #expect(writer.statistics.largestBatch > 1, "the poisoned documents must share batches with healthy ones")
+        for (index, result) in results {
+            switch result {
+            case .success(let outcome):
+                #expect(index % 15 != 0, "\(index): \(outcome)")
+                #expect(outcome.accepted == 1)
+            case .failure(let error):
+                #expect(index % 15 == 0, "\(index): \(error)")
+                #expect(error.code == .internal)
+            }
+        }
+        #expect(try database.payloadCount() == 56)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test("a full disk fails the batch with unavailable and leaves no partial rows")
+    func diskFullIsUnavailable() async throws {
+        let temp = TemporaryDirectory()
+        let setup = try temp.openDatabase()
+        let pages = try #require(try setup.query("PRAGMA page_count").first?.first?.integer)
+        let database = try Database(path: temp.databasePath, options: Database.Options(maxPageCount: Int(pages) + 1))
+        let writer = try IngestWriter(database: database)
+        let big = Fixtures.item(
+            .metric(Fixtures.metric()), hashSeed: "big", raw: [UInt8](repeating: 7, count: 300_000))
+        let small = Fixtures.item(.metric(Fixtures.metric()), hashSeed: "small")
+        let error = await #expect(throws: StoreError.self) {
+            try await writer.submit(IngestRequest(app: Fixtures.app, items: [small, big]))
+        }
+        #expect(error?.code == .unavailable)
+        #expect(error?.message.contains("SQL") == false)
+        await writer.shutdown()
+        #expect(writer.statistics.failedBatches >= 1)
+        #expect(try setup.payloadCount() == 0)
+        for table in ["apps", "payloads", "payload_raw", "exit_counts", "scalar_metrics", "app_versions"] {
+            #expect(try setup.query("SELECT count(*) FROM \(table)") == [[.integer(0)]], "rows left in \(table)")
+        }
+        #expect(try setup.integrityCheck() == "ok")
+    }
+
+    @Test("submitting after shutdown is unavailable; the service stops on graceful shutdown")
+    func serviceLifecycle() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = try IngestWriter(database: database)
+        let group = ServiceGroup(services: [writer], logger: .init(label: "test"))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let outcome = try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "s")]))
+            #expect(outcome.accepted == 1)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+        let error = await #expect(throws: StoreError.self) {
+            try await writer.submit(IngestRequest(app: Fixtures.app, items: []))
+        }
+        #expect(error?.code == .unavailable)
+        await writer.shutdown()
+    }
+
+    @Test("stored data survives closing and reopening the database")
+    func dataSurvivesReopen() async throws {
+        let temp = TemporaryDirectory()
+        var ids: [Int64] = []
+        do {
+            let database = try temp.openDatabase()
+            ids = try await IngestWriter.withWriter(database: database) { writer in
+                try await writer.submit(
+                    IngestRequest(
+                        app: Fixtures.app,
+                        items: [
+                            Fixtures.item(.metric(Fixtures.metric()), hashSeed: "r1", raw: [9, 8, 7]),
+                            Fixtures.item(
+                                .diagnostic(Fixtures.diagnosticPayload([Fixtures.hang(version: "2")])), hashSeed: "r2"),
+                        ])
+                ).ids
+            }
+        }
+        let reopened = try temp.openDatabase()
+        #expect(try reopened.payloadCount() == 2)
+        #expect(try reopened.payload(id: ids[0])?.raw == [9, 8, 7])
+        #expect(try reopened.crashGroups(app: Fixtures.app).count == 1)
+        #expect(try reopened.payload(id: 999) == nil)
+        // Dedup state survives too.
+        let again = try await IngestWriter.withWriter(database: reopened) { writer in
+            try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: "r1")]))
+        }
+        #expect(again.duplicates == 1 && again.ids == [ids[0]])
+    }
+
+    /// Submits `count` requests at once (the items of request `index` from `items`), as many
+    /// clients would; the result of each by index.
+    static func submitConcurrently(
+        _ writer: IngestWriter, count: Int, items: @escaping @Sendable (Int) -> [IngestItem]
+    ) async -> [Int: Result<IngestOutcome, StoreError>] {
+        await withTaskGroup(of: (Int, Result<IngestOutcome, StoreError>).self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    // Not `do throws(StoreError) { return … }`: in release builds (Swift 6.3.1) that shape
+                    // returned a garbage `index` from this async closure.
+                    let result: Result<IngestOutcome, StoreError>
+                    do {
+                        result = .success(
+                            try await writer.submit(IngestRequest(app: Fixtures.app, items: items(index))))
+                    } catch let error as StoreError {
+                        result = .failure(error)
+                    } catch {
+                        result = .failure(StoreError(.internal, "unexpected error \(error)"))
+                    }
+                    return (index, result)
+                }
+            }
+            return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+        }
+    }
+}

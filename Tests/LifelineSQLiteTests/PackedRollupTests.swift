@@ -1,0 +1,139 @@
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+@testable import LifelineSQLite
+import LifelineTestSupport
+import Testing
+
+@Suite("Packed rollup cells")
+struct PackedRollupTests {
+    static let launch = "applicationLaunchMetrics.histogrammedTimeToFirstDrawKey"
+
+    /// A payload whose launch histogram has `count` distinct 10 ms buckets starting at `offset` ms,
+    /// bucket `i` holding `i + 1` samples.
+    static func wideHistogramMetric(offset: Double, count: Int) -> MetricPayload {
+        var metric = Fixtures.metric(version: "5.0.0", day: 21)
+        var buckets: [(Double?, Double?, Int64)] = []
+        for index in 0..<count {
+            let start = offset + Double(index) * 10
+            buckets.append((start, start + 10, Int64(index + 1)))
+        }
+        metric.histograms = [NamedHistogram(name: launch, histogram: Fixtures.histogram(buckets))]
+        return metric
+    }
+
+    @Test("one row per metric cell and per bucket source, merged across batches by the SQL merge functions")
+    func oneRowPerCellMergedAcrossBatches() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        // Three batches into the same cell (same app, day, version, OS, device).
+        try await IngestWriter.withWriter(database: database) { writer in
+            for seed in ["p1", "p2", "p3"] {
+                _ = try await writer.submit(
+                    IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: seed)])
+                )
+            }
+        }
+        for table in ["rollup_metrics", "rollup_metrics_by_version"] {
+            #expect(try database.query("SELECT count(*) FROM \(table)") == [[.integer(1)]], "\(table)")
+        }
+        // Two sources (launch histogram, restoration durations), one version cell each.
+        #expect(try database.query("SELECT count(*) FROM rollup_buckets_by_version") == [[.integer(2)]])
+        // Counts summed three times: NormalApp 5 → 15, MemoryPressure 13 → 39, zero counts not stored.
+        let exits = try await database.reads.exits(
+            Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")))
+        #expect(
+            exits.map { "\($0.state) \($0.reason) \($0.count)" }.sorted() == [
+                "background BackgroundTaskAssertionTimeout 9", "background MemoryPressure 39",
+                "foreground NormalApp 15",
+            ])
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test("a cell's buckets stay within 128 entries with exact sample counts when layouts differ")
+    func bucketsCoarsenedWithExactCounts() async throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        // 100 + 100 distinct bounds in two batches: each fits, so the merge in the upsert
+        // (ll_merge_buckets) is what must coarsen (200 > 128).
+        let first = Self.wideHistogramMetric(offset: 0, count: 100)
+        let second = Self.wideHistogramMetric(offset: 5, count: 100)
+        try await IngestWriter.withWriter(database: database) { writer in
+            _ = try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(first), hashSeed: "w1")]))
+            _ = try await writer.submit(
+                IngestRequest(app: Fixtures.app, items: [Fixtures.item(.metric(second), hashSeed: "w2")]))
+        }
+        let launchID = try #require(
+            database.query("SELECT id FROM metric_names WHERE value = ?", [.text(Self.launch)]).first?.first)
+        let entries = try database.rollupEntries("rollup_buckets_by_version", "buckets").filter { $0[3] == launchID }
+        #expect(entries.count <= 128)
+        #expect(entries.count >= 64)
+        let expected = Int64(2 * (100 * 101 / 2))
+        #expect(entries.compactMap { $0.last?.integer }.reduce(0, +) == expected)
+        // Bounds widen but still cover exactly the samples' range.
+        #expect(entries.first?[4] == .real(0))
+        #expect(entries.map { $0[5] }.contains(.real(1_005)))
+        // The reader sums the same cell into the same total.
+        let rows = try await database.reads.buckets(
+            Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")), source: .metric(Self.launch)
+        )
+        #expect(rows.map(\.count).reduce(0, +) == expected)
+        #expect(try database.integrityCheck() == "ok")
+    }
+}
+
+@Suite("Packed rollup blob encoding")
+struct RollupBlobEncodingTests {
+    @Test("counts and whole-millisecond buckets round-trip in ~4 bytes an entry")
+    func compactRoundTrip() {
+        let counts: [CountEntry] = (0..<40).map { (index: Int) -> CountEntry in
+            let i = Int64(index)
+            return CountEntry(a: i / 20, b: 3 + i, count: i * 37)
+        }
+        let packed = RollupBlob.encode(counts)
+        #expect(packed.first == RollupBlob.Layout.varints.rawValue)
+        #expect(RollupBlob.decode(packed, as: CountEntry.self) == counts)
+        #expect(packed.count <= 1 + counts.count * 5, "\(packed.count) bytes for \(counts.count) entries")
+
+        let buckets: [BucketEntry] = (0..<128).map { (index: Int) -> BucketEntry in
+            let start = Double(index * 10)
+            return BucketEntry(start: start, end: start + 10, count: Int64(1 + index * 50))
+        }
+        let packedBuckets = RollupBlob.encode(buckets)
+        #expect(RollupBlob.decode(packedBuckets, as: BucketEntry.self) == buckets)
+        #expect(packedBuckets.count <= 1 + buckets.count * 5, "\(packedBuckets.count) bytes")
+        // Extremes survive: negative values, 2^53 bounds, Int64 counts.
+        let extremes = [
+            CountEntry(a: -5, b: Int64.min, count: Int64.max), CountEntry(a: 0, b: 0, count: 0),
+            CountEntry(a: Int64.max, b: -1, count: -1),
+        ]
+        #expect(RollupBlob.decode(RollupBlob.encode(extremes), as: CountEntry.self) == extremes)
+        let wide = [BucketEntry(start: -9_007_199_254_740_992, end: 9_007_199_254_740_992, count: 7)]
+        #expect(RollupBlob.decode(RollupBlob.encode(wide), as: BucketEntry.self) == wide)
+    }
+
+    @Test("buckets with fractional bounds use 8-byte words, exactly")
+    func fractionalBoundsFallBack() {
+        let buckets = [BucketEntry(start: 0, end: 2.5, count: 3), BucketEntry(start: 2.5, end: 1e300, count: 1)]
+        let packed = RollupBlob.encode(buckets)
+        #expect(packed.first == RollupBlob.Layout.words.rawValue)
+        #expect(packed.count == 1 + 2 * 24)
+        #expect(RollupBlob.decode(packed, as: BucketEntry.self) == buckets)
+    }
+
+    @Test("a damaged blob yields what was readable, never a crash")
+    func damagedBlobs() {
+        let counts: [CountEntry] = (0..<10).map { (index: Int) -> CountEntry in
+            CountEntry(a: 1, b: Int64(index), count: 1_000_000)
+        }
+        let packed = RollupBlob.encode(counts)
+        for cut in 0..<packed.count {
+            let decoded = RollupBlob.decode(Array(packed.prefix(cut)), as: CountEntry.self)
+            #expect(decoded.count <= counts.count)
+            #expect(Array(counts.prefix(decoded.count)) == decoded)
+        }
+        #expect(RollupBlob.decode([0xFF, 1, 2, 3], as: CountEntry.self).isEmpty)
+        #expect(RollupBlob.decode([1] + [UInt8](repeating: 0xFF, count: 40), as: CountEntry.self).isEmpty)
+    }
+}
