@@ -14,8 +14,7 @@ struct SimulateCommand: AsyncParsableCommand {
             Devices mix OS versions, models and locales (English "1,234 ms", Chinese "1,530毫秒", German \
             "1.234 ms", French "1 234 ms"); newer app versions of --versions are adopted progressively \
             (version k of n is released on day k×days/n). The same --seed and options give byte-identical \
-            payloads, and every upload carries an Idempotency-Key derived from (seed, options, device, day, \
-            kind): re-running a simulation only produces duplicates.
+            payloads.
 
             Scenarios (--scenario) act on --scenario-version (default: the newest version):
               baseline: \(Scenario.baseline.explanation)
@@ -26,7 +25,14 @@ struct SimulateCommand: AsyncParsableCommand {
 
             At the end it prints what was sent (accepted, duplicates, errors by status, throughput, \
             latency percentiles) and the generated truth per version, to compare with Lifeline's figures. \
-            Exit code 1 if any payload finally failed.
+            Uploads go through LifelineKit, the client apps embed: every payload is written to a spool \
+            first (--spool DIR, else a temporary directory), named by the SHA-256 of its bytes, which is also \
+            its Idempotency-Key (the same --seed and options give the same bytes, so re-running a simulation \
+            only produces duplicates). --give-up-after SECONDS stops uploading after that time and leaves \
+            what is not delivered in the spool; `lifeline simulate --drain --spool DIR --url URL --key KEY` \
+            delivers it later.
+
+            Exit code 1 if any payload finally failed or is left in the spool.
             """
     )
 
@@ -78,11 +84,26 @@ struct SimulateCommand: AsyncParsableCommand {
     @Option(help: "Steady load in payloads per second (paced); default: as fast as the server takes them.")
     var rate: Double?
 
-    @Option(help: "Attempts per payload, the first included; connection errors, 429 and 5xx are retried with backoff.")
+    @Option(
+        help:
+            "Attempts per payload without --give-up-after, the first included; connection errors, 408, 429 and 5xx are retried with backoff."
+    )
     var attempts = 6
 
     @Option(help: "Seconds one request may take, connecting included, before it counts as a connection error.")
     var timeout = 10
+
+    @Option(help: "Spool directory: every payload is written there before it is uploaded (default: a temporary one).")
+    var spool: String?
+
+    @Option(
+        help:
+            "Stop uploading after this many seconds: retry without an attempt limit until then, leave the rest in --spool and exit 1."
+    )
+    var giveUpAfter: Double?
+
+    @Flag(help: "Generate nothing: deliver what --spool holds to --url with --key.")
+    var drain = false
 
     func validate() throws {
         guard Scenario(rawValue: scenario) != nil else {
@@ -92,6 +113,13 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         if out == nil && (key ?? "").isEmpty {
             throw ValidationError("give --key (an ingest key of --app) or --out DIR")
+        }
+        if out != nil && (spool != nil || giveUpAfter != nil || drain) {
+            throw ValidationError("--out writes files: it takes no --spool, --give-up-after or --drain")
+        }
+        if drain && spool == nil { throw ValidationError("--drain needs --spool DIR") }
+        if let giveUpAfter, !(giveUpAfter > 0 && giveUpAfter <= 86_400 * 30) {
+            throw ValidationError("--give-up-after must be > 0 seconds")
         }
         if let start, SimulationConfig.day(from: start) == nil {
             throw ValidationError("--start must be a date YYYY-MM-DD, not \(start)")
@@ -120,6 +148,10 @@ struct SimulateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if drain {
+            try await runDrain()
+            return
+        }
         let config = makeConfig()
         let simulation = try Simulation(config)
         let progress = Progress(total: simulation.deviceDayCount, label: "simulate")
@@ -139,27 +171,83 @@ struct SimulateCommand: AsyncParsableCommand {
                 + (config.scenario == .baseline ? "" : " on \(config.affectedVersion)") + ", seed \(config.seed)"
                 + ", format \(config.format.rawValue)")
         let summary: RunSummary
+        var left = 0
         if let out {
             let sink = DirectorySink(directory: URL(fileURLWithPath: out))
             summary = await SimulationRunner.run(
                 simulation, into: sink, concurrency: concurrency, rate: rate, onDeviceDay: onDeviceDay)
         } else {
-            let client = HTTPSink.makeClient(concurrency: concurrency)
+            let server = try serverURL()
             do {
-                try await HTTPSink.checkReachable(client: client, baseURL: url)
+                try await SpoolSink.checkReachable(server)
             } catch {
-                try await client.shutdown()
-                throw CommandError("\(url) does not answer GET /healthz (\(error)); is `lifeline serve` running?")
+                // With a spool the payloads wait there for the server; without one they would be lost.
+                let message = "\(url) does not answer GET /healthz (\(error)); is `lifeline serve` running?"
+                guard spool != nil else { throw CommandError(message) }
+                printError("simulate: \(message) (payloads are kept in \(spool ?? ""))")
             }
-            let sink = HTTPSink(
-                client: client, baseURL: url, key: key ?? "", maxAttempts: attempts, timeout: .seconds(timeout))
+            let directory = spoolDirectory()
+            defer { if spool == nil { try? FileManager.default.removeItem(at: directory) } }
+            let sink = try await openSink(server, directory)
             summary = await SimulationRunner.run(
                 simulation, into: sink, concurrency: concurrency, rate: rate, onDeviceDay: onDeviceDay)
-            try await client.shutdown()
+            left = await sink.left
         }
         progress.finish()
         print(Self.report(summary, config: config, wroteTo: out))
+        if left > 0 {
+            if let spool {
+                printError(
+                    "simulate: \(left) payloads left in the spool \(spool); deliver them with "
+                        + "`lifeline simulate --drain --spool \(spool) --url \(url) --key KEY`")
+            } else {
+                printError("simulate: \(left) payloads not delivered (give --spool DIR to keep them for --drain)")
+            }
+            throw ExitCode(1)
+        }
         if summary.totalErrors > 0 { throw ExitCode(1) }
+    }
+
+    /// `--drain`: delivers what the spool holds.
+    private func runDrain() async throws {
+        let directory = spoolDirectory()
+        let sink = try await openSink(try serverURL(), directory)
+        let report = await sink.drain()
+        let dropped = report.dropped.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+        print(
+            "drained \(directory.path): \(report.found) payloads found, \(report.delivered) delivered "
+                + "(duplicates: \(report.duplicates)), retries: \(report.retries), dropped: "
+                + "\(report.dropped.values.reduce(0, +))"
+                + (dropped.isEmpty ? "" : " (\(dropped.joined(separator: ", ")))")
+                + ", left: \(report.left)")
+        if report.left > 0 {
+            printError("simulate: \(report.left) payloads left in the spool \(directory.path)")
+            throw ExitCode(1)
+        }
+        if !report.dropped.isEmpty { throw ExitCode(1) }
+    }
+
+    private func serverURL() throws -> URL {
+        guard let server = URL(string: url) else { throw CommandError("--url must be an http(s) URL, not \(url)") }
+        return server
+    }
+
+    /// `--spool`, else a fresh temporary directory.
+    private func spoolDirectory() -> URL {
+        if let spool { return URL(fileURLWithPath: spool, isDirectory: true) }
+        return FileManager.default.temporaryDirectory.appendingPathComponent(
+            "lifeline-simulate-\(UUID().uuidString)", isDirectory: true)
+    }
+
+    /// The LifelineKit client: without --give-up-after, --attempts per payload; with it, retries until then.
+    private func openSink(_ server: URL, _ directory: URL) async throws -> SpoolSink {
+        let sink = try await SpoolSink.open(
+            url: server, key: key ?? "", spool: directory, concurrency: concurrency,
+            attempts: giveUpAfter == nil ? attempts : nil, timeout: .seconds(timeout))
+        if let giveUpAfter {
+            await sink.giveUp(at: .now + .milliseconds(Int64(giveUpAfter * 1000)))
+        }
+        return sink
     }
 
     /// The end-of-run summary (standard output).

@@ -97,20 +97,27 @@ public actor LifelineClient {
         return written ? .queued(id: id) : .alreadyQueued(id: id)
     }
 
-    /// Encodes `report` with a default `JSONEncoder` (how iOS 27 `MetricReport`s and `DiagnosticReport`s are
-    /// sent) and submits it.
+    /// Encodes `report` with `JSONEncoder` (how iOS 27 `MetricReport`s and `DiagnosticReport`s are sent; default
+    /// strategies, keys sorted so the same report always gives the same bytes and hash) and submits it.
     @discardableResult
     public func submit(encoding report: some Encodable, kind: ReportKind) throws -> SubmitResult {
-        try submit(JSONEncoder().encode(report), kind: kind)
+        try submit(Self.encode(report), kind: kind)
     }
 
-    /// Submits every report `reports` yields, until it ends (e.g. an iOS 27 `MetricManager` sequence).
+    /// The report's JSON: default strategies, sorted keys (a stable content hash).
+    static func encode(_ report: some Encodable) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(report)
+    }
+
+    /// Submits every report `reports` yields, encoded as ``submit(encoding:kind:)`` does, until it ends (e.g. an
+    /// iOS 27 `MetricManager` sequence).
     public nonisolated func collect<Reports: AsyncSequence>(
         _ reports: sending Reports, kind: ReportKind
     ) async throws where Reports.Element: Encodable {
         for try await report in reports {
-            let data = try JSONEncoder().encode(report)
-            try await submit(data, kind: kind)
+            try await submit(Self.encode(report), kind: kind)
         }
     }
 
@@ -414,7 +421,9 @@ public actor LifelineClient {
                 if duplicates > 0 { counters.duplicates += 1 }
                 finish(
                     report, attempts: count,
-                    event: .delivered(accepted: answer.replayed ? 0 : counts.accepted, duplicates: duplicates))
+                    event: .delivered(
+                        accepted: answer.replayed ? 0 : counts.accepted, duplicates: duplicates,
+                        replayed: answer.replayed))
             case 507:
                 let wait = min(answer.retryAfter ?? configuration.retry.storageWait, configuration.retry.maxRetryAfter)
                 pause(for: wait)

@@ -40,8 +40,9 @@ public struct LifelineCounters: Sendable, Hashable {
 public struct UploadOutcome: Sendable, Hashable {
     /// What happened.
     public enum Event: Sendable, Hashable {
-        /// Stored by the server: `accepted` new documents, `duplicates` it already had (a replay counts as duplicates).
-        case delivered(accepted: Int, duplicates: Int)
+        /// Stored by the server: `accepted` new documents, `duplicates` it already had; `replayed` when it
+        /// answered an earlier request with the same `Idempotency-Key` (its documents count as duplicates).
+        case delivered(accepted: Int, duplicates: Int, replayed: Bool)
         /// The request failed and will be repeated after `after` (status `nil`: a transport error).
         case retrying(status: Int?, after: Duration, message: String)
         /// Out of attempts for this pass: the report stays in the spool for the next one.

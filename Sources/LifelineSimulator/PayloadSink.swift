@@ -1,8 +1,11 @@
-import AsyncHTTPClient
 import CompressNIO
 import Foundation
+import LifelineKit
 import NIOCore
-import NIOHTTP1
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// How one payload's delivery ended.
 package struct DeliveryResult: Sendable {
@@ -25,10 +28,10 @@ package struct DeliveryResult: Sendable {
     package var succeeded: Bool { failure == nil }
 }
 
-/// Where payloads go: a server, or a directory.
+/// Where payloads go: a server (through LifelineKit's spool), or a directory.
 package protocol PayloadSink: Sendable {
-    /// Delivers one gzipped payload, retrying as the sink sees fit.
-    func deliver(_ payload: GeneratedPayload, gzipped: ByteBuffer) async -> DeliveryResult
+    /// Delivers one payload, retrying as the sink sees fit.
+    func deliver(_ payload: GeneratedPayload) async -> DeliveryResult
 }
 
 /// Gzip with the default level; deterministic (no timestamp in the header).
@@ -48,8 +51,9 @@ package struct DirectorySink: PayloadSink {
         self.directory = directory
     }
 
-    package func deliver(_ payload: GeneratedPayload, gzipped: ByteBuffer) async -> DeliveryResult {
+    package func deliver(_ payload: GeneratedPayload) async -> DeliveryResult {
         let start = ContinuousClock.now
+        let gzipped = gzipPayload(payload.json)
         let url = directory.appendingPathComponent(payload.fileName)
         do {
             try FileManager.default.createDirectory(
@@ -62,120 +66,131 @@ package struct DirectorySink: PayloadSink {
     }
 }
 
-/// Posts payloads to a Lifeline server with the ingest key, retrying connection errors, 429 and
-/// 5xx with exponential backoff and jitter (never other 4xx). Every attempt of one payload carries
-/// the same `Idempotency-Key`, so a retry is never counted twice.
-package struct HTTPSink: PayloadSink {
-    package let client: HTTPClient
-    package let baseURL: String
-    package let key: String
-    /// Attempts per payload, the first included.
-    package let maxAttempts: Int
-    /// First backoff; doubles per retry, capped at ``maxBackoff``.
-    package let baseBackoff: Duration
-    package let maxBackoff: Duration
-    /// Timeout of one request.
-    package let timeout: Duration
+/// Delivers payloads through LifelineKit, the client apps embed: each payload is written to the spool
+/// first (named by its SHA-256), then uploaded gzipped with that hash as `Idempotency-Key`, oldest first,
+/// retrying transport errors, 408, 429 and 5xx with backoff (honouring `Retry-After`), dropping other 4xx.
+/// A payload not delivered when the sink gives up stays in the spool for `lifeline simulate --drain`.
+package struct SpoolSink: PayloadSink {
+    package let client: LifelineClient
+    package let spool: URL
 
-    /// A sink over `client`; `baseURL` like `http://127.0.0.1:8080`.
-    package init(
-        client: HTTPClient, baseURL: String, key: String, maxAttempts: Int = 6,
-        baseBackoff: Duration = .milliseconds(100), maxBackoff: Duration = .seconds(5), timeout: Duration = .seconds(30)
-    ) {
-        self.client = client
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        self.baseURL = base
-        self.key = key
-        self.maxAttempts = maxAttempts
-        self.baseBackoff = baseBackoff
-        self.maxBackoff = maxBackoff
-        self.timeout = timeout
+    /// A sink over a LifelineKit client on `spool`.
+    /// - Parameters:
+    ///   - attempts: requests per payload before it is left in the spool; `nil`: until ``giveUp(at:)``.
+    ///   - concurrency: uploads in flight.
+    package static func open(
+        url: URL, key: String, spool: URL, concurrency: Int, attempts: Int?, baseBackoff: Duration = .milliseconds(100),
+        maxBackoff: Duration = .seconds(5), timeout: Duration = .seconds(30)
+    ) async throws -> SpoolSink {
+        let configuration = LifelineConfiguration(
+            serverURL: url, ingestKey: key, spoolDirectory: spool, maxSpoolBytes: Int.max,
+            maxReportAge: .seconds(3650 * 86_400), maxConcurrentUploads: max(1, concurrency),
+            retry: RetryPolicy(
+                baseDelay: baseBackoff, maxDelay: maxBackoff, maxRetryAfter: .seconds(60), storageWait: .seconds(10),
+                maxAttemptsPerPass: attempts),
+            requestTimeout: timeout)
+        return SpoolSink(client: try await Lifeline.start(configuration), spool: spool)
     }
 
-    /// An HTTP client sized for `concurrency` parallel uploads (one connection each).
-    package static func makeClient(concurrency: Int) -> HTTPClient {
-        var configuration = HTTPClient.Configuration()
-        configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, concurrency))
-        configuration.decompression = .disabled
-        configuration.httpVersion = .http1Only
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    /// Stops starting uploads at `deadline`; what is left stays in the spool.
+    package func giveUp(at deadline: ContinuousClock.Instant) async {
+        await client.giveUp(at: deadline)
+    }
+
+    /// Payloads in the spool, not delivered.
+    package var left: Int {
+        get async { await client.pendingReports }
+    }
+
+    /// What ``drain()`` did.
+    package struct DrainReport: Sendable {
+        /// Payloads in the spool when it started.
+        package var found = 0
+        /// Payloads the server acknowledged (duplicates included) and duplicates among them.
+        package var delivered = 0
+        package var duplicates = 0
+        /// Payloads refused for good, by `status code`.
+        package var dropped: [String: Int] = [:]
+        /// Requests repeated.
+        package var retries = 0
+        /// Payloads still in the spool.
+        package var left = 0
+    }
+
+    /// Uploads what the spool holds until it is empty, every payload is out of attempts, or the deadline
+    /// of ``giveUp(at:)`` passes.
+    package func drain() async -> DrainReport {
+        var report = DrainReport()
+        report.found = await client.pendingReports
+        report.left = await client.flush()
+        let counters = await client.counters
+        report.delivered = counters.delivered
+        report.duplicates = counters.duplicates
+        report.retries = counters.retries
+        for (reason, count) in counters.dropped { report.dropped[reason.description, default: 0] += count }
+        return report
+    }
+
+    package func deliver(_ payload: GeneratedPayload) async -> DeliveryResult {
+        let start = ContinuousClock.now
+        let kind: ReportKind = payload.kind == .metric ? .metric : .diagnostic
+        var result = DeliveryResult()
+        do {
+            let (submitted, outcome) = try await client.submitAndWait(Data(payload.json), kind: kind)
+            result = Self.result(submitted, outcome)
+        } catch {
+            result.failure = "spool \(spool.path): \(error)"
+        }
+        result.latency = ContinuousClock.now - start
+        return result
+    }
+
+    /// The delivery result of a payload's final outcome in this pass.
+    static func result(_ submitted: SubmitResult, _ outcome: UploadOutcome?) -> DeliveryResult {
+        var result = DeliveryResult()
+        guard let outcome else {
+            if case .alreadyDelivered = submitted {
+                result.duplicates = 1
+            } else {
+                result.failure = "not uploaded (the client stopped)"
+            }
+            return result
+        }
+        result.attempts = max(1, outcome.attempts)
+        switch outcome.event {
+        case .delivered(let accepted, let duplicates, let replayed):
+            result.status = 202
+            result.accepted = accepted
+            result.duplicates = duplicates
+            result.replayed = replayed
+        case .dropped(let reason, let message):
+            result.status = reason.status
+            result.failure = "dropped: \(message)"
+        case .deferred(let status, let message):
+            result.status = status
+            result.failure = "left in the spool: \(message)"
+        case .retrying(let status, _, let message):
+            result.status = status
+            result.failure = message
+        case .evicted:
+            result.failure = "evicted from the spool"
+        }
+        return result
     }
 
     /// Throws unless `GET /healthz` answers 200 within 5 s (a quick check before a long run).
-    package static func checkReachable(client: HTTPClient, baseURL: String) async throws {
-        var base = baseURL
-        while base.hasSuffix("/") { base.removeLast() }
-        let response = try await client.execute(HTTPClientRequest(url: base + "/healthz"), timeout: .seconds(5))
-        _ = try await response.body.collect(upTo: 1 << 16)
-        guard response.status.code == 200 else { throw UnhealthyServer(status: Int(response.status.code)) }
+    package static func checkReachable(_ url: URL) async throws {
+        var request = URLRequest(url: url.appendingPathComponent("healthz"))
+        request.timeoutInterval = 5
+        let (_, response) = try await URLSession.shared.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == 200 else { throw UnhealthyServer(status: status) }
     }
 
     /// `GET /healthz` answered something else than 200.
     package struct UnhealthyServer: Error, CustomStringConvertible {
         package var status: Int
         package var description: String { "GET /healthz answered HTTP \(status)" }
-    }
-
-    package func deliver(_ payload: GeneratedPayload, gzipped: ByteBuffer) async -> DeliveryResult {
-        let start = ContinuousClock.now
-        var request = HTTPClientRequest(url: baseURL + payload.kind.path)
-        request.method = .POST
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "Content-Encoding", value: "gzip")
-        request.headers.add(name: "Idempotency-Key", value: payload.idempotencyKey)
-        var jitter = SplitMix64(seed: stableHash(payload.idempotencyKey, String(start.hashValue)))
-        var result = DeliveryResult()
-        for attempt in 1...maxAttempts {
-            result.attempts = attempt
-            var retryAfter: Duration?
-            request.body = .bytes(gzipped)
-            do {
-                let response = try await client.execute(request, timeout: .nanoseconds(Int64(timeout.nanoseconds)))
-                let body = try await response.body.collect(upTo: 1 << 20)
-                let status = Int(response.status.code)
-                result.status = status
-                if (200..<300).contains(status) {
-                    let counts = Self.counts(body)
-                    result.replayed = response.headers.first(name: "Idempotent-Replayed") == "true"
-                    if result.replayed {
-                        result.duplicates = counts.accepted + counts.duplicates
-                    } else {
-                        result.accepted = counts.accepted
-                        result.duplicates = counts.duplicates
-                    }
-                    result.failure = nil
-                    result.latency = ContinuousClock.now - start
-                    return result
-                }
-                result.failure = "HTTP \(status): \(String(buffer: body).prefix(300))"
-                guard status == 429 || status >= 500 else { break }
-                if let header = response.headers.first(name: "Retry-After"), let seconds = Int(header) {
-                    retryAfter = .seconds(min(max(seconds, 0), 30))
-                }
-            } catch {
-                result.status = nil
-                result.failure = "connection: \(error)"
-            }
-            guard attempt < maxAttempts else { break }
-            let exponential = baseBackoff * (1 << min(attempt - 1, 20))
-            let ceiling = min(exponential, maxBackoff)
-            let delay = retryAfter ?? ceiling * (0.5 + 0.5 * jitter.unit())
-            try? await Task.sleep(for: delay)
-        }
-        result.latency = ContinuousClock.now - start
-        return result
-    }
-
-    /// `accepted` and `duplicates` of a `202` answer.
-    static func counts(_ body: ByteBuffer) -> (accepted: Int, duplicates: Int) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
-        else {
-            return (0, 0)
-        }
-        return ((object["accepted"] as? Int) ?? 0, (object["duplicates"] as? Int) ?? 0)
     }
 }
 

@@ -113,7 +113,7 @@ package enum SimulationRunner {
                             let slot = await pacer.slot()
                             try? await Task.sleep(until: slot, clock: .continuous)
                         }
-                        let result = await sink.deliver(payload, gzipped: gzipPayload(payload.json))
+                        let result = await sink.deliver(payload)
                         deliveries.append((payload.kind, result))
                     }
                     return DeviceDayReport(version: day.version, truth: day.truth, deliveries: deliveries)

@@ -174,7 +174,7 @@ struct LiveServerTests {
         try await two.submit(report, kind: .metric)
         #expect(await two.flush(timeout: .seconds(20)) == 0)
         try await log.wait { $0.contains(where: \.isDelivered) }
-        #expect(log.all.map(\.outcome.event) == [.delivered(accepted: 0, duplicates: 1)])
+        #expect(log.all.map(\.outcome.event) == [.delivered(accepted: 0, duplicates: 1, replayed: true)])
         #expect(await two.counters.duplicates == 1)
         #expect(try await server.stored().metrics == 1)
         server.stop()

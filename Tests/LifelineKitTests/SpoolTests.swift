@@ -80,7 +80,7 @@ struct SpoolTests {
         #expect(spooledFiles(spool.url).isEmpty)
     }
 
-    @Test("collecting an async sequence of Encodable reports spools their default JSON encoding")
+    @Test("collecting an async sequence of Encodable reports spools their JSON with sorted keys, each report once")
     func collectsAsyncSequences() async throws {
         struct Report: Codable, Sendable, Equatable {
             var version = "2.0.0"
@@ -94,8 +94,15 @@ struct SpoolTests {
         for day in 1...3 { continuation.yield(Report(day: day)) }
         continuation.finish()
         try await client.collect(stream, kind: .diagnostic)
-        let expected = try (1...3).map { try JSONEncoder().encode(Report(day: $0)) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let expected = try (1...3).map { try encoder.encode(Report(day: $0)) }
         #expect(spooledFiles(spool.url) == expected.map { "diagnostic/\(ContentHash.hex($0)).json" }.sorted())
         #expect(await client.pendingReports == 3)
+        // The same report again (a sequence that re-delivers) has the same bytes: nothing new is kept.
+        for _ in 0..<5 {
+            let again = try await client.submit(encoding: Report(day: 2), kind: .diagnostic)
+            #expect(again == .alreadyQueued(id: ContentHash.hex(expected[1])))
+        }
     }
 }

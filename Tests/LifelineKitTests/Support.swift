@@ -141,7 +141,8 @@ final class LiveServer: @unchecked Sendable {
 
     /// A GET with the read key.
     func get(_ path: String) async throws -> (status: Int, body: Data) {
-        var request = URLRequest(url: url.appendingPathComponent(path))
+        guard let target = URL(string: url.absoluteString + path) else { throw TestFailure("bad path \(path)") }
+        var request = URLRequest(url: target)
         request.setValue("Bearer \(readKey)", forHTTPHeaderField: "Authorization")
         request.timeoutInterval = 5
         let (body, response) = try await URLSession.shared.data(for: request)

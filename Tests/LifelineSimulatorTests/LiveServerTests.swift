@@ -25,12 +25,12 @@ struct LiveServerTests {
     private func simulate(
         _ simulation: Simulation, url: String, key: String, timeout: Duration = .seconds(30)
     ) async throws -> RunSummary {
-        let client = HTTPSink.makeClient(concurrency: 4)
-        let sink = HTTPSink(
-            client: client, baseURL: url, key: key, maxAttempts: 3, baseBackoff: .milliseconds(10), timeout: timeout)
-        let summary = await SimulationRunner.run(simulation, into: sink, concurrency: 4)
-        try await client.shutdown()
-        return summary
+        let spool = FileManager.default.temporaryDirectory.appendingPathComponent("simulate-spool-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: spool) }
+        let sink = try await SpoolSink.open(
+            url: try #require(URL(string: url)), key: key, spool: spool, concurrency: 4, attempts: 3,
+            baseBackoff: .milliseconds(10), timeout: timeout)
+        return await SimulationRunner.run(simulation, into: sink, concurrency: 4)
     }
 
     @Test("a small fleet is stored exactly as the simulator says it sent it")
