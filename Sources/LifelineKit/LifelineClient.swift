@@ -104,7 +104,12 @@ public actor LifelineClient {
         try submit(Self.encode(report), kind: kind)
     }
 
-    /// The report's JSON: default strategies, sorted keys (a stable content hash).
+    /// A report's JSON as LifelineKit keeps it: `JSONEncoder` with default strategies and sorted keys (so the
+    /// same report always has the same bytes, hence the same hash).
+    public static func encodeReport(_ report: some Encodable) throws -> Data {
+        try encode(report)
+    }
+
     static func encode(_ report: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -263,6 +268,8 @@ public actor LifelineClient {
     }
 
     private func removeObserver(_ id: UUID) { observers[id] = nil }
+
+    func noteUnspooled() { counters.unspooled += 1 }
 
     private func resumeAllWaiters() {
         for waiter in waiters.values.joined() { waiter.resume(returning: nil) }

@@ -31,6 +31,8 @@ public struct LifelineCounters: Sendable, Hashable {
     public var evicted = 0
     /// Requests repeated after a transport error, 408, 429, 5xx or 507.
     public var retries = 0
+    /// Reports an adapter delivered that the spool could not write (disk full), so were lost.
+    public var unspooled = 0
 
     /// All dropped reports.
     public var droppedTotal: Int { dropped.values.reduce(0, +) }

@@ -61,6 +61,24 @@ struct ScriptedServerTests {
         #expect(spooledFiles(spool.url).isEmpty)
     }
 
+    @Test("an adapter's delivery of diagnostics is kept in order and uploaded before receive returns")
+    func receiveUploadsDiagnostics() async throws {
+        let server = try ScriptedServer(script: [], fallback: Self.accepted)
+        defer { server.close() }
+        let spool = try TemporaryDirectory()
+        defer { spool.remove() }
+        let client = try await Lifeline.start(
+            testConfiguration(server.url, key: "k", spool: spool.url, concurrency: 1))
+        let reports = [metricReport(7), metricReport(8), metricReport(9)]
+        #expect(await client.receive(reports, kind: .diagnostic) == 3)
+        #expect(server.requests.map { $0.headers["idempotency-key"] } == reports.map(ContentHash.hex))
+        #expect(server.requests.allSatisfy { $0.path == "/v1/diagnostics" })
+        // pastDiagnosticPayloads drained again at the next start: the same bytes are not sent again.
+        #expect(await client.receive(reports, kind: .diagnostic) == 0)
+        #expect(server.requests.count == 3)
+        #expect(await client.counters.duplicates == 3)
+    }
+
     @Test("a report out of attempts stays in the spool for the next pass")
     func outOfAttemptsIsDeferred() async throws {
         let server = try ScriptedServer(script: [], fallback: .init(status: 502))

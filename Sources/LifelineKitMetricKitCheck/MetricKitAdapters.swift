@@ -1,0 +1,1 @@
+../LifelineKit/MetricKitAdapters.swift
