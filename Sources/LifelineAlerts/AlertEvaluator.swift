@@ -37,14 +37,14 @@ package actor AlertEvaluator: Service {
     }
 
     private let analysis: AnalysisRunner
-    private let store: any AlertStateStore
-    private let clock: any AlertClock
+    let store: any AlertStateStore
+    let clock: any AlertClock
     private let options: Options
-    private let logger: Logger
+    let logger: Logger
     /// The notification queues.
     package nonisolated let notifications: NotificationDispatcher
 
-    private var rules: RuleSet
+    var rules: RuleSet
     private let rulesPath: String?
     private var loadedAt: Int64
     /// Alert states by rule, then fingerprint; `nil` until read from the store.
@@ -52,6 +52,10 @@ package actor AlertEvaluator: Service {
     private var evaluations: [String: RuleEvaluationRecord] = [:]
     private var evaluationCounts: [String: EvaluationCount] = [:]
     private var lastPrune: Int64?
+    /// Outbox rows queued for delivery by this process and not finished yet.
+    var outboxInFlight: Set<Int64> = []
+    /// Whether the dispatcher reports finished outbox rows to this evaluator yet.
+    var outboxHandlerSet = false
 
     /// - Parameters:
     ///   - rules: the rules to start with (see ``RuleFileLoader``).
@@ -136,6 +140,7 @@ package actor AlertEvaluator: Service {
     /// the store, where the leader writes it, and so does this node if it becomes leader.
     private func forgetCachedState() {
         states = nil
+        outboxInFlight = []
         evaluations = [:]
         lastPrune = nil
     }
@@ -249,7 +254,8 @@ package actor AlertEvaluator: Service {
             records.append(record)
             notices += ruleNotices
         }
-        route(notices)
+        await route(notices)
+        await deliverOutbox()
         if lastPrune.map({ now - $0 >= 3600 || now < $0 }) ?? true {
             lastPrune = now
             do {
@@ -285,10 +291,13 @@ package actor AlertEvaluator: Service {
         do {
             // One read transaction per rule, on the store's threads.
             let values = try await analysis.analyze { analyzer in
-                let apps = try rule.app.map { [$0] } ?? analyzer.apps().map(\.bundleID)
-                return try apps.map { app in
-                    (app, try analyzer.evaluate(rule.measure, rule.scope(app: app, day: day)))
+                var apps: [String]
+                if let app = rule.app { apps = [app] } else { apps = try await analyzer.apps().map(\.bundleID) }
+                var values: [(String, [MeasureValue])] = []
+                for app in apps {
+                    values.append((app, try await analyzer.evaluate(rule.measure, rule.scope(app: app, day: day))))
                 }
+                return values
             }
             for (app, appValues) in values {
                 for value in appValues {
@@ -331,7 +340,7 @@ package actor AlertEvaluator: Service {
         if let failure {
             // Keep every alert as it is: a failing query says nothing about the condition.
             logger.error("rule evaluation failed", metadata: ["rule": "\(rule.name)", "error": "\(failure)"])
-            await persist(record, upserts: [], deletions: [], transitions: [])
+            await persist(record, upserts: [], deletions: [], transitions: [], outbox: [])
             evaluations[rule.name] = record
             return (record, [])
         }
@@ -418,7 +427,8 @@ package actor AlertEvaluator: Service {
                     isChange: changed.contains(alert.fingerprint)))
         }
         states?[rule.name] = current
-        if !(await persist(record, upserts: upserts, deletions: deletions, transitions: transitions)) {
+        let outbox = outboxMessages(notices.filter(\.isChange), at: now)
+        if !(await persist(record, upserts: upserts, deletions: deletions, transitions: transitions, outbox: outbox)) {
             record.error = "alert state could not be stored"
         }
         evaluations[rule.name] = record
@@ -427,30 +437,16 @@ package actor AlertEvaluator: Service {
 
     @discardableResult
     private func persist(
-        _ record: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String], transitions: [AlertTransition]
+        _ record: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
+        transitions: [AlertTransition], outbox: [OutboxMessage]
     ) async -> Bool {
         do {
-            try await store.recordEvaluation(record, upserts: upserts, deletions: deletions, transitions: transitions)
+            try await store.recordEvaluation(
+                record, upserts: upserts, deletions: deletions, transitions: transitions, outbox: outbox)
             return true
         } catch {
             logger.error("cannot store alert state", metadata: ["rule": "\(record.rule)", "error": "\(error)"])
             return false
-        }
-    }
-
-    /// Sends each notice to the receivers its labels route to: changes to every receiver
-    /// (resolved only where `send_resolved`), re-sends of firing alerts to Alertmanager only.
-    private func route(_ notices: [AlertNotice]) {
-        var batches: [String: [AlertNotice]] = [:]
-        for notice in notices {
-            for receiver in rules.receivers(for: notice.labels) {
-                if notice.status == .resolved, !receiver.sendResolved { continue }
-                if !notice.isChange, receiver.kind != .alertmanager { continue }
-                batches[receiver.name, default: []].append(notice)
-            }
-        }
-        for (receiver, batch) in batches.sorted(by: { $0.key < $1.key }) {
-            notifications.enqueue(batch, to: receiver)
         }
     }
 }

@@ -183,28 +183,30 @@ package struct AppInfo: Sendable, Equatable {
 }
 
 /// What the analysis needs from a store: pre-aggregated rows for a scope, already filtered and
-/// grouped by `scope.groupBy` (rows of a group are summed by the store). SQL dialects stay in
+/// grouped by `scope.groupBy` (rows of a group are summed by the store). Async: each store runs
+/// its queries its own way (SQLite on its reader threads, PostgreSQL on postgres-nio's async API),
+/// never blocking Swift's cooperative pool or NIO's threads. SQL dialects stay in
 /// the store; every figure is computed from these rows by ``Analyzer`` only.
-package protocol AggregateReader {
+package protocol AggregateReader: Sendable {
     /// Apps with data.
-    func apps() throws -> [AppInfo]
+    func apps() async throws -> [AppInfo]
     /// Whether the store knows `bundleID`.
-    func hasApp(_ bundleID: String) throws -> Bool
+    func hasApp(_ bundleID: String) async throws -> Bool
     /// Device-days and app time per group.
-    func usage(_ scope: Scope) throws -> [UsageRow]
+    func usage(_ scope: Scope) async throws -> [UsageRow]
     /// Exit counts per group, state and reason.
-    func exits(_ scope: Scope) throws -> [ExitRow]
+    func exits(_ scope: Scope) async throws -> [ExitRow]
     /// Signpost counts per group, category and name (`categories` empty: all).
-    func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow]
+    func signposts(_ scope: Scope, categories: [String]) async throws -> [SignpostRow]
     /// Merged buckets of a histogram per group.
-    func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow]
+    func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow]
     /// Diagnostic counts per group, kind and crash group.
-    func diagnostics(_ scope: Scope) throws -> [DiagnosticRow]
+    func diagnostics(_ scope: Scope) async throws -> [DiagnosticRow]
     /// Details of crash groups.
-    func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo]
+    func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo]
     /// The app's own binaries seen in its diagnostics' stacks with no debug symbols, the binary in
     /// most diagnostics first (system binaries left out), at most `limit`.
-    func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols]
+    func missingSymbols(app: String, limit: Int) async throws -> [MissingSymbols]
 }
 
 /// A binary of the app's own seen in diagnostics with no debug symbols.

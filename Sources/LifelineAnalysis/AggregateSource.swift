@@ -2,7 +2,7 @@
 /// cooperative pool) inside one read transaction, so every figure of one request comes from one
 /// consistent snapshot. SQLite and PostgreSQL stores implement it.
 package protocol AggregateSource: Sendable {
-    func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) throws -> T) async throws -> T
+    func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) async throws -> T) async throws -> T
 }
 
 /// Runs ``Analyzer`` computations against an ``AggregateSource``: one call, one read transaction,
@@ -21,11 +21,11 @@ package struct AnalysisRunner: Sendable {
     }
 
     /// Runs `body` with an ``Analyzer`` over one read transaction.
-    package func analyze<T: Sendable>(_ body: @escaping @Sendable (Analyzer) throws -> T) async throws -> T {
+    package func analyze<T: Sendable>(_ body: @escaping @Sendable (Analyzer) async throws -> T) async throws -> T {
         let conventions = self.conventions
         let handlerFlag = self.handlerFlag
         return try await source.read { reader in
-            try body(Analyzer(reader: reader, conventions: conventions, handlerFlag: handlerFlag))
+            try await body(Analyzer(reader: reader, conventions: conventions, handlerFlag: handlerFlag))
         }
     }
 }

@@ -2,7 +2,7 @@ import LifelineModel
 
 /// Computes every figure Lifeline shows, alerts on, exports or reports, from the rows of an
 /// ``AggregateReader``. The one place where a figure is defined.
-package struct Analyzer {
+package struct Analyzer: Sendable {
     package let reader: any AggregateReader
     package var conventions: SignpostConventions
     package var handlerFlag: HandlerFlagRule
@@ -36,34 +36,35 @@ package struct Analyzer {
     // MARK: Figures
 
     /// Apps with data.
-    package func apps() throws -> [AppInfo] { try reader.apps() }
+    package func apps() async throws -> [AppInfo] { try await reader.apps() }
 
     /// Whether the store knows `bundleID`.
-    package func hasApp(_ bundleID: String) throws -> Bool { try reader.hasApp(bundleID) }
+    package func hasApp(_ bundleID: String) async throws -> Bool { try await reader.hasApp(bundleID) }
 
     /// Device-days (metric payloads) and app time per group.
-    package func usage(_ scope: Scope) throws -> [UsageRow] { try reader.usage(scope) }
+    package func usage(_ scope: Scope) async throws -> [UsageRow] { try await reader.usage(scope) }
 
     /// App versions with metric payloads in scope, oldest first (``VersionOrder``).
-    package func versions(_ scope: Scope) throws -> [String] {
-        Set(try reader.usage(scope.grouped(by: [.version])).compactMap(\.key.version)).sorted(by: VersionOrder.precedes)
+    package func versions(_ scope: Scope) async throws -> [String] {
+        Set(try await reader.usage(scope.grouped(by: [.version])).compactMap(\.key.version)).sorted(
+            by: VersionOrder.precedes)
     }
 
     /// Signpost counts per group, category and name.
-    package func signposts(_ scope: Scope) throws -> [SignpostRow] {
-        try reader.signposts(scope, categories: []).sorted {
+    package func signposts(_ scope: Scope) async throws -> [SignpostRow] {
+        try await reader.signposts(scope, categories: []).sorted {
             ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name)
         }
     }
 
     /// The headline figures of a scope (`/summary`, the report's and the dashboard's first lines).
-    package func summary(_ scope: Scope) throws -> SummaryFigure {
+    package func summary(_ scope: Scope) async throws -> SummaryFigure {
         let total = scope.grouped(by: [])
-        let deviceDays = try reader.usage(total).lazy.map(\.payloads).saturatingSum()
-        let exits = try exits(total)
+        let deviceDays = try await reader.usage(total).lazy.map(\.payloads).saturatingSum()
+        let exits = try await exits(total)
         func sum(_ state: AppState) -> Int64 { exits.lazy.filter { $0.state == state }.map(\.count).saturatingSum() }
-        let restoration = try restoration(total).first
-        let diagnostics = try reader.diagnostics(total)
+        let restoration = try await restoration(total).first
+        let diagnostics = try await reader.diagnostics(total)
         var byKind: [DiagnosticKind: Int64] = [:]
         for kind in DiagnosticKind.allCases { byKind[kind] = 0 }
         for row in diagnostics { byKind[row.kind, default: 0].addSaturating(row.count) }
@@ -71,14 +72,14 @@ package struct Analyzer {
             deviceDays: deviceDays, foregroundExits: sum(.foreground), backgroundExits: sum(.background),
             restorationAttempts: restoration?.attempts ?? 0, restorationFailures: restoration?.failures ?? 0,
             restorationErrorRate: restoration?.errorRate,
-            flaggedHandlers: try handlers(total).filter(\.flagged).map(\.handler),
+            flaggedHandlers: try await handlers(total).filter(\.flagged).map(\.handler),
             diagnostics: byKind, crashGroups: Set(diagnostics.map(\.crashGroup)).count)
     }
 
     /// Exits per group, state and reason, with rates per 1,000 device-days and per hour.
-    package func exits(_ scope: Scope) throws -> [ExitFigure] {
-        let usage = Dictionary(try reader.usage(scope).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
-        return try reader.exits(scope).map { row in
+    package func exits(_ scope: Scope) async throws -> [ExitFigure] {
+        let usage = Dictionary(try await reader.usage(scope).map { ($0.key, $0) }, uniquingKeysWith: { a, _ in a })
+        return try await reader.exits(scope).map { row in
             let use = usage[row.key]
             let deviceDays = use?.payloads ?? 0
             let milliseconds = row.state == .foreground ? use?.foregroundMilliseconds : use?.backgroundMilliseconds
@@ -90,13 +91,13 @@ package struct Analyzer {
     }
 
     /// Expiration handlers found by the naming conventions, with their balance per group.
-    package func handlers(_ scope: Scope) throws -> [HandlerFigure] {
+    package func handlers(_ scope: Scope) async throws -> [HandlerFigure] {
         struct Side {
             var entered: Int64 = 0
             var exited: Int64 = 0
         }
         var sides: [GroupKey: [HandlerID: Side]] = [:]
-        for row in try reader.signposts(scope, categories: conventions.handlerCategories) {
+        for row in try await reader.signposts(scope, categories: conventions.handlerCategories) {
             guard let (handler, side) = conventions.handler(category: row.category, name: row.name) else { continue }
             let id = HandlerID(category: row.category, handler: handler)
             switch side {
@@ -105,7 +106,8 @@ package struct Analyzer {
             }
         }
         var timeouts: [GroupKey: Int64] = [:]
-        for row in try reader.exits(scope) where row.state == .background && row.reason == Self.assertionTimeoutReason {
+        for row in try await reader.exits(scope)
+        where row.state == .background && row.reason == Self.assertionTimeoutReason {
             timeouts[row.key, default: 0].addSaturating(row.count)
         }
         var figures: [HandlerFigure] = []
@@ -131,9 +133,9 @@ package struct Analyzer {
     }
 
     /// State-restoration attempts, failures, error rate and duration percentiles per group.
-    package func restoration(_ scope: Scope) throws -> [RestorationFigure] {
+    package func restoration(_ scope: Scope) async throws -> [RestorationFigure] {
         var counts: [GroupKey: (attempts: Int64, failures: Int64)] = [:]
-        for row in try reader.signposts(scope, categories: [conventions.restorationCategory]) {
+        for row in try await reader.signposts(scope, categories: [conventions.restorationCategory]) {
             if row.name == conventions.restorationAttempt {
                 counts[row.key, default: (0, 0)].attempts.addSaturating(row.count)
             } else if row.name == conventions.restorationFailure {
@@ -142,7 +144,7 @@ package struct Analyzer {
         }
         let source = HistogramSource.signpost(
             category: conventions.restorationCategory, name: conventions.restorationAttempt)
-        let distributions = try distributions(scope, source: source)
+        let distributions = try await distributions(scope, source: source)
         let keys = Set(counts.keys).union(distributions.keys)
         return keys.sorted().map { key in
             let c = counts[key] ?? (0, 0)
@@ -156,8 +158,8 @@ package struct Analyzer {
     }
 
     /// p50/p90/p95/p99 of a histogram per group.
-    package func percentiles(_ scope: Scope, source: HistogramSource) throws -> [PercentileFigure] {
-        try distributions(scope, source: source).sorted { $0.key < $1.key }.map { key, d in
+    package func percentiles(_ scope: Scope, source: HistogramSource) async throws -> [PercentileFigure] {
+        try await distributions(scope, source: source).sorted { $0.key < $1.key }.map { key, d in
             PercentileFigure(
                 key: key, source: source, samples: d.count, p50: d.percentile(0.5), p90: d.percentile(0.9),
                 p95: d.percentile(0.95), p99: d.percentile(0.99))
@@ -165,9 +167,9 @@ package struct Analyzer {
     }
 
     /// Merged bucket distributions per group.
-    package func distributions(_ scope: Scope, source: HistogramSource) throws -> [GroupKey: BucketDistribution] {
+    package func distributions(_ scope: Scope, source: HistogramSource) async throws -> [GroupKey: BucketDistribution] {
         var buckets: [GroupKey: [BucketDistribution.Bucket]] = [:]
-        for row in try reader.buckets(scope, source: source) {
+        for row in try await reader.buckets(scope, source: source) {
             buckets[row.key, default: []].append(.init(start: row.start, end: row.end, count: row.count))
         }
         return buckets.mapValues { BucketDistribution($0) }
@@ -175,8 +177,8 @@ package struct Analyzer {
 
     /// Crash groups (all diagnostic kinds) with their occurrences in scope, most frequent first.
     /// The scope's `groupBy` is ignored: counts per version are always given.
-    package func crashes(_ scope: Scope) throws -> [CrashFigure] {
-        let rows = try reader.diagnostics(scope.grouped(by: [.version]))
+    package func crashes(_ scope: Scope) async throws -> [CrashFigure] {
+        let rows = try await reader.diagnostics(scope.grouped(by: [.version]))
         var byGroup: [Int64: (kind: DiagnosticKind, total: Int64, versions: [String: Int64])] = [:]
         for row in rows {
             var entry = byGroup[row.crashGroup] ?? (row.kind, 0, [:])
@@ -184,7 +186,7 @@ package struct Analyzer {
             entry.versions[row.key.version ?? "unknown", default: 0].addSaturating(row.count)
             byGroup[row.crashGroup] = entry
         }
-        let infos = try reader.crashGroups(app: scope.app, ids: Array(byGroup.keys))
+        let infos = try await reader.crashGroups(app: scope.app, ids: Array(byGroup.keys))
         return infos.compactMap { info in
             guard let entry = byGroup[info.id] else { return nil }
             return CrashFigure(
@@ -198,33 +200,36 @@ package struct Analyzer {
     // MARK: Measures
 
     /// Evaluates `measure` per group of `scope`.
-    package func evaluate(_ measure: Measure, _ scope: Scope) throws -> [MeasureValue] {
+    package func evaluate(_ measure: Measure, _ scope: Scope) async throws -> [MeasureValue] {
         switch measure {
         case .deviceDays:
-            return try reader.usage(scope).map { .init(key: $0.key, value: Double($0.payloads), samples: $0.payloads) }
+            return try await reader.usage(scope).map {
+                .init(key: $0.key, value: Double($0.payloads), samples: $0.payloads)
+            }
         case .exits(let state, let reason):
             return sum(
-                try reader.exits(scope).filter { row in
+                try await reader.exits(scope).filter { row in
                     (state == nil || row.state == state) && (reason == nil || row.reason == reason)
                 }.map { ($0.key, $0.count) })
         case .exitRate(let state, let reason):
-            return try evaluate(.scaled(.ratio(.exits(state: state, reason: reason), .deviceDays), 1000), scope)
+            return try await evaluate(.scaled(.ratio(.exits(state: state, reason: reason), .deviceDays), 1000), scope)
         case .signposts(let category, let name):
             return sum(
-                try reader.signposts(scope, categories: category.map { [$0] } ?? []).filter { $0.name == name }
+                try await reader.signposts(scope, categories: category.map { [$0] } ?? []).filter { $0.name == name }
                     .map { ($0.key, $0.count) })
         case .diagnostics(let kind):
             return sum(
-                try reader.diagnostics(scope).filter { kind == nil || $0.kind == kind }.map { ($0.key, $0.count) })
+                try await reader.diagnostics(scope).filter { kind == nil || $0.kind == kind }.map { ($0.key, $0.count) }
+            )
         case .watchdogTerminations:
-            let rows = try reader.diagnostics(scope).filter { $0.kind == .crash }
+            let rows = try await reader.diagnostics(scope).filter { $0.kind == .crash }
             let watchdog = Set(
-                try reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
+                try await reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
                     .filter { $0.groupKind == "watchdog" }.map(\.id))
             return sum(rows.filter { watchdog.contains($0.crashGroup) }.map { ($0.key, $0.count) })
         case .newCrashGroups:
-            let rows = try reader.diagnostics(scope)
-            let infos = try reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
+            let rows = try await reader.diagnostics(scope)
+            let infos = try await reader.crashGroups(app: scope.app, ids: Array(Set(rows.map(\.crashGroup))))
             let from = scope.days.from.startEpochSeconds
             let fresh = Set(infos.filter { $0.firstSeen >= from }.map(\.id))
             var groups: [GroupKey: Set<Int64>] = [:]
@@ -233,11 +238,11 @@ package struct Analyzer {
                 .init(key: $0.key, value: Double($0.value.count), samples: Int64($0.value.count))
             }
         case .percentile(let source, let q):
-            return try distributions(scope, source: source).sorted { $0.key < $1.key }.map {
+            return try await distributions(scope, source: source).sorted { $0.key < $1.key }.map {
                 .init(key: $0.key, value: $0.value.percentile(q), samples: $0.value.count)
             }
         case .handlerImbalanceRatio, .handlerImbalance:
-            return try handlers(scope).map { figure in
+            return try await handlers(scope).map { figure in
                 let value =
                     measure == .handlerImbalance ? Double(figure.imbalance) : figure.imbalanceRatio
                 return .init(
@@ -245,11 +250,11 @@ package struct Analyzer {
                     samples: figure.entered)
             }
         case .restorationErrorRate:
-            return try restoration(scope).map { .init(key: $0.key, value: $0.errorRate, samples: $0.attempts) }
+            return try await restoration(scope).map { .init(key: $0.key, value: $0.errorRate, samples: $0.attempts) }
         case .ratio(let numerator, let denominator):
-            return ratio(try evaluate(numerator, scope), over: try evaluate(denominator, scope))
+            return ratio(try await evaluate(numerator, scope), over: try await evaluate(denominator, scope))
         case .scaled(let inner, let factor):
-            return try evaluate(inner, scope).map { value in
+            return try await evaluate(inner, scope).map { value in
                 var copy = value
                 copy.value = value.value.map { $0 * factor }
                 return copy

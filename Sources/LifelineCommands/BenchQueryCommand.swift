@@ -61,7 +61,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
     /// Metric payloads of the app stored in `source`.
     private func stored(_ source: any AggregateSource) async throws -> Int {
         let app = self.app
-        let apps = try await AnalysisRunner(source: source).analyze { try $0.apps() }
+        let apps = try await AnalysisRunner(source: source).analyze { try await $0.apps() }
         return Int(apps.first { $0.bundleID == app }?.metricPayloads ?? 0)
     }
 
@@ -80,29 +80,38 @@ struct BenchQueryCommand: AsyncParsableCommand {
         let scope = Scope(app: app, days: window)
         let app = self.app
         // Each run is one read transaction on the store's reader threads, as a request is.
-        let queries: [(String, @Sendable (Analyzer) throws -> Int)] = [
-            ("exits by version, \(days) days", { analyzer in try analyzer.exits(scope.grouped(by: [.version])).count }),
+        let queries: [(String, @Sendable (Analyzer) async throws -> Int)] = [
+            (
+                "exits by version, \(days) days",
+                { analyzer in try await analyzer.exits(scope.grouped(by: [.version])).count }
+            ),
             (
                 "exits by version and day",
-                { analyzer in try analyzer.exits(scope.grouped(by: [.version, .day])).count }
+                { analyzer in try await analyzer.exits(scope.grouped(by: [.version, .day])).count }
             ),
-            ("exits by os and device", { analyzer in try analyzer.exits(scope.grouped(by: [.os, .device])).count }),
+            (
+                "exits by os and device",
+                { analyzer in try await analyzer.exits(scope.grouped(by: [.os, .device])).count }
+            ),
             (
                 "expiration handlers by version",
-                { analyzer in try analyzer.handlers(scope.grouped(by: [.version])).count }
+                { analyzer in try await analyzer.handlers(scope.grouped(by: [.version])).count }
             ),
-            ("restoration by version", { analyzer in try analyzer.restoration(scope.grouped(by: [.version])).count }),
+            (
+                "restoration by version",
+                { analyzer in try await analyzer.restoration(scope.grouped(by: [.version])).count }
+            ),
             (
                 "launch p50..p99 by version",
                 { analyzer in
-                    try analyzer.percentiles(
+                    try await analyzer.percentiles(
                         scope.grouped(by: [.version]), source: Analyzer.launchHistograms[0].source
                     ).count
                 }
             ),
             (
                 "exits, one version filtered",
-                { analyzer in try analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
+                { analyzer in try await analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
             ),
         ]
         print(

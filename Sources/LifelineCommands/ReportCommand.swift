@@ -129,7 +129,7 @@ struct ReportCommand: AsyncParsableCommand {
     ) async throws {
         let analysis = AnalysisRunner(source: source, conventions: conventions, handlerFlag: handlerFlag)
         let app = self.app
-        let apps = try await analysis.analyze { try $0.apps() }.map(\.bundleID)
+        let apps = try await analysis.analyze { try await $0.apps() }.map(\.bundleID)
         guard apps.contains(app) else {
             let known = apps.joined(separator: ", ")
             throw CommandError("no app \(app) in \(global.dbDescription) (apps: \(known.isEmpty ? "none" : known))")
@@ -179,7 +179,7 @@ struct ReportCommand: AsyncParsableCommand {
         let wanted = request.versions + (request.compare.map { [$0.base, $0.target] } ?? [])
         guard !wanted.isEmpty else { return }
         let scope = Scope(app: request.app, days: request.days)
-        let versions = try await analysis.analyze { try $0.versions(scope) }
+        let versions = try await analysis.analyze { try await $0.versions(scope) }
         let present = Set(versions)
         let missing = wanted.filter { !present.contains($0) }
         guard missing.isEmpty else {

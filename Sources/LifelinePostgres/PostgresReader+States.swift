@@ -94,12 +94,12 @@ struct PostgresStateQuery {
 
 /// The reader's queries on the per-state rows (see ``PostgresStateQuery``).
 extension PostgresReader {
-    func stateUsage(_ scope: Scope) throws -> [UsageRow] {
+    func stateUsage(_ scope: Scope) async throws -> [UsageRow] {
         let query = PostgresStateQuery(scope, dims: "p", kind: "metric")
         let sql = query.sql(
             values: ["count(DISTINCT p.id)"], join: "JOIN payload_states x ON x.payload = p.id",
             extra: " AND p.device_day")
-        return try rows(sql, query.binds).compactMap { row in
+        return try await rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
             let payloads = try row[query.groupCount].decode(Int64.self)
             guard payloads > 0 else { return nil }
@@ -108,19 +108,19 @@ extension PostgresReader {
         }
     }
 
-    func stateExits(_ scope: Scope) throws -> [ExitRow] {
+    func stateExits(_ scope: Scope) async throws -> [ExitRow] {
         let query = PostgresStateQuery(scope, dims: "p", kind: "metric")
         let sql = query.sql(
             values: ["sum(x.count)::bigint"], join: "JOIN state_exit_counts x ON x.payload = p.id",
             keys: ["x.state", "x.reason"])
         let first = query.groupCount
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try PostgresReader.exitRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func stateSignposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
+    func stateSignposts(_ scope: Scope, categories: [String]) async throws -> [SignpostRow] {
         var query = PostgresStateQuery(scope, dims: "p", kind: "metric")
         var extra = ""
         if !categories.isEmpty {
@@ -131,26 +131,26 @@ extension PostgresReader {
             values: ["sum(x.total_count)::bigint"], join: "JOIN state_signposts x ON x.payload = p.id",
             keys: ["x.category", "x.name"], extra: extra)
         let first = query.groupCount
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try PostgresReader.signpostRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func stateBuckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
+    func stateBuckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow] {
         var query = PostgresStateQuery(scope, dims: "p", kind: "metric")
         query.binds.append(source.storageKey)
         let sql = query.sql(
             values: ["sum(x.count)::bigint"], join: "JOIN state_buckets x ON x.payload = p.id",
             keys: ["x.bucket_start", "x.bucket_end"], extra: " AND x.source = $\(query.binds.count)")
         let first = query.groupCount
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try PostgresReader.bucketRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func stateDiagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
+    func stateDiagnostics(_ scope: Scope) async throws -> [DiagnosticRow] {
         let query = PostgresStateQuery(scope, dims: "d", kind: "diagnostic")
         let sql = query.sql(
             values: ["count(*)"],
@@ -159,7 +159,7 @@ extension PostgresReader {
                 + "JOIN diagnostic_states x ON x.day = d.day AND x.diagnostic = d.id",
             keys: ["d.kind", "d.crash_group"])
         let first = query.groupCount
-        return try rows(sql, query.binds).compactMap { row in
+        return try await rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
             return try PostgresReader.diagnosticRow(row, key: try query.key(row), first: first)
         }

@@ -7,20 +7,20 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
-/// The aggregate queries on PostgreSQL: ``AggregateReader`` (synchronous, as the analysis is) run
-/// on NIO's blocking thread pool over one pooled connection inside one `REPEATABLE READ READ ONLY`
-/// transaction (one snapshot), each query waited for there, never on an event loop.
+/// The aggregate queries on PostgreSQL: ``AggregateReader`` on postgres-nio's async API, over one
+/// pooled connection inside one `REPEATABLE READ READ ONLY` transaction (one snapshot). No thread
+/// waits on a query; only the symbolizer's process I/O runs on NIO's blocking pool.
 extension PostgresStore: AggregateSource {
-    package func read<T: Sendable>(_ body: @escaping @Sendable (any AggregateReader) throws -> T) async throws -> T {
+    package func read<T: Sendable>(
+        _ body: @escaping @Sendable (any AggregateReader) async throws -> T
+    ) async throws -> T {
         let logger = self.logger
         let symbols = symbolicator.map { (cache: symbolCache, symbolicator: $0) }
         try await waitForPool()
         return try await client.withConnection { connection in
             try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
             do {
-                let result = try await NIOThreadPool.singleton.runIfActive {
-                    try body(PostgresReader(connection: connection, logger: logger, symbols: symbols))
-                }
+                let result = try await body(PostgresReader(connection: connection, logger: logger, symbols: symbols))
                 try await connection.query("COMMIT", logger: logger)
                 return result
             } catch {
@@ -37,13 +37,13 @@ struct PostgresReader: AggregateReader {
     /// This node's symbol cache and symbolicator, when symbolication is on.
     let symbols: (cache: URL, symbolicator: Symbolicator)?
 
-    /// Runs `sql` with `binds` and waits for every row (on a thread-pool thread).
-    func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> [PostgresRow] {
-        try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait().rows
+    /// Runs `sql` with `binds` and collects its rows.
+    func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
+        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
     }
 
-    func apps() throws -> [AppInfo] {
-        try rows(
+    func apps() async throws -> [AppInfo] {
+        try await rows(
             """
             SELECT a.bundle_id, count(p.id) FILTER (WHERE p.kind = 'metric'),
                 count(p.id) FILTER (WHERE p.kind = 'diagnostic'), min(p.day)::text, max(p.day)::text
@@ -58,10 +58,10 @@ struct PostgresReader: AggregateReader {
         }
     }
 
-    func hasApp(_ bundleID: String) throws -> Bool {
+    func hasApp(_ bundleID: String) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(bundleID)
-        return try !rows("SELECT 1 FROM apps WHERE bundle_id = $1", binds).isEmpty
+        return try await !rows("SELECT 1 FROM apps WHERE bundle_id = $1", binds).isEmpty
     }
 
     /// The filter and grouping of `scope` over a rollup table: the key columns (text), the WHERE
@@ -133,12 +133,12 @@ struct PostgresReader: AggregateReader {
         return key
     }
 
-    func usage(_ scope: Scope) throws -> [UsageRow] {
-        guard let query = Query(scope) else { return try stateUsage(scope) }
+    func usage(_ scope: Scope) async throws -> [UsageRow] {
+        guard let query = Query(scope) else { return try await stateUsage(scope) }
         let sql = query.sql(
             "usage_rollup", columns: ["sum(payloads)::bigint", "sum(foreground_ms)", "sum(background_ms)"])
         let first = query.keys.count
-        return try rows(sql, query.binds).compactMap { row in
+        return try await rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
             guard let payloads = try row[first].decode(Int64?.self) else { return nil }
             return UsageRow(
@@ -148,18 +148,18 @@ struct PostgresReader: AggregateReader {
         }
     }
 
-    func exits(_ scope: Scope) throws -> [ExitRow] {
-        guard let query = Query(scope) else { return try stateExits(scope) }
+    func exits(_ scope: Scope) async throws -> [ExitRow] {
+        guard let query = Query(scope) else { return try await stateExits(scope) }
         let sql = query.sql("exit_rollup", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
         let first = query.keys.count
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try Self.exitRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func signposts(_ scope: Scope, categories: [String]) throws -> [SignpostRow] {
-        guard var query = Query(scope) else { return try stateSignposts(scope, categories: categories) }
+    func signposts(_ scope: Scope, categories: [String]) async throws -> [SignpostRow] {
+        guard var query = Query(scope) else { return try await stateSignposts(scope, categories: categories) }
         var extra: String?
         if !categories.isEmpty {
             query.binds.append(categories)
@@ -168,30 +168,30 @@ struct PostgresReader: AggregateReader {
         let sql = query.sql(
             "signpost_rollup", columns: ["sum(count)::bigint"], extraKeys: ["category", "name"], extra: extra)
         let first = query.keys.count
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try Self.signpostRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
-        guard var query = Query(scope) else { return try stateBuckets(scope, source: source) }
+    func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow] {
+        guard var query = Query(scope) else { return try await stateBuckets(scope, source: source) }
         query.binds.append(source.storageKey)
         let sql = query.sql(
             "bucket_rollup", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
             extra: "source = $\(query.binds.count)")
         let first = query.keys.count
-        return try rows(sql, query.binds).map { row in
+        return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()
             return try Self.bucketRow(row, key: try query.key(row), first: first)
         }
     }
 
-    func diagnostics(_ scope: Scope) throws -> [DiagnosticRow] {
-        guard let query = Query(scope) else { return try stateDiagnostics(scope) }
+    func diagnostics(_ scope: Scope) async throws -> [DiagnosticRow] {
+        guard let query = Query(scope) else { return try await stateDiagnostics(scope) }
         let sql = query.sql("diagnostic_rollup", columns: ["sum(count)::bigint"], extraKeys: ["kind", "crash_group"])
         let first = query.keys.count
-        return try rows(sql, query.binds).compactMap { row in
+        return try await rows(sql, query.binds).compactMap { row in
             let row = row.makeRandomAccess()
             return try Self.diagnosticRow(row, key: try query.key(row), first: first)
         }
@@ -226,13 +226,13 @@ struct PostgresReader: AggregateReader {
             count: try row[first + 2].decode(Int64.self))
     }
 
-    func crashGroups(app: String, ids: [Int64]) throws -> [CrashGroupInfo] {
+    func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo] {
         guard !ids.isEmpty else { return [] }
         var binds = PostgresBindings()
         binds.append(app)
         binds.append(Array(Set(ids)).sorted())
         var infos: [CrashGroupInfo] = []
-        for row in try rows(
+        for row in try await rows(
             """
             SELECT g.id, g.fingerprint, g.group_kind, g.title, g.first_seen, g.last_seen
             FROM crash_groups g JOIN apps a ON a.id = g.app
@@ -247,7 +247,7 @@ struct PostgresReader: AggregateReader {
             var sampleBinds = PostgresBindings()
             sampleBinds.append(id)
             // The most recent diagnostic of the group is its sample.
-            if let sample = try rows(
+            if let sample = try await rows(
                 """
                 SELECT id, exception_type, signal, termination_reason, termination_category, pid, signpost_data,
                     exception_message, day::text
@@ -264,7 +264,7 @@ struct PostgresReader: AggregateReader {
                 var frameBinds = PostgresBindings()
                 frameBinds.append(values.8)
                 frameBinds.append(values.0)
-                info.sampleFrames = try rows(
+                info.sampleFrames = try await rows(
                     """
                     SELECT binary_name, binary_uuid, address, "offset" FROM diagnostic_frames
                     WHERE day = $1::date AND diagnostic = $2 ORDER BY position
@@ -276,10 +276,19 @@ struct PostgresReader: AggregateReader {
                         offset: UInt64(bitPattern: offset))
                 }
                 if let symbols {
-                    info.sampleFrames = try Symbolication.symbolicate(
-                        info.sampleFrames, symbolicator: symbols.symbolicator
-                    ) { uuid in try symbolFile(uuid: uuid, cache: symbols.cache) }
-                    info.title = Symbolication.title(info.title, frames: info.sampleFrames)
+                    // The slices first (queries and cache files), then the symbolizer's process
+                    // I/O on NIO's blocking pool, never on the cooperative pool.
+                    var slices: [String: (symbols: DebugSymbols, file: String)] = [:]
+                    for uuid in Set(info.sampleFrames.compactMap { $0.binaryUUID?.uppercased() }) {
+                        slices[uuid] = try await symbolFile(uuid: uuid, cache: symbols.cache)
+                    }
+                    let (frames, title, found) = (info.sampleFrames, info.title, slices)
+                    (info.sampleFrames, info.title) = try await NIOThreadPool.singleton.runIfActive {
+                        let symbolicated = Symbolication.symbolicate(frames, symbolicator: symbols.symbolicator) {
+                            uuid in found[uuid]
+                        }
+                        return (symbolicated, Symbolication.title(title, frames: symbolicated))
+                    }
                 }
             }
             infos.append(info)
@@ -288,11 +297,11 @@ struct PostgresReader: AggregateReader {
     }
 
     /// The app's own binaries seen in its diagnostics without debug symbols, most frequent first.
-    func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols] {
+    func missingSymbols(app: String, limit: Int) async throws -> [MissingSymbols] {
         var binds = PostgresBindings()
         binds.append(app)
         binds.append(Int64(limit) * 4)
-        let rows = try rows(
+        let rows = try await rows(
             """
             SELECT upper(f.binary_uuid), max(f.binary_name), count(DISTINCT f.diagnostic) AS n
             FROM diagnostic_frames f JOIN diagnostics d ON d.day = f.day AND d.id = f.diagnostic

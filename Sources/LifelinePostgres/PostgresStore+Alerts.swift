@@ -32,7 +32,7 @@ extension PostgresStore: AlertStateStore {
 
     package func recordEvaluation(
         _ evaluation: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
-        transitions: [AlertTransition]
+        transitions: [AlertTransition], outbox: [OutboxMessage]
     ) async throws {
         try await client.withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in
@@ -76,8 +76,39 @@ extension PostgresStore: AlertStateStore {
                         last_eval = excluded.last_eval, duration_ms = excluded.duration_ms,
                         value_summary = excluded.value_summary, error = excluded.error
                     """, logger: logger)
+                for message in outbox {
+                    try await connection.query(
+                        """
+                        INSERT INTO alert_outbox (receiver, dedup_key, body, created_at)
+                        VALUES (\(message.receiver), \(message.dedupKey), \(message.body), \(message.createdAt))
+                        ON CONFLICT (receiver, dedup_key) DO NOTHING
+                        """, logger: logger)
+                }
             }
         }
+    }
+
+    package func pendingOutbox(limit: Int) async throws -> [OutboxMessage] {
+        var messages: [OutboxMessage] = []
+        let count = Int64(max(0, limit))
+        let rows = try await client.query(
+            """
+            SELECT id, receiver, dedup_key, body, created_at FROM alert_outbox
+            WHERE finished_at IS NULL ORDER BY id LIMIT \(count)
+            """, logger: logger)
+        for try await (id, receiver, key, body, created) in rows.decode((Int64, String, String, String, Int64).self) {
+            messages.append(OutboxMessage(id: id, receiver: receiver, dedupKey: key, body: body, createdAt: created))
+        }
+        return messages
+    }
+
+    package func finishOutbox(ids: [Int64], failed: Bool, at: Int64) async throws {
+        guard !ids.isEmpty else { return }
+        try await client.query(
+            """
+            UPDATE alert_outbox SET finished_at = \(at), failed = \(failed)
+            WHERE id = ANY(\(ids)) AND finished_at IS NULL
+            """, logger: logger)
     }
 
     package func ruleEvaluations() async throws -> [RuleEvaluationRecord] {
@@ -137,6 +168,8 @@ extension PostgresStore: AlertStateStore {
                     "DELETE FROM alert_state WHERE state = 'resolved' AND resolved_at < \(resolvedBefore)",
                     logger: logger)
                 try await connection.query("DELETE FROM alert_history WHERE at < \(historyBefore)", logger: logger)
+                try await connection.query(
+                    "DELETE FROM alert_outbox WHERE finished_at < \(historyBefore)", logger: logger)
             }
         }
     }

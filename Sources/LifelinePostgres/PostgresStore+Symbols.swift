@@ -125,12 +125,12 @@ extension PostgresReader {
     /// The recorded slice of `uuid` (upper case) and the path of this node's copy, copied from
     /// the database chunk by chunk on first use (to a temporary name, then renamed: a concurrent
     /// reader never sees half a file); nil when the slice is not recorded or its bytes are
-    /// incomplete.
-    func symbolFile(uuid: String, cache: URL) throws -> (symbols: DebugSymbols, file: String)? {
+    /// incomplete. File writes run on NIO's blocking pool.
+    func symbolFile(uuid: String, cache: URL) async throws -> (symbols: DebugSymbols, file: String)? {
         var binds = PostgresBindings()
         binds.append(uuid)
         guard
-            let symbols = try rows(
+            let symbols = try await rows(
                 "SELECT \(PostgresStore.symbolColumns) FROM debug_symbols WHERE uuid = $1", binds
             ).first.map(PostgresStore.symbols)
         else { return nil }
@@ -152,14 +152,16 @@ extension PostgresReader {
                 chunkBinds.append(uuid)
                 chunkBinds.append(Int32(index))
                 guard
-                    let row = try rows(
+                    let row = try await rows(
                         "SELECT bytes FROM debug_symbol_chunks WHERE uuid = $1 AND n = $2", chunkBinds
                     ).first
                 else { break }
                 let bytes = try row.decode(ByteBuffer.self)
                 written += bytes.readableBytes
                 guard written <= symbols.size else { break }
-                try handle.write(contentsOf: Data(bytes.readableBytesView))
+                try await NIOThreadPool.singleton.runIfActive {
+                    try handle.write(contentsOf: Data(bytes.readableBytesView))
+                }
             }
             try handle.close()
         } catch {

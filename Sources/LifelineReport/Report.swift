@@ -154,7 +154,7 @@ package struct ReportBuilder: Sendable {
         let alerts = try await firedAlerts(app: request.app, days: request.days)
         let figures = self.figures
         return try await analysis.analyze { analyzer in
-            try Self.build(
+            try await Self.build(
                 request, gates: gates, now: now, alerts: alerts, figures: figures, analyzer: analyzer,
                 progress: progress)
         }
@@ -163,44 +163,46 @@ package struct ReportBuilder: Sendable {
     private static func build(
         _ request: Report.Request, gates: [FailCondition], now: Int64, alerts: [Report.FiredAlert],
         figures: [ReportFigure], analyzer: Analyzer, progress: (String) -> Void
-    ) throws -> Report {
+    ) async throws -> Report {
         let scope = request.scope
         let byVersion = scope.grouped(by: [.version])
         progress("summary")
-        let summary = try figures.map { Report.FigureValue(figure: $0, value: try $0.value(analyzer, scope)) }
-        progress("exits")
-        let exits = try analyzer.exits(byVersion)
-        progress("expiration handlers")
-        let handlers = try analyzer.handlers(byVersion)
-        progress("state restoration")
-        let restorationByVersion = try analyzer.restoration(byVersion)
-        let restorationByDay = try analyzer.restoration(scope.grouped(by: [.day]))
-        progress("crashes")
-        let crashes = try analyzer.crashes(scope)
-        progress("launch and hangs")
-        let launch = try Analyzer.launchHistograms.map {
-            Report.LaunchSeries(name: $0.name, rows: try analyzer.percentiles(byVersion, source: $0.source))
+        let summary = try await figures.asyncMap {
+            Report.FigureValue(figure: $0, value: try await $0.value(analyzer, scope))
         }
-        let hangs = try analyzer.percentiles(byVersion, source: Analyzer.hangHistogram)
+        progress("exits")
+        let exits = try await analyzer.exits(byVersion)
+        progress("expiration handlers")
+        let handlers = try await analyzer.handlers(byVersion)
+        progress("state restoration")
+        let restorationByVersion = try await analyzer.restoration(byVersion)
+        let restorationByDay = try await analyzer.restoration(scope.grouped(by: [.day]))
+        progress("crashes")
+        let crashes = try await analyzer.crashes(scope)
+        progress("launch and hangs")
+        let launch = try await Analyzer.launchHistograms.asyncMap {
+            Report.LaunchSeries(name: $0.name, rows: try await analyzer.percentiles(byVersion, source: $0.source))
+        }
+        let hangs = try await analyzer.percentiles(byVersion, source: Analyzer.hangHistogram)
         progress("app states")
         let byState = scope.grouped(by: [.appState])
-        let exitsByAppState = try analyzer.exits(byState)
-        let hangsByAppState = try analyzer.percentiles(byState, source: Analyzer.hangHistogram)
+        let exitsByAppState = try await analyzer.exits(byState)
+        let hangsByAppState = try await analyzer.percentiles(byState, source: Analyzer.hangHistogram)
         progress("missing symbols")
-        let missingSymbols = try analyzer.reader.missingSymbols(app: request.app, limit: 20)
+        let missingSymbols = try await analyzer.reader.missingSymbols(app: request.app, limit: 20)
         var comparison: [Report.ComparisonRow] = []
         if let pair = request.compare {
             progress("comparison \(pair.base)..\(pair.target)")
-            comparison = try figures.map { figure in
+            comparison = try await figures.asyncMap { figure in
                 Report.ComparisonRow(
-                    figure: figure, base: try figure.value(analyzer, version(pair.base, of: scope)),
-                    target: try figure.value(analyzer, version(pair.target, of: scope)))
+                    figure: figure, base: try await figure.value(analyzer, version(pair.base, of: scope)),
+                    target: try await figure.value(analyzer, version(pair.target, of: scope)))
             }
         }
         // Gates judge the target version when comparing, else the whole scope.
         let gateScope = request.compare.map { version($0.target, of: scope) } ?? scope
-        let gateResults = try gates.map { gate in
-            let value = try ReportFigure.value(of: gate.measure, analyzer, gateScope)
+        let gateResults = try await gates.asyncMap { gate in
+            let value = try await ReportFigure.value(of: gate.measure, analyzer, gateScope)
             return Report.GateResult(condition: gate, value: value, tripped: gate.trips(value))
         }
         var versions = Set(exits.compactMap(\.key.version))

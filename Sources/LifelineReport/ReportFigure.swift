@@ -64,12 +64,12 @@ package struct ReportFigure: Sendable, Equatable {
 
     /// The figure's value over the whole scope (no grouping): the largest value when the measure
     /// has one per handler; `nil` when nothing in scope defines it.
-    package func value(_ analyzer: Analyzer, _ scope: Scope) throws -> Double? {
-        try Self.value(of: measure, analyzer, scope)
+    package func value(_ analyzer: Analyzer, _ scope: Scope) async throws -> Double? {
+        try await Self.value(of: measure, analyzer, scope)
     }
 
-    package static func value(of measure: Measure, _ analyzer: Analyzer, _ scope: Scope) throws -> Double? {
-        try analyzer.evaluate(measure, scope.grouped(by: [])).compactMap(\.value).max()
+    package static func value(of measure: Measure, _ analyzer: Analyzer, _ scope: Scope) async throws -> Double? {
+        try await analyzer.evaluate(measure, scope.grouped(by: [])).compactMap(\.value).max()
     }
 
     /// `value` written for people, in this figure's format.

@@ -21,6 +21,24 @@ package func buildApplication(
     _ config: ServerConfig, backend: ServerBackend
 ) async throws -> Application<RouterResponder<LifelineRequestContext>> {
     let logger = config.logger
+    let (router, evaluator, keys, metrics) = try await buildParts(config, backend: backend)
+    var app = makeApplication(router, config)
+    app.addServices(backend.services)
+    // After the backend, so they stop before it on shutdown.
+    app.addServices(evaluator)
+    app.addServices(KeyUseRecorder(keys: keys, store: backend.keys, logger: logger))
+    app.addServices(
+        RetentionService(
+            runner: backend.retention, enabled: config.retention != .keepForever, interval: config.pruneInterval,
+            initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
+    logger.info("database: \(backend.name)")
+    return app
+}
+
+/// The router and what the services share with it, built over `backend`.
+private func buildParts(
+    _ config: ServerConfig, backend: ServerBackend
+) async throws -> (Router<LifelineRequestContext>, AlertEvaluator, KeyCache, ServiceMetrics) {
     let metrics = ServiceMetrics()
     backend.health.batches.set { metrics.batch(requests: $0) }
     let rules = try await NIOThreadPool.singleton.runIfActive {
@@ -34,21 +52,18 @@ package func buildApplication(
         analysis: analysis, store: backend.alertState, rules: rules, rulesPath: config.rulesPath,
         options: .init(
             reloadOnHangup: config.reloadRulesOnHangup && config.rulesPath != nil, leader: backend.leader),
-        logger: logger)
+        logger: config.logger)
     let keys = KeyCache(ttl: config.keyCacheTTL, store: backend.keys)
     let router = buildRouter(
         config, backend: backend, analysis: analysis, evaluator: evaluator, metrics: metrics, keys: keys)
-    var app = makeApplication(router, config)
-    app.addServices(backend.services)
-    // After the backend, so they stop before it on shutdown.
-    app.addServices(evaluator)
-    app.addServices(KeyUseRecorder(keys: keys, store: backend.keys, logger: logger))
-    app.addServices(
-        RetentionService(
-            runner: backend.retention, enabled: config.retention != .keepForever, interval: config.pruneInterval,
-            initialDelay: config.pruneInitialDelay, metrics: metrics, logger: logger))
-    logger.info("database: \(backend.name)")
-    return app
+    return (router, evaluator, keys, metrics)
+}
+
+/// Every route the application over `backend` answers, as `METHOD /path` (for the test that
+/// proves both stores serve the same routes).
+package func routeDescriptions(_ config: ServerConfig, backend: ServerBackend) async throws -> [String] {
+    let (router, _, _, _) = try await buildParts(config, backend: backend)
+    return router.routes.map { "\($0.method) \($0.path)" }.sorted()
 }
 
 /// The HTTP server of `router` with the configured address and bounds: a stalled request is cut

@@ -306,7 +306,7 @@ struct AlertEvaluatorTests {
         let notice = AlertNotice(
             rule: "r", fingerprint: "f", status: .firing, labels: [:], annotations: [:], startsAt: 0, endsAt: nil,
             value: 1, generatorURL: nil, isChange: true)
-        for _ in 0..<5 { dispatcher.enqueue([notice], to: "down") }
+        for _ in 0..<5 { await dispatcher.enqueue([notice], to: "down") }
         #expect(dispatcher.statistics["down"]?.dropped == 3)
         #expect(dispatcher.statistics["down"]?.queued == 2)
         await dispatcher.deliverQueued()

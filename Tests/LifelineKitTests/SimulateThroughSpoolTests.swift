@@ -113,7 +113,8 @@ struct SimulateThroughSpoolTests {
         let spool = work.url.appendingPathComponent("spool")
         let simulate = try Child(
             Self.simulateArguments(
-                server, spool: spool, devices: 60, days: 5, seed: 3, extra: ["--give-up-after", "90"]),
+                // Paced (about five seconds in all), so the kill lands mid-run even on a loaded machine.
+                server, spool: spool, devices: 60, days: 5, seed: 3, extra: ["--give-up-after", "90", "--rate", "60"]),
             in: work)
         let delivered = spool.appendingPathComponent("delivered")
         let deadline = ContinuousClock.now + .seconds(60)

@@ -73,53 +73,56 @@ struct PostgresStoreTests {
                 let scope = Scope(
                     app: app, days: DayRange(from: "2026-09-25", to: "2026-10-20"))
                 let sources = Analyzer.launchHistograms.map(\.source) + [Analyzer.hangHistogram]
-                let os = try analyzer.reader.usage(scope.grouped(by: [.os])).compactMap(\.key.os).sorted().first ?? ""
+                let os =
+                    try await analyzer.reader.usage(scope.grouped(by: [.os])).compactMap(\.key.os).sorted().first ?? ""
                 var filtered = scope.grouped(by: [.version])
                 filtered.oses = [os]
                 return Figures(
-                    apps: try analyzer.apps(),
-                    exitsByVersion: try analyzer.exits(scope.grouped(by: [.version])),
-                    exitsByDeviceAndOS: try analyzer.exits(scope.grouped(by: [.device, .os])),
-                    exitsByDay: try analyzer.exits(scope.grouped(by: [.day])),
-                    handlers: try analyzer.handlers(scope.grouped(by: [.version])),
-                    restoration: try analyzer.restoration(scope.grouped(by: [.version])),
-                    restorationByDay: try analyzer.restoration(scope.grouped(by: [.day])),
-                    percentiles: try sources.map {
-                        try analyzer.percentiles(scope.grouped(by: [.version]), source: $0)
+                    apps: try await analyzer.apps(),
+                    exitsByVersion: try await analyzer.exits(scope.grouped(by: [.version])),
+                    exitsByDeviceAndOS: try await analyzer.exits(scope.grouped(by: [.device, .os])),
+                    exitsByDay: try await analyzer.exits(scope.grouped(by: [.day])),
+                    handlers: try await analyzer.handlers(scope.grouped(by: [.version])),
+                    restoration: try await analyzer.restoration(scope.grouped(by: [.version])),
+                    restorationByDay: try await analyzer.restoration(scope.grouped(by: [.day])),
+                    percentiles: try await sources.asyncMap {
+                        try await analyzer.percentiles(scope.grouped(by: [.version]), source: $0)
                     },
-                    filteredPercentiles: try analyzer.percentiles(filtered, source: Analyzer.hangHistogram),
-                    usage: try analyzer.usage(scope.grouped(by: [.device])).sorted { $0.key < $1.key },
-                    signposts: try analyzer.signposts(scope.grouped(by: [.version])).sorted {
+                    filteredPercentiles: try await analyzer.percentiles(filtered, source: Analyzer.hangHistogram),
+                    usage: try await analyzer.usage(scope.grouped(by: [.device])).sorted { $0.key < $1.key },
+                    signposts: try await analyzer.signposts(scope.grouped(by: [.version])).sorted {
                         ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name)
                     },
                     // Group ids are each store's own: compare by fingerprint.
-                    crashes: try analyzer.crashes(scope).map { crash in
+                    crashes: try await analyzer.crashes(scope).map { crash in
                         var group = crash.group
                         group.id = 0
                         return
                             "\(group) \(crash.kind) \(crash.count) \(crash.countByVersion.sorted { $0.key < $1.key })"
                             + " \(crash.exceptionName ?? "-") \(crash.signalName ?? "-") \(crash.isWatchdog)"
                     }.sorted(),
-                    summary: try analyzer.summary(scope),
-                    exitsByAppState: try analyzer.exits(scope.grouped(by: [.appState, .version])),
-                    hangsByAppState: try analyzer.percentiles(
+                    summary: try await analyzer.summary(scope),
+                    exitsByAppState: try await analyzer.exits(scope.grouped(by: [.appState, .version])),
+                    hangsByAppState: try await analyzer.percentiles(
                         scope.grouped(by: [.appState]), source: Analyzer.hangHistogram),
-                    usageByAppState: try analyzer.reader.usage(scope.grouped(by: [.appState, .day])).sorted {
+                    usageByAppState: try await analyzer.reader.usage(scope.grouped(by: [.appState, .day])).sorted {
                         $0.key < $1.key
                     },
-                    signpostsByAppState: try analyzer.reader.signposts(
+                    signpostsByAppState: try await analyzer.reader.signposts(
                         scope.grouped(by: [.appState]), categories: []
                     ).sorted { ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name) },
                     // Group ids are each store's own: compared by count per kind and key.
-                    diagnosticsByAppState: try analyzer.reader.diagnostics(scope.grouped(by: [.appState, .device]))
-                        .map { "\($0.key) \($0.kind) \($0.count)" }.sorted(),
-                    exitsInOneState: try {
-                        let states = try analyzer.reader.usage(scope.grouped(by: [.appState])).compactMap {
+                    diagnosticsByAppState: try await analyzer.reader.diagnostics(
+                        scope.grouped(by: [.appState, .device])
+                    )
+                    .map { "\($0.key) \($0.kind) \($0.count)" }.sorted(),
+                    exitsInOneState: try await { () async throws -> [ExitFigure] in
+                        let states = try await analyzer.reader.usage(scope.grouped(by: [.appState])).compactMap {
                             $0.key.appState.map { "\($0.domain)/\($0.label)" }
                         }.sorted()
                         var one = scope.grouped(by: [.version])
                         one.appStates = Array(states.prefix(1))
-                        return try analyzer.exits(one)
+                        return try await analyzer.exits(one)
                     }())
             }
         }
@@ -255,7 +258,7 @@ struct PostgresStoreTests {
         let pruned = try await store.prune(policy: dataOnly, now: now)
         #expect(pruned.payloads == 1)
         #expect(pruned.rollupRows == counted.rollupRows)
-        let apps = try await AnalysisRunner(source: store).analyze { try $0.apps() }
+        let apps = try await AnalysisRunner(source: store).analyze { try await $0.apps() }
         #expect(apps.first?.metricPayloads == Int64(items.count - 1))
         #expect(try await store.prune(policy: dataOnly, now: now).payloads == 0)
         await store.shutdown()
@@ -276,7 +279,7 @@ struct PostgresStoreTests {
         } throws: { error in
             (error as? IngestError)?.kind == .internal
         }
-        let stored = try await store.read { try $0.apps() }.first?.metricPayloads
+        let stored = try await store.read { try await $0.apps() }.first?.metricPayloads
         #expect(stored == 1)
         await store.shutdown()
     }
@@ -312,7 +315,7 @@ struct PostgresStoreTests {
             WriteJob(IngestRequest(app: Self.app, items: [items[7]])),
         ])
         #expect(retried.allSatisfy { (try? $0.get().accepted) == 1 })
-        let apps = try await store.read { try $0.apps() }
+        let apps = try await store.read { try await $0.apps() }
         let stored = apps.map { $0.metricPayloads + $0.diagnosticPayloads }.reduce(0, +)
         #expect(stored == 7)  // items 0, 1, 2, 3, 5 (4 was a replay), 6, 7
         await store.shutdown()
@@ -352,8 +355,8 @@ struct PostgresStoreTests {
         let scope = Scope(app: Self.app, days: DayRange(from: "2026-10-01", to: "2026-10-31"))
         let (groups, byState) = try await store.read { reader in
             (
-                try reader.crashGroups(app: Self.app, ids: [1]),
-                try reader.diagnostics(scope.grouped(by: [.appState]))
+                try await reader.crashGroups(app: Self.app, ids: [1]),
+                try await reader.diagnostics(scope.grouped(by: [.appState]))
             )
         }
         #expect(groups.first?.sampleFrames.map(\.offset) == [16432])
@@ -363,7 +366,7 @@ struct PostgresStoreTests {
         _ = try await store.write(
             IngestRequest(app: Self.app, items: try Self.items(devices: 4, days: 1, seed: 3)))
         let ids = try await store.read { reader in
-            try reader.diagnostics(Scope(app: Self.app, days: DayRange(from: "2000-01-01", to: "2100-01-01")))
+            try await reader.diagnostics(Scope(app: Self.app, days: DayRange(from: "2000-01-01", to: "2100-01-01")))
         }
         #expect(!ids.isEmpty)
         await store.shutdown()
@@ -402,7 +405,8 @@ struct PostgresStoreTests {
         let everything = Scope(app: Self.app, days: DayRange(from: "2000-01-01", to: "2100-01-01"))
         func crashes() async throws -> [CrashGroupInfo] {
             try await store.read { reader in
-                try reader.crashGroups(app: Self.app, ids: try reader.diagnostics(everything).map(\.crashGroup))
+                try await reader.crashGroups(
+                    app: Self.app, ids: try await reader.diagnostics(everything).map(\.crashGroup))
             }
         }
         let before = try await crashes()
@@ -418,7 +422,7 @@ struct PostgresStoreTests {
         #expect(try await store.partitions(of: "diagnostics").isEmpty)
         #expect(try await store.partitions(of: "diagnostic_frames").isEmpty)
         #expect(try await crashes().isEmpty)
-        #expect(try await store.read { try $0.diagnostics(everything) }.isEmpty)
+        #expect(try await store.read { try await $0.diagnostics(everything) }.isEmpty)
         await store.shutdown()
     }
 

@@ -33,13 +33,13 @@ struct AnalyzerOverStoreTests {
         }
         let scope = Scope(app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"))
 
-        let handlers = try await database.analyze { try $0.handlers(scope) }
+        let handlers = try await database.analyze { try await $0.handlers(scope) }
         let sync = try #require(handlers.first { $0.handler == "Sync" })
         #expect(sync.entered == 10 && sync.exited == 7 && sync.imbalance == 3 && sync.flagged)
         let upload = try #require(handlers.first { $0.handler == "Upload" })
         #expect(upload.entered == 12 && upload.exited == 12 && upload.imbalance == 0 && !upload.flagged)
 
-        let restoration = try #require(try await database.analyze { try $0.restoration(scope) }.first)
+        let restoration = try #require(try await database.analyze { try await $0.restoration(scope) }.first)
         #expect(restoration.attempts == 3_000 && restoration.failures == 7)
         #expect(restoration.errorRate == 7.0 / 3_000.0)
         #expect(restoration.durationSamples == 31)
@@ -47,7 +47,7 @@ struct AnalyzerOverStoreTests {
         #expect(restoration.p50Milliseconds == 38.75)
 
         let percentiles = try await database.analyze {
-            try $0.percentiles(
+            try await $0.percentiles(
                 scope, source: .signpost(category: "StateRestoration", name: "RestoreAttempt"))
         }
         #expect(percentiles.count == 1)
@@ -66,7 +66,9 @@ struct AnalyzerOverStoreTests {
         let scope = Scope(app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"))
 
         // Imbalance per device-day: one device-day here, so the imbalance itself, per handler.
-        let perDeviceDay = try await database.analyze { try $0.evaluate(.ratio(.handlerImbalance, .deviceDays), scope) }
+        let perDeviceDay = try await database.analyze {
+            try await $0.evaluate(.ratio(.handlerImbalance, .deviceDays), scope)
+        }
         #expect(perDeviceDay.count == 2)
         #expect(perDeviceDay.first { $0.labels["handler"] == "Sync" }?.value == 3)
         #expect(perDeviceDay.first { $0.labels["handler"] == "Upload" }?.value == 0)
@@ -74,7 +76,7 @@ struct AnalyzerOverStoreTests {
 
         // Failures over attempts, by name: one unlabelled row.
         let rate = try await database.analyze {
-            try $0.evaluate(
+            try await $0.evaluate(
                 .ratio(
                     .signposts(category: "StateRestoration", name: "RestoreFailed"),
                     .signposts(category: "StateRestoration", name: "RestoreAttempt")), scope)
@@ -106,15 +108,16 @@ struct AnalyzerOverStoreTests {
         }
         let scope = Scope(
             app: Fixtures.app, days: DayRange(from: "2019-10-01", to: "2019-10-31"), groupBy: [.version])
-        let exits = try await database.analyze { try $0.exits(scope) }
+        let exits = try await database.analyze { try await $0.exits(scope) }
         let normal = try #require(exits.first { $0.reason == "NormalApp" && $0.state == .foreground })
         #expect(normal.count == Int64.max)
         #expect(exits.allSatisfy { $0.count >= 0 })
-        let handler = try #require(try await database.analyze { try $0.handlers(scope) }.first { $0.handler == "Sync" })
+        let handler = try #require(
+            try await database.analyze { try await $0.handlers(scope) }.first { $0.handler == "Sync" })
         #expect(handler.entered == Int64.max && handler.imbalance == Int64.max)
         // What the alert rule `exit_rate{state="foreground"}` evaluates: it used to trap here.
         for measure in [Measure.exits(state: .foreground, reason: nil), .exitRate(state: .foreground, reason: nil)] {
-            let values = try await database.analyze { try $0.evaluate(measure, scope) }
+            let values = try await database.analyze { try await $0.evaluate(measure, scope) }
             #expect(!values.isEmpty)
             #expect(values.allSatisfy { ($0.value ?? -1).isFinite && ($0.value ?? -1) > 0 })
         }

@@ -261,9 +261,10 @@ struct SymbolicationTests {
         let reader = try PostgresStore(url: url, logger: .quiet, symbolCache: cache, symbolicator: Symbolicator())
         func frames() async throws -> [SampleFrame] {
             try await reader.read { reader in
-                let rows = try reader.diagnostics(
+                let rows = try await reader.diagnostics(
                     Scope(app: Self.app, days: DayRange(from: "2026-11-01", to: "2026-11-01")))
-                return try reader.crashGroups(app: Self.app, ids: rows.map(\.crashGroup)).first?.sampleFrames ?? []
+                return try await reader.crashGroups(app: Self.app, ids: rows.map(\.crashGroup)).first?.sampleFrames
+                    ?? []
             }
         }
         let named = try await frames()

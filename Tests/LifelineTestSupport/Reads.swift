@@ -11,28 +11,32 @@ extension Database {
 package struct Reads: Sendable {
     let database: Database
 
-    package func apps() async throws -> [AppInfo] { try await database.read { try $0.apps() } }
-    package func hasApp(_ app: String) async throws -> Bool { try await database.read { try $0.hasApp(app) } }
-    package func usage(_ scope: Scope) async throws -> [UsageRow] { try await database.read { try $0.usage(scope) } }
-    package func exits(_ scope: Scope) async throws -> [ExitRow] { try await database.read { try $0.exits(scope) } }
+    package func apps() async throws -> [AppInfo] { try await database.read { try await $0.apps() } }
+    package func hasApp(_ app: String) async throws -> Bool { try await database.read { try await $0.hasApp(app) } }
+    package func usage(_ scope: Scope) async throws -> [UsageRow] {
+        try await database.read { try await $0.usage(scope) }
+    }
+    package func exits(_ scope: Scope) async throws -> [ExitRow] {
+        try await database.read { try await $0.exits(scope) }
+    }
     package func signposts(_ scope: Scope, categories: [String]) async throws -> [SignpostRow] {
-        try await database.read { try $0.signposts(scope, categories: categories) }
+        try await database.read { try await $0.signposts(scope, categories: categories) }
     }
     package func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow] {
-        try await database.read { try $0.buckets(scope, source: source) }
+        try await database.read { try await $0.buckets(scope, source: source) }
     }
     package func diagnostics(_ scope: Scope) async throws -> [DiagnosticRow] {
-        try await database.read { try $0.diagnostics(scope) }
+        try await database.read { try await $0.diagnostics(scope) }
     }
     package func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo] {
-        try await database.read { try $0.crashGroups(app: app, ids: ids) }
+        try await database.read { try await $0.crashGroups(app: app, ids: ids) }
     }
 }
 
 extension Database {
     /// Runs `body` with an ``Analyzer`` (default conventions) over one read transaction.
     package func analyze<T: Sendable>(
-        conventions: SignpostConventions = .init(), _ body: @escaping @Sendable (Analyzer) throws -> T
+        conventions: SignpostConventions = .init(), _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
         try await AnalysisRunner(source: self, conventions: conventions).analyze(body)
     }

@@ -7,6 +7,8 @@ package final class ReceivedRequests: Sendable {
     package struct Entry: Sendable {
         package var path: String
         package var body: Data
+        /// What the receiver answered.
+        package var status: HTTPResponse.Status = .ok
     }
 
     private let entries = Mutex<[Entry]>([])
@@ -22,12 +24,16 @@ package final class ReceivedRequests: Sendable {
 
 /// A Hummingbird app on 127.0.0.1 recording every POST (a webhook and an Alertmanager).
 package enum RecordingReceiver {
-    package static func application(_ received: ReceivedRequests) -> some ApplicationProtocol {
+    /// - Parameter refuse: paths answered 503 while it says so (a receiver that is down).
+    package static func application(
+        _ received: ReceivedRequests, refuse: @escaping @Sendable (String) -> Bool = { _ in false }
+    ) -> some ApplicationProtocol {
         let router = Router()
         router.post("**") { request, _ -> HTTPResponse.Status in
             let body = try await request.body.collect(upTo: 1 << 20)
-            received.append(.init(path: request.uri.path, body: Data(buffer: body)))
-            return .ok
+            let status: HTTPResponse.Status = refuse(request.uri.path) ? .serviceUnavailable : .ok
+            received.append(.init(path: request.uri.path, body: Data(buffer: body), status: status))
+            return status
         }
         return Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: .quiet)

@@ -54,7 +54,7 @@ package final class TemporaryDatabase: Sendable {
 
     /// Runs `body` with an ``Analyzer`` over one read transaction of this database.
     package func analyze<T: Sendable>(
-        conventions: SignpostConventions = .init(), _ body: @escaping @Sendable (Analyzer) throws -> T
+        conventions: SignpostConventions = .init(), _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
         try await AnalysisRunner(source: database, conventions: conventions).analyze(body)
     }

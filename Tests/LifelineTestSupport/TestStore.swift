@@ -148,7 +148,7 @@ package final class TestStore: Sendable {
 
     /// Stored payloads of `app` and `kind` (0 for an unknown app).
     package func payloadCount(app: String, kind: DocumentFamily) async throws -> Int64 {
-        let apps = try await AnalysisRunner(source: source).analyze { try $0.apps() }
+        let apps = try await AnalysisRunner(source: source).analyze { try await $0.apps() }
         guard let info = apps.first(where: { $0.bundleID == app }) else { return 0 }
         return kind == .metric ? info.metricPayloads : info.diagnosticPayloads
     }

@@ -1,5 +1,5 @@
 /// One alert as sent to a receiver (firing, or resolved).
-package struct AlertNotice: Sendable, Equatable {
+package struct AlertNotice: Sendable, Equatable, Codable {
     /// Firing or resolved.
     package enum Status: String, Sendable, Equatable, Codable {
         case firing
@@ -19,6 +19,11 @@ package struct AlertNotice: Sendable, Equatable {
     package var generatorURL: String?
     /// `false` for a re-send of an alert already notified (Alertmanager only).
     package var isChange: Bool
+    /// Stable for this one change (rule, fingerprint, new status and when it happened): carried by
+    /// the webhook body, so a receiver that hears a change twice can drop the repeat.
+    package var dedupKey: String {
+        "\(rule)/\(fingerprint)/\(status.rawValue)/\(status == .firing ? startsAt : endsAt ?? startsAt)"
+    }
 
     package init(
         rule: String, fingerprint: String, status: Status, labels: [String: String], annotations: [String: String],

@@ -9,16 +9,29 @@ import Synchronization
 package final class NotificationDispatcher: Sendable {
     private let queues: Mutex<[String: ReceiverQueue]>
     private let sender: any NotificationSender
+    private let finished: @Sendable ([Int64], DeliveryOutcome) async -> Void
     private let logger: Logger
     private let added: AsyncStream<ReceiverQueue>
     private let announce: AsyncStream<ReceiverQueue>.Continuation
+    /// Told how each request carrying outbox rows ended (``onFinished(_:)``).
+    private let finishedHandler = FinishedHandler()
+
+    /// The handler behind a lock, shared with the queues.
+    private final class FinishedHandler: Sendable {
+        let handler = Mutex<(@Sendable ([Int64], DeliveryOutcome) async -> Void)?>(nil)
+    }
 
     package init(receivers: [ReceiverConfig], sender: any NotificationSender, logger: Logger) {
         self.sender = sender
         self.logger = logger
         (added, announce) = AsyncStream.makeStream()
         var queues: [String: ReceiverQueue] = [:]
-        for receiver in receivers { queues[receiver.name] = ReceiverQueue(config: receiver) }
+        let handler = finishedHandler
+        let finished: @Sendable ([Int64], DeliveryOutcome) async -> Void = { ids, outcome in
+            await handler.handler.withLock { $0 }?(ids, outcome)
+        }
+        self.finished = finished
+        for receiver in receivers { queues[receiver.name] = ReceiverQueue(config: receiver, finished: finished) }
         self.queues = Mutex(queues)
         for queue in queues.values { announce.yield(queue) }
     }
@@ -32,7 +45,7 @@ package final class NotificationDispatcher: Sendable {
                 if let queue = queues[receiver.name] {
                     queue.update(receiver)
                 } else {
-                    let queue = ReceiverQueue(config: receiver)
+                    let queue = ReceiverQueue(config: receiver, finished: finished)
                     queues[receiver.name] = queue
                     created.append(queue)
                 }
@@ -46,10 +59,21 @@ package final class NotificationDispatcher: Sendable {
         for queue in created { announce.yield(queue) }
     }
 
-    /// Queues `notices` (one request) for the receiver named `receiver`.
-    package func enqueue(_ notices: [AlertNotice], to receiver: String) {
+    /// Sets what is told how each request carrying outbox rows ended (delivered, failed, dropped).
+    package func onFinished(_ handler: @escaping @Sendable ([Int64], DeliveryOutcome) async -> Void) {
+        finishedHandler.handler.withLock { $0 = handler }
+    }
+
+    /// Whether a receiver of that name is configured.
+    package func hasReceiver(_ name: String) -> Bool {
+        queues.withLock { $0[name] != nil }
+    }
+
+    /// Queues `notices` (one request) for the receiver named `receiver`; `outbox`: the outbox rows
+    /// it delivers.
+    package func enqueue(_ notices: [AlertNotice], to receiver: String, outbox: [Int64] = []) async {
         guard !notices.isEmpty, let queue = queues.withLock({ $0[receiver] }) else { return }
-        queue.push(notices)
+        await queue.push(notices, outbox: outbox)
     }
 
     /// Delivery counters per receiver.

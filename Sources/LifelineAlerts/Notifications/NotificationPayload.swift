@@ -56,8 +56,11 @@ package enum NotificationPayload {
         var endsAt: String?
         var value: Double?
         var generatorURL: String?
+        /// ``AlertNotice/dedupKey``: the same for every delivery of this change.
+        var dedupKey: String
 
         init(_ notice: AlertNotice) {
+            dedupKey = notice.dedupKey
             status = notice.status
             rule = notice.rule
             fingerprint = notice.fingerprint

@@ -28,7 +28,7 @@ extension Database {
 
     package func recordEvaluation(
         _ evaluation: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
-        transitions: [AlertTransition]
+        transitions: [AlertTransition], outbox: [OutboxMessage] = []
     ) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in
             try connection.transaction { () throws(StoreError) in
@@ -83,7 +83,45 @@ extension Database {
                         .real(evaluation.durationMilliseconds), .text(evaluation.valueSummary),
                         .text(evaluation.error),
                     ])
+                for message in outbox {
+                    try connection.run(
+                        """
+                        INSERT INTO alert_outbox (receiver, dedup_key, body, created_at) VALUES (?, ?, ?, ?)
+                        ON CONFLICT (receiver, dedup_key) DO NOTHING
+                        """,
+                        [
+                            .text(message.receiver), .text(message.dedupKey), .text(message.body),
+                            .integer(message.createdAt),
+                        ])
+                }
             }
+        }
+    }
+
+    package func pendingOutbox(limit: Int) throws(StoreError) -> [OutboxMessage] {
+        try withConnection { (connection) throws(StoreError) -> [OutboxMessage] in
+            try connection.query(
+                """
+                SELECT id, receiver, dedup_key, body, created_at FROM alert_outbox
+                WHERE finished_at IS NULL ORDER BY id LIMIT ?
+                """, [.integer(Int64(max(0, limit)))]
+            ) { (row) throws(StoreError) -> OutboxMessage in
+                OutboxMessage(
+                    id: row.int64(0), receiver: row.text(1), dedupKey: row.text(2), body: row.text(3),
+                    createdAt: row.int64(4))
+            }
+        }
+    }
+
+    package func finishOutbox(ids: [Int64], failed: Bool, at: Int64) throws(StoreError) {
+        guard !ids.isEmpty else { return }
+        let list = try Self.encodeJSON(ids)
+        try withConnection { (connection) throws(StoreError) in
+            try connection.run(
+                """
+                UPDATE alert_outbox SET finished_at = ?, failed = ?
+                WHERE id IN (SELECT value FROM json_each(?)) AND finished_at IS NULL
+                """, [.integer(at), .integer(failed ? 1 : 0), .text(list)])
         }
     }
 
@@ -137,6 +175,8 @@ extension Database {
                 try connection.run(
                     "DELETE FROM alert_state WHERE state = 'resolved' AND resolved_at < ?", [.integer(resolvedBefore)])
                 try connection.run("DELETE FROM alert_history WHERE at < ?", [.integer(historyBefore)])
+                try connection.run(
+                    "DELETE FROM alert_outbox WHERE finished_at < ?", [.integer(historyBefore)])
             }
         }
     }

@@ -15,11 +15,20 @@ package struct SQLiteAlertStateStore: AlertStateStore {
 
     package func recordEvaluation(
         _ evaluation: RuleEvaluationRecord, upserts: [AlertStateRecord], deletions: [String],
-        transitions: [AlertTransition]
+        transitions: [AlertTransition], outbox: [OutboxMessage]
     ) async throws {
         try await database.onStoreThread {
-            try $0.recordEvaluation(evaluation, upserts: upserts, deletions: deletions, transitions: transitions)
+            try $0.recordEvaluation(
+                evaluation, upserts: upserts, deletions: deletions, transitions: transitions, outbox: outbox)
         }
+    }
+
+    package func pendingOutbox(limit: Int) async throws -> [OutboxMessage] {
+        try await database.onStoreThread { try $0.pendingOutbox(limit: limit) }
+    }
+
+    package func finishOutbox(ids: [Int64], failed: Bool, at: Int64) async throws {
+        try await database.onStoreThread { try $0.finishOutbox(ids: ids, failed: failed, at: at) }
     }
 
     package func ruleEvaluations() async throws -> [RuleEvaluationRecord] {

@@ -3,8 +3,9 @@ import LifelineModel
 import LifelineStorage
 
 /// The analysis queries, answered from the rollup tables inside one read transaction on one
-/// read-only connection (see ``Database/read(_:)``).
-struct SQLiteAggregateReader: AggregateReader {
+/// read-only connection (see ``Database/read(_:)``). Synchronous: ``SQLiteAggregateReader`` calls it
+/// on a reader thread.
+struct SQLiteRollupReader {
     let connection: Connection
     let names: DimensionNames
     /// Where sample frames get their function, file and line from (nil: frames stay as stored).

@@ -94,7 +94,7 @@ struct StateQuery {
 }
 
 /// The reader's queries on the per-state rows (see ``StateQuery``).
-extension SQLiteAggregateReader {
+extension SQLiteRollupReader {
     func stateUsage(_ scope: Scope) throws(StoreError) -> [UsageRow] {
         guard let state = try StateQuery.make(scope, on: connection) else { return [] }
         let (sql, bindings, groups) = state.sql(

@@ -42,20 +42,33 @@ package final class Database: Sendable, AggregateSource {
         self.symbolicator = Symbolicator(executable: options.llvmSymbolizer)
     }
 
-    /// Runs `body` inside one read transaction (one snapshot) on a pooled read-only connection,
-    /// on a reader thread (at a lower CPU priority than ingest: ``StoreThreads/readerNiceness``).
+    /// Runs `body` inside one read transaction (one snapshot) on a leased read-only connection;
+    /// every query of `body` runs on a reader thread (at a lower CPU priority than ingest:
+    /// ``StoreThreads/readerNiceness``), never on Swift's cooperative pool.
     package func read<T: Sendable>(
-        _ body: @escaping @Sendable (any AggregateReader) throws -> T
+        _ body: @escaping @Sendable (any AggregateReader) async throws -> T
     ) async throws -> T {
-        let readers = self.readers
-        let names = self.names
+        let lease = try await readers.lease()
         let symbols = symbolicator.map { SymbolSource(directory: symbolDirectory, symbolicator: $0) }
-        return try await StoreThreads.reads.runIfActive {
-            StoreThreads.lowerReaderPriority()
-            return try readers.transaction { connection in
-                try body(SQLiteAggregateReader(connection: connection, names: names, symbols: symbols))
+        let result: Result<T, any Error>
+        do {
+            try await StoreThreads.reads.runIfActive {
+                StoreThreads.lowerReaderPriority()
+                try lease.connection.execute("BEGIN")
             }
+            do {
+                result = .success(try await body(SQLiteAggregateReader(lease: lease, names: names, symbols: symbols)))
+            } catch {
+                result = .failure(error)
+            }
+            // Nothing was written: the rollback only ends the snapshot.
+            try await StoreThreads.reads.runIfActive { lease.connection.rollbackQuietly() }
+        } catch {
+            readers.giveBack(lease)
+            throw error
         }
+        readers.giveBack(lease)
+        return try result.get()
     }
 
     /// Runs `body` (calls of this object's synchronous methods: keys, sessions, alert state) on a

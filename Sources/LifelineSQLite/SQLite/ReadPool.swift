@@ -3,16 +3,29 @@ import Synchronization
 
 /// A few read-only connections (`PRAGMA query_only`) to the database file, opened on first use,
 /// so aggregate reads run side by side and beside the writer (WAL readers do not block).
+///
+/// A read leases a connection for its whole transaction (``lease()``, ``giveBack(_:)``); when all
+/// are leased, the next read waits without holding a thread.
 final class ReadPool: Sendable {
-    /// One connection slot (a class: `Mutex` cannot live in an array).
-    private final class Slot: Sendable {
-        let mutex = Mutex<Connection?>(nil)
+    /// A leased connection. Unchecked: a lease belongs to one read at a time, which uses it
+    /// serially, each use on a reader thread (``StoreThreads/reads``); the pool's mutex hands it
+    /// from one read to the next.
+    final class Lease: @unchecked Sendable {
+        let connection: Connection
+
+        init(_ connection: Connection) { self.connection = connection }
     }
 
-    private let slots: [Slot]
-    private let next = Atomic<Int>(0)
+    private struct State: ~Copyable {
+        var idle: [Lease] = []
+        var opened = 0
+        var waiting: [CheckedContinuation<Lease, Never>] = []
+    }
+
+    private let state = Mutex(State())
     private let path: String
     private let options: Database.Options
+    let size: Int
 
     /// Connections (and reader threads, ``StoreThreads/reads``) per database.
     static let defaultSize = 4
@@ -20,45 +33,61 @@ final class ReadPool: Sendable {
     init(path: String, options: Database.Options, size: Int = ReadPool.defaultSize) {
         self.path = path
         self.options = options
-        self.slots = (0..<max(1, size)).map { _ in Slot() }
+        self.size = max(1, size)
     }
 
-    /// Runs `body` on a free connection (or waits for one).
-    func withConnection<R: Sendable>(_ body: (Connection) throws(StoreError) -> R) throws(StoreError) -> R {
-        let start = next.wrappingAdd(1, ordering: .relaxed).oldValue
-        for offset in 0..<slots.count {
-            let slot = slots[((start &+ offset) & Int.max) % slots.count]
-            let result = try slot.mutex.withLockIfAvailable { (connection) throws(StoreError) -> sending R in
-                try use(&connection, body)
+    /// An idle connection, a new one (opened on a reader thread) while fewer than ``size`` are
+    /// open, or the next one given back.
+    func lease() async throws -> Lease {
+        enum Next {
+            case ready(Lease)
+            case open
+            case wait
+        }
+        let next = state.withLock { state -> Next in
+            if let lease = state.idle.popLast() { return .ready(lease) }
+            if state.opened < size {
+                state.opened += 1
+                return .open
             }
-            if let result { return result }
+            return .wait
         }
-        return try slots[(start & Int.max) % slots.count].mutex.withLock {
-            (connection) throws(StoreError) -> sending R in
-            try use(&connection, body)
+        switch next {
+        case .ready(let lease):
+            return lease
+        case .open:
+            let path = self.path
+            let options = self.options
+            do {
+                return try await StoreThreads.reads.runIfActive {
+                    let connection = try Connection(path: path, options: options)
+                    try connection.execute("PRAGMA query_only = 1")
+                    return Lease(connection)
+                }
+            } catch {
+                state.withLock { $0.opened -= 1 }
+                throw error
+            }
+        case .wait:
+            return await withCheckedContinuation { continuation in
+                state.withLock { state in
+                    if let lease = state.idle.popLast() {
+                        continuation.resume(returning: lease)
+                    } else {
+                        state.waiting.append(continuation)
+                    }
+                }
+            }
         }
     }
 
-    private func use<R: Sendable>(
-        _ connection: inout sending Connection?, _ body: (Connection) throws(StoreError) -> R
-    ) throws(StoreError) -> R {
-        if connection == nil {
-            let opened = try Connection(path: path, options: options)
-            try opened.execute("PRAGMA query_only = 1")
-            connection = opened
+    /// Returns `lease` to the pool (or straight to a waiting read).
+    func giveBack(_ lease: Lease) {
+        let waiter = state.withLock { state -> CheckedContinuation<Lease, Never>? in
+            if !state.waiting.isEmpty { return state.waiting.removeFirst() }
+            state.idle.append(lease)
+            return nil
         }
-        guard let connection else { throw StoreError(.internal, "internal storage error") }
-        return try body(connection)
-    }
-
-    /// Runs `body` on a free connection inside one read transaction (`BEGIN` … `ROLLBACK`: nothing
-    /// is written), so every query of `body` sees the same snapshot.
-    func transaction<R: Sendable>(_ body: (Connection) throws -> R) throws -> R {
-        let result = try withConnection { (connection) throws(StoreError) -> Result<R, any Error> in
-            try connection.execute("BEGIN")
-            defer { connection.rollbackQuietly() }
-            return Result { try body(connection) }
-        }
-        return try result.get()
+        waiter?.resume(returning: lease)
     }
 }

@@ -12,49 +12,52 @@ struct QueryController: Sendable {
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.get("apps") { _, context in
             let key = try context.requireKey(.read)
-            let apps = try await analysis.analyze { try $0.apps() }.filter { key.app == nil || key.app == $0.bundleID }
+            let apps = try await analysis.analyze { try await $0.apps() }.filter {
+                key.app == nil || key.app == $0.bundleID
+            }
             return try Self.json(FigureJSON.AppsBody(apps))
         }
         let app = group.group("apps/:bundleId")
         app.get("summary") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [])
-            return try Self.json(try await analyze(scope) { FigureJSON.SummaryBody(scope, try $0.summary(scope)) })
+            return try Self.json(
+                try await analyze(scope) { FigureJSON.SummaryBody(scope, try await $0.summary(scope)) })
         }
         app.get("exits") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try $0.exits(scope).map(FigureJSON.ExitRow.init) }
+            let rows = try await analyze(scope) { try await $0.exits(scope).map(FigureJSON.ExitRow.init) }
             return try Self.json(FigureJSON.Envelope(scope, rows: rows))
         }
         app.get("signposts") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try $0.signposts(scope).map(FigureJSON.SignpostRowBody.init) }
+            let rows = try await analyze(scope) { try await $0.signposts(scope).map(FigureJSON.SignpostRowBody.init) }
             return try Self.json(FigureJSON.Envelope(scope, rows: rows))
         }
         app.get("expiration-handlers") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try $0.handlers(scope).map(FigureJSON.HandlerRow.init) }
+            let rows = try await analyze(scope) { try await $0.handlers(scope).map(FigureJSON.HandlerRow.init) }
             return try Self.json(FigureJSON.Envelope(scope, rows: rows))
         }
         app.get("restoration") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try $0.restoration(scope).map(FigureJSON.RestorationRow.init) }
+            let rows = try await analyze(scope) { try await $0.restoration(scope).map(FigureJSON.RestorationRow.init) }
             return try Self.json(FigureJSON.Envelope(scope, rows: rows))
         }
         app.get("launch") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
             let rows = try await analyze(scope) { analyzer in
-                try Analyzer.launchHistograms.flatMap { name, source in
-                    try analyzer.percentiles(scope, source: source).map {
+                try await Analyzer.launchHistograms.asyncMap { name, source in
+                    try await analyzer.percentiles(scope, source: source).map {
                         FigureJSON.PercentileRow(name: name, figure: $0)
                     }
-                }
+                }.flatMap { $0 }
             }
             return try Self.json(FigureJSON.Envelope(scope, rows: rows))
         }
         app.get("hangs") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [.version])
             let rows = try await analyze(scope) {
-                try $0.percentiles(scope, source: Analyzer.hangHistogram).map {
+                try await $0.percentiles(scope, source: Analyzer.hangHistogram).map {
                     FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0)
                 }
             }
@@ -75,7 +78,7 @@ struct QueryController: Sendable {
             }
             let limit = try parameters.integer("limit", in: 1...1000)
             let rows = try await analyze(scope) { [wanted] analyzer in
-                var figures = try analyzer.crashes(scope)
+                var figures = try await analyzer.crashes(scope)
                 if let wanted { figures = figures.filter { $0.kind == wanted } }
                 if let limit { figures = Array(figures.prefix(limit)) }
                 return figures.map { FigureJSON.CrashRow(figure: $0, withStack: false) }
@@ -87,7 +90,7 @@ struct QueryController: Sendable {
             guard let id = context.parameters.get("groupId").flatMap(Int64.init), id > 0 else {
                 throw QueryParameters.invalid("groupId", "must be an integer crash group id")
             }
-            let figure = try await analyze(scope) { try $0.crashes(scope).first { $0.group.id == id } }
+            let figure = try await analyze(scope) { try await $0.crashes(scope).first { $0.group.id == id } }
             guard let figure else {
                 throw APIError(.notFound, code: "not_found", "no crash group \(id) for \(scope.app) in this window")
             }
@@ -98,14 +101,14 @@ struct QueryController: Sendable {
     /// Runs `body` in one read transaction after checking, in the same transaction, that the
     /// store knows the scope's app (404 `unknown_app` otherwise).
     private func analyze<T: Sendable>(
-        _ scope: Scope, _ body: @escaping @Sendable (Analyzer) throws -> T
+        _ scope: Scope, _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
         let app = scope.app
         return try await analysis.analyze { analyzer in
-            guard try analyzer.hasApp(app) else {
+            guard try await analyzer.hasApp(app) else {
                 throw APIError(.notFound, code: "unknown_app", "no data for app \(app)")
             }
-            return try body(analyzer)
+            return try await body(analyzer)
         }
     }
 

@@ -118,7 +118,7 @@ struct SymbolsController: Sendable {
         switch parameters["missing"] {
         case nil, "false": break
         case "true":
-            let missing = try await source.read { reader in try reader.missingSymbols(app: app, limit: 200) }
+            let missing = try await source.read { reader in try await reader.missingSymbols(app: app, limit: 200) }
             return try Self.json(
                 Missing(
                     missing: missing.map {

@@ -66,7 +66,7 @@ struct DashboardController: Sendable {
             to: query["to"].map(String.init) ?? "", versions: query.getAll("version").map { String($0) })
         if form.to.isEmpty { form.to = today.string }
         if form.from.isEmpty, let to = UTCDay(form.to) { form.from = DayRange(last: to, count: 30).from.string }
-        let apps = try await analysis.analyze { try $0.apps() }.map(\.bundleID).filter {
+        let apps = try await analysis.analyze { try await $0.apps() }.map(\.bundleID).filter {
             key.app == nil || $0 == key.app
         }
         guard !apps.isEmpty else {
@@ -90,7 +90,7 @@ struct DashboardController: Sendable {
             return html(DashboardHTML.page(form: form, apps: apps, versions: [], content: message), status: .badRequest)
         }
         let days = DayRange(from: first, to: last)
-        let versions = try await analysis.analyze { try $0.versions(Scope(app: app, days: days)) }
+        let versions = try await analysis.analyze { try await $0.versions(Scope(app: app, days: days)) }
         form.versions = form.versions.filter(versions.contains)
         let report = try await ReportBuilder(analysis: analysis, alerts: alerts).build(
             Report.Request(app: app, days: days, versions: form.versions), now: WallClock.nowSeconds())

@@ -33,17 +33,17 @@ struct ProductMetrics: Sendable {
         ).set(Double(windowDays) * 86_400)
         let this = self
         try await analysis.analyze { analyzer in
-            for app in try analyzer.apps() where onlyApp == nil || app.bundleID == onlyApp {
-                try this.emit(app: app.bundleID, days: days, analyzer: analyzer, into: registry)
+            for app in try await analyzer.apps() where onlyApp == nil || app.bundleID == onlyApp {
+                try await this.emit(app: app.bundleID, days: days, analyzer: analyzer, into: registry)
             }
         }
     }
 
     private func emit(
         app: String, days: DayRange, analyzer: Analyzer, into registry: PrometheusCollectorRegistry
-    ) throws {
+    ) async throws {
         let scope = Scope(app: app, days: days)
-        let usage = try analyzer.usage(scope.grouped(by: [.version]))
+        let usage = try await analyzer.usage(scope.grouped(by: [.version]))
         guard !usage.isEmpty else { return }
         let ranked = usage.sorted { ($1.payloads, $0.key.version ?? "") < ($0.payloads, $1.key.version ?? "") }
             .compactMap(\.key.version)
@@ -55,17 +55,17 @@ struct ProductMetrics: Sendable {
         if !rest.isEmpty { groups.append(({ _ in Self.other }, Scope(app: app, days: days, versions: rest))) }
         let gauges = Gauges(registry: registry)
         for (label, scope) in groups {
-            for row in try analyzer.usage(scope) {
+            for row in try await analyzer.usage(scope) {
                 gauges.deviceDays(app, label(row.key)).set(Double(row.payloads))
             }
-            for exit in try analyzer.exits(scope) {
+            for exit in try await analyzer.exits(scope) {
                 let labels = [
                     ("app", app), ("version", label(exit.key)), ("state", exit.state.rawValue), ("reason", exit.reason),
                 ]
                 gauges.exits(labels).set(Double(exit.count))
                 if let rate = exit.perThousandDeviceDays { gauges.exitRate(labels).set(rate) }
             }
-            for handler in try analyzer.handlers(scope) {
+            for handler in try await analyzer.handlers(scope) {
                 let labels = [
                     ("app", app), ("version", label(handler.key)),
                     ("handler", "\(handler.category)/\(handler.handler)"),
@@ -74,7 +74,7 @@ struct ProductMetrics: Sendable {
                 if let ratio = handler.imbalanceRatio { gauges.handlerImbalanceRatio(labels).set(ratio) }
                 gauges.handlerFlagged(labels).set(handler.flagged ? 1.0 : 0.0)
             }
-            for restoration in try analyzer.restoration(scope) {
+            for restoration in try await analyzer.restoration(scope) {
                 let labels = [("app", app), ("version", label(restoration.key))]
                 gauges.restorationAttempts(labels).set(Double(restoration.attempts))
                 if let rate = restoration.errorRate { gauges.restorationErrorRate(labels).set(rate) }
@@ -86,7 +86,7 @@ struct ProductMetrics: Sendable {
         var crashGroups = Dictionary(uniqueKeysWithValues: labels.map { ($0, 0) })
         var crashes = Dictionary(uniqueKeysWithValues: labels.map { ($0, Int64(0)) })
         let topSet = Set(top)
-        for crash in try analyzer.crashes(scope) {
+        for crash in try await analyzer.crashes(scope) {
             var labelled = Set<String>()
             for (version, count) in crash.countByVersion {
                 let label = topSet.contains(version) ? version : Self.other
