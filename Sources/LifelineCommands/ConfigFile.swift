@@ -165,6 +165,13 @@ struct ConfigFile: Decodable {
                     throw CommandError("config file \(path): \(name) must be at least 1, got \(value)")
                 }
             }
+            if let keyBytes = file.limits?.maxIdempotencyKeyBytes,
+                !(1...IngestLimits.storedIdempotencyKeyBytes).contains(keyBytes)
+            {
+                throw CommandError(
+                    "config file \(path): limits.max_idempotency_key_bytes must be 1…\(IngestLimits.storedIdempotencyKeyBytes) (what the stores keep), got \(keyBytes)"
+                )
+            }
             if let limits = file.governance {
                 for (name, value) in [
                     ("ingest_rate_per_key", limits.ingestRatePerKey),

@@ -8,8 +8,11 @@ package struct IngestLimits: Sendable, Equatable, Codable {
     package var maxCompressionRatio: Int = 100
     /// Output size below which the ratio is not checked (small bodies compress well). Default 1 MiB.
     package var ratioFloorBytes: Int = 1 << 20
-    /// Longest `Idempotency-Key` header. Default 255.
+    /// Longest `Idempotency-Key` header. Default 255, at most ``storedIdempotencyKeyBytes``.
     package var maxIdempotencyKeyBytes: Int = 255
+
+    /// The longest idempotency key (and app bundle id) either store keeps.
+    package static let storedIdempotencyKeyBytes = 255
 
     package init() {}
 

@@ -36,6 +36,15 @@ package struct Ingestor: Sendable {
         receivedAt: Int64
     ) async throws(IngestError) -> IngestOutcome {
         let pipeline = self.pipeline
+        // What the request may be is decided here, with the configured bounds; the stores only persist.
+        guard (1...IngestLimits.storedIdempotencyKeyBytes).contains(app.utf8.count) else {
+            throw IngestError(.unprocessable, code: "invalid", "the app bundle id must be 1 to 255 bytes")
+        }
+        if let idempotencyKey, !(1...pipeline.limits.maxIdempotencyKeyBytes).contains(idempotencyKey.utf8.count) {
+            throw IngestError(
+                .badRequest, code: "invalid_idempotency_key",
+                "Idempotency-Key must be 1 to \(pipeline.limits.maxIdempotencyKeyBytes) bytes")
+        }
         let prepared: Result<[IngestItem], IngestError>
         do {
             prepared = try await Self.decodeThreads.runIfActive {

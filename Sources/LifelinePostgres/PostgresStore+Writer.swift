@@ -13,12 +13,6 @@ import PostgresNIO
 /// writers is retried.
 extension PostgresStore: DocumentWriter {
     package func write(_ request: IngestRequest) async throws(IngestError) -> IngestOutcome {
-        guard (1...255).contains(request.app.utf8.count) else {
-            throw IngestError(.unprocessable, code: "invalid", "the app bundle id must be 1 to 255 bytes")
-        }
-        if let key = request.idempotencyKey, !(1...255).contains(key.utf8.count) {
-            throw IngestError(.unprocessable, code: "invalid", "the idempotency key must be 1 to 255 bytes")
-        }
         let items = request.items.map(Self.prepared)
         if items.contains(where: { $0.hash.count != 32 }) {
             throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
@@ -124,35 +118,12 @@ extension PostgresStore: DocumentWriter {
         var deviceDay: Bool
     }
 
-    static func prepared(_ original: IngestItem) -> Prepared {
-        var item = original
-        // One bucket convention in the store, whatever the format (as the SQLite writer).
-        if case .metric(let metric) = item.document.content, metric.format == .v2 {
-            item.document.content = .metric(metric.withLegacyBucketBounds)
-        }
-        let kind: String
-        let meta: DeviceMeta
-        let begin: Timestamp?
-        let end: Timestamp?
-        let format: PayloadFormat
-        let deviceDay: Bool
-        switch item.document.content {
-        case .metric(let metric):
-            (kind, meta, begin, end, format, deviceDay) = (
-                "metric", metric.meta, metric.begin, metric.end, metric.format, metric.isDeviceDay
-            )
-        case .diagnostic(let payload):
-            (kind, meta, begin, end, format, deviceDay) = (
-                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
-                payload.format, true
-            )
-        }
-        let received = item.receivedAt
-        let occurredAt = begin?.epochSeconds ?? (received >= 0 ? received / 1_000 : (received - 999) / 1_000)
-        return Prepared(
-            item: item, hash: item.contentHash, kind: kind, meta: meta, begin: begin?.epochSeconds,
-            end: end?.epochSeconds, occurredAt: occurredAt, day: UTCDay(epochSeconds: occurredAt).string,
-            format: format.rawValue, deviceDay: deviceDay)
+    /// The values every statement needs, as ingest decided them (`IngestItem`): this only persists.
+    static func prepared(_ item: IngestItem) -> Prepared {
+        Prepared(
+            item: item, hash: item.contentHash, kind: item.family.rawValue, meta: item.meta,
+            begin: item.begin?.epochSeconds, end: item.end?.epochSeconds, occurredAt: item.occurredAt,
+            day: item.day.string, format: item.format.rawValue, deviceDay: item.isDeviceDay)
     }
 
     /// One transaction for `jobs`. Rows that concurrent transactions may both want are locked in
@@ -286,12 +257,13 @@ extension PostgresStore: DocumentWriter {
         on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
         let meta = prepared.meta
-        let version = StoredValue.dimension(meta.appVersion) ?? ""
-        let build = StoredValue.dimension(meta.appBuildVersion) ?? ""
-        let os = StoredValue.dimension(meta.osVersion) ?? ""
-        let device = StoredValue.dimension(meta.deviceType) ?? ""
-        let region = StoredValue.dimension(meta.regionFormat) ?? ""
-        let arch = StoredValue.dimension(meta.platformArchitecture) ?? ""
+        // Bounded by ingest; '' stands for unknown.
+        let version = meta.appVersion ?? ""
+        let build = meta.appBuildVersion ?? ""
+        let os = meta.osVersion ?? ""
+        let device = meta.deviceType ?? ""
+        let region = meta.regionFormat ?? ""
+        let arch = meta.platformArchitecture ?? ""
         let (kind, day, begin, end, received, hash, format, deviceDay) = (
             prepared.kind, prepared.day, prepared.begin, prepared.end, prepared.item.receivedAt, prepared.hash,
             prepared.format, prepared.deviceDay
@@ -332,9 +304,8 @@ extension PostgresStore: DocumentWriter {
                 let group = try await crashGroup(
                     diagnostic, app: app, occurredAt: prepared.occurredAt, on: connection, logger: logger)
                 let cell = RollupRows.Cell(
-                    day: day, version: StoredValue.dimension(diagnostic.meta.appVersion) ?? "",
-                    os: StoredValue.dimension(diagnostic.meta.osVersion) ?? "",
-                    device: StoredValue.dimension(diagnostic.meta.deviceType) ?? "")
+                    day: day, version: diagnostic.meta.appVersion ?? "", os: diagnostic.meta.osVersion ?? "",
+                    device: diagnostic.meta.deviceType ?? "")
                 let id = try await insert(
                     diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
                     occurredAt: prepared.occurredAt, on: connection, logger: logger)

@@ -7,8 +7,9 @@ extension MetricPayload {
     /// neighbours merged (wider bounds, blurred percentiles). The store writes this form, so the
     /// same bucket has the same bounds whatever the format. Legacy payloads are returned unchanged.
     package var withLegacyBucketBounds: MetricPayload {
-        guard format == .v2 else { return self }
+        guard format == .v2, !hasLegacyBucketBounds else { return self }
         var copy = self
+        copy.hasLegacyBucketBounds = true
         copy.histograms = histograms.map { NamedHistogram(name: $0.name, histogram: Self.halfOpen($0.histogram)) }
         copy.signposts = signposts.map(Self.halfOpen)
         copy.stateEntries = stateEntries.map { entry in

@@ -18,6 +18,9 @@ package struct MetricPayload: Sendable, Equatable {
     package var isDeviceDay = true
     /// Which format the document was sent in.
     package var format: PayloadFormat = .legacy
+    /// Whether a 2.0.0 payload's buckets were already turned into the legacy convention
+    /// (``withLegacyBucketBounds`` applies once).
+    package var hasLegacyBucketBounds = false
 
     package init(
         begin: Timestamp?, end: Timestamp?, meta: DeviceMeta, exits: [ExitCount] = [],

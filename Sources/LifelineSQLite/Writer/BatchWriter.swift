@@ -129,13 +129,10 @@ final class BatchWriter {
     }
 
     private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
-        guard let appID = try session.id(.app, try Self.validApp(request.app)) else {
+        guard let appID = try session.id(.app, request.app) else {
             throw StoreError(.invalid, "the app bundle id is empty")
         }
         if let key = request.idempotencyKey {
-            guard (1...255).contains(key.utf8.count) else {
-                throw StoreError(.invalid, "the idempotency key must be 1 to 255 bytes")
-            }
             if let stored = try connection.first(Self.findIdempotency, [.integer(appID), .text(key)], { $0.text(0) }) {
                 let ids = try Self.parseIDs(stored)
                 return IngestOutcome(accepted: 0, duplicates: ids.count, ids: ids, replayed: true)
@@ -161,15 +158,10 @@ final class BatchWriter {
 
     /// Writes one item unless its content is already stored; returns its payload id and whether it is new.
     private func write(_ item: IngestItem, in session: WriteSession) throws(StoreError) -> (Int64, Bool) {
-        var item = item
-        // One bucket convention in the store, whatever the format (see `withLegacyBucketBounds`).
-        if case .metric(let metric) = item.document.content, metric.format == .v2 {
-            item.document.content = .metric(metric.withLegacyBucketBounds)
-        }
         guard item.contentHash.count == 32 else {
             throw StoreError(.invalid, "the content hash must be 32 bytes (SHA-256)")
         }
-        guard let appID = try session.id(.app, try Self.validApp(item.app)) else {
+        guard let appID = try session.id(.app, item.app) else {
             throw StoreError(.invalid, "the app bundle id is empty")
         }
         if let existing = try connection.first(
@@ -177,29 +169,14 @@ final class BatchWriter {
         {
             return (existing, false)
         }
-        let kind: String
-        let meta: DeviceMeta
-        let begin: Timestamp?
-        let end: Timestamp?
-        let format: PayloadFormat
-        let deviceDay: Bool  // always 1 for diagnostics: the column only speaks of metric payloads
-        switch item.document.content {
-        case .metric(let metric):
-            (kind, meta, begin, end, format) = ("metric", metric.meta, metric.begin, metric.end, metric.format)
-            deviceDay = metric.isDeviceDay
-        case .diagnostic(let payload):
-            (kind, meta, begin, end, format) = (
-                "diagnostic", payload.diagnostics.first?.meta ?? DeviceMeta(), payload.begin, payload.end,
-                payload.format
-            )
-            deviceDay = true
-        }
-        let occurredAt = begin?.epochSeconds ?? Self.floorDiv(item.receivedAt, 1_000)
-        let day = UTCDay(epochSeconds: occurredAt).string
+        // Everything about the item was decided by ingest (`IngestItem`): this only persists it.
+        let (meta, begin, end) = (item.meta, item.begin, item.end)
+        let occurredAt = item.occurredAt
+        let day = item.day.string
         try connection.run(
             Self.insertPayload,
             [
-                .integer(appID), .text(kind),
+                .integer(appID), .text(item.family.rawValue),
                 .integer(try session.id(.appVersion, meta.appVersion)),
                 .integer(try session.id(.build, meta.appBuildVersion)),
                 .integer(try session.id(.osVersion, meta.osVersion)),
@@ -211,8 +188,8 @@ final class BatchWriter {
                 end?.epochSeconds == nil ? .text(end?.raw) : .null,
                 .integer(item.receivedAt), .blob(item.contentHash),
                 .integer(Int64(max(0, item.document.unparsedMeasurements))),
-                .integer(Int64(max(0, item.document.droppedValues))), .text(format.rawValue),
-                .integer(deviceDay ? 1 : 0),
+                .integer(Int64(max(0, item.document.droppedValues))), .text(item.format.rawValue),
+                .integer(item.isDeviceDay ? 1 : 0),
             ])
         let payloadID = connection.lastInsertRowID
         try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])
@@ -221,17 +198,6 @@ final class BatchWriter {
             try stage.write(stored, in: session)
         }
         return (payloadID, true)
-    }
-
-    private static func validApp(_ app: String) throws(StoreError) -> String {
-        guard (1...255).contains(app.utf8.count) else {
-            throw StoreError(.invalid, "the app bundle id must be 1 to 255 bytes")
-        }
-        return app
-    }
-
-    private static func floorDiv(_ value: Int64, _ divisor: Int64) -> Int64 {
-        value >= 0 ? value / divisor : (value - divisor + 1) / divisor
     }
 
     static func formatIDs(_ ids: [Int64]) -> String {
