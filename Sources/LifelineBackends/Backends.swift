@@ -45,8 +45,12 @@ package enum Backends {
                 options: .init(keepFreeFraction: 0.1)),
             leader: { true },
             localDiskDirectory: URL(fileURLWithPath: config.databasePath).deletingLastPathComponent().path,
-            services: [writer],
-            close: { await writer.shutdown() })
+            // First registered, last stopped: the checkpoint runs once the writer has stopped.
+            services: [SQLiteCheckpointOnExit(database: database, logger: logger), writer],
+            close: {
+                await writer.shutdown()
+                database.checkpointForExit()
+            })
     }
 
     /// A stateless node on PostgreSQL: everything shared lives in the database; one node, elected
@@ -100,6 +104,20 @@ package func buildApplication(_ config: ServerConfig) async throws -> some Appli
     } catch {
         await backend.close()
         throw error
+    }
+}
+
+/// On shutdown, after every other service stopped: moves the write-ahead log into the database
+/// file, so the `.sqlite` file alone is complete once the server has exited.
+struct SQLiteCheckpointOnExit: Service {
+    let database: Database
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let database = self.database
+        let complete = try await NIOThreadPool.singleton.runIfActive { database.checkpointForExit() }
+        if !complete { logger.warning("shutdown: the write-ahead log could not be checkpointed (a reader held it)") }
     }
 }
 

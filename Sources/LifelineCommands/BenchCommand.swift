@@ -87,6 +87,7 @@ struct BenchCommand: ParsableCommand {
             options.synchronous = synchronous.store
             if let pageSize { options.pageSize = pageSize }
             let database = try Database(path: path, options: options)
+            defer { database.checkpointForExit() }
             try database.migrate()
             let writer = try IngestWriter(database: database, logger: Logger(label: "bench"))
             let started = ContinuousClock.now

@@ -136,6 +136,7 @@ struct BenchHostileCommand: AsyncParsableCommand {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = try Database(path: directory.appendingPathComponent("bench.sqlite").path)
+        defer { database.checkpointForExit() }
         try database.migrate()
         let writer = try IngestWriter(database: database)
 

@@ -45,6 +45,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
             return
         }
         let database = try Database(path: global.db)
+        defer { database.checkpointForExit() }
         try database.migrate()
         try await bench(source: database) { start in
             let writer = try IngestWriter(database: database, logger: global.makeLogger())

@@ -29,6 +29,7 @@ extension DsymCommand {
             }
         }
         let database = try Database(path: global.db, options: options)
+        defer { database.checkpointForExit() }
         try database.migrate()
         return try await body(database.symbolStore, database.symbolicator != nil)
     }

@@ -41,6 +41,7 @@ struct IngestCommand: AsyncParsableCommand {
         var sqliteWriter: IngestWriter?
         if postgres == nil {
             let database = try Database(path: global.db)
+            defer { database.checkpointForExit() }
             try database.migrate()
             sqliteWriter = try IngestWriter(database: database, logger: logger)
         }

@@ -62,6 +62,7 @@ struct KeysCommand: AsyncParsableCommand {
                 }
             } else {
                 let database = try Database(path: global.db)
+                defer { database.checkpointForExit() }
                 try database.migrate()
                 (key, token) = try database.createKey(role: role, app: app, expiresAt: expiresAt, now: now)
             }
@@ -88,6 +89,7 @@ struct KeysCommand: AsyncParsableCommand {
                 keys = listed
             } else {
                 let database = try Database(path: global.db)
+                defer { database.checkpointForExit() }
                 try database.migrate()
                 keys = try database.listKeys()
             }
@@ -150,6 +152,7 @@ struct KeysCommand: AsyncParsableCommand {
                 revoked = result
             } else {
                 let database = try Database(path: global.db)
+                defer { database.checkpointForExit() }
                 try database.migrate()
                 revoked = try database.revokeKey(id: id)
             }
@@ -182,6 +185,7 @@ extension KeysCommand {
 
         func run() throws {
             let database = try Database(path: global.db)
+            defer { database.checkpointForExit() }
             try database.migrate()
             let now = Int64(Date().timeIntervalSince1970)
             let (key, token) = try database.rotateKey(id: id, grace: grace.seconds, now: now)

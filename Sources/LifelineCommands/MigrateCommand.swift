@@ -19,6 +19,7 @@ struct MigrateCommand: AsyncParsableCommand {
             return
         }
         let database = try Database(path: global.db)
+        defer { database.checkpointForExit() }
         let applied = try database.migrate()
         if applied.isEmpty {
             print("\(global.db): schema up to date")

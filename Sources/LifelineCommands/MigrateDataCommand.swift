@@ -43,6 +43,7 @@ struct MigrateDataCommand: AsyncParsableCommand {
     func run() async throws {
         guard FileManager.default.fileExists(atPath: from) else { throw CommandError("no database at \(from)") }
         let source = try Database(path: from)
+        defer { source.checkpointForExit() }
         var global = try GlobalOptions.parse(["--db", to])
         global.logLevel = logLevel
         let store = try await global.openPostgres(logger: global.makeLogger())

@@ -94,6 +94,7 @@ struct PruneCommand: AsyncParsableCommand {
             throw CommandError("no database at \(global.db)")
         }
         let database = try Database(path: global.db)
+        defer { database.checkpointForExit() }
         try database.migrate()
         let started = ContinuousClock.now
         let before = try database.fileBytes()

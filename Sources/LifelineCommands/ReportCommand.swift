@@ -114,6 +114,7 @@ struct ReportCommand: AsyncParsableCommand {
             throw CommandError("no database at \(global.db)")
         }
         let database = try Database(path: global.db, options: file?.databaseOptions() ?? Database.Options())
+        defer { database.checkpointForExit() }
         let applied = try database.appliedMigrations().count
         guard applied >= EmbeddedMigrations.all.count else {
             throw CommandError(

@@ -108,6 +108,18 @@ package final class Database: Sendable, AggregateSource {
         }
     }
 
+    /// Moves everything in the write-ahead log into the database file and truncates the log
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so the `.sqlite` file alone is complete: what every
+    /// command does before it exits, and the server once its writer has stopped. Returns false
+    /// (and leaves the log for the next open) when a reader still held an old snapshot.
+    @discardableResult
+    package func checkpointForExit() -> Bool {
+        let busy = try? withConnection { (connection) throws(StoreError) -> Int64 in
+            try connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(0) }.first ?? 1
+        }
+        return busy == 0
+    }
+
     /// Runs SQL statements that change the database (tests and tools only; not for client input).
     package func execute(_ sql: String) throws(StoreError) {
         try withConnection { (connection) throws(StoreError) in try connection.execute(sql) }
