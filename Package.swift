@@ -219,6 +219,7 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict

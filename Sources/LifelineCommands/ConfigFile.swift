@@ -21,6 +21,7 @@ struct ConfigFile: Decodable {
         var idleTimeoutSeconds: Int?
         var maxHeaderBytes: Int?
         var maxConnections: Int?
+        var shutdownGraceSeconds: Int?
 
         enum CodingKeys: String, CodingKey {
             case host, port
@@ -32,6 +33,7 @@ struct ConfigFile: Decodable {
             case idleTimeoutSeconds = "idle_timeout_seconds"
             case maxHeaderBytes = "max_header_bytes"
             case maxConnections = "max_connections"
+            case shutdownGraceSeconds = "shutdown_grace_seconds"
         }
     }
 
@@ -157,6 +159,7 @@ struct ConfigFile: Decodable {
                 ("server.idle_timeout_seconds", file.server?.idleTimeoutSeconds),
                 ("server.max_header_bytes", file.server?.maxHeaderBytes),
                 ("server.max_connections", file.server?.maxConnections),
+                ("server.shutdown_grace_seconds", file.server?.shutdownGraceSeconds),
                 ("limits.max_inflight_bytes", file.governance?.maxInflightBytes),
                 ("limits.max_queued_documents", file.governance?.maxQueuedDocuments),
                 ("limits.app_daily_documents", file.governance?.appDailyDocuments),

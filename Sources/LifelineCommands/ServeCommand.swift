@@ -1,10 +1,14 @@
 import ArgumentParser
+import Foundation
 import Hummingbird
 import LifelineBackends
 import LifelineModel
 import LifelinePostgres
 import LifelineServer
 import LifelineSQLite
+import Logging
+import ServiceLifecycle
+import UnixSignals
 
 /// `lifeline serve`: runs the HTTP service until SIGTERM/SIGINT, then finishes in-flight writes.
 struct ServeCommand: AsyncParsableCommand {
@@ -70,6 +74,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let seconds = file?.server?.idleTimeoutSeconds { server.idleTimeout = .seconds(seconds) }
         if let bytes = file?.server?.maxHeaderBytes { server.maxHeaderBytes = bytes }
         if let connections = file?.server?.maxConnections { server.maxConnections = connections }
+        if let seconds = file?.server?.shutdownGraceSeconds { server.shutdownGrace = .seconds(seconds) }
         if let retention = file?.retention { server.retention = retention }
         if let minutes = file?.retentionSchedule?.pruneIntervalMinutes { server.pruneInterval = .seconds(minutes * 60) }
         if let conventions = file?.analysis?.conventions { server.conventions = conventions }
@@ -90,7 +95,15 @@ struct ServeCommand: AsyncParsableCommand {
                 "address": "\(server.host):\(server.port)",
             ])
         let app = try await buildApplication(server)
-        try await app.runService()
+        // Stopping is bounded: graceful shutdown for `shutdown_grace_seconds`, then cancellation,
+        // then (ShutdownDeadline) exit, whatever a lost database does to the services.
+        var group = ServiceGroupConfiguration(
+            services: [
+                .init(service: app), .init(service: ShutdownDeadline(grace: server.shutdownGrace, logger: server.logger)),
+            ],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: server.logger)
+        group.maximumGracefulShutdownDuration = server.shutdownGrace
+        try await ServiceGroup(configuration: group).run()
     }
 }
 
@@ -111,5 +124,27 @@ enum SynchronousMode: String, ExpressibleByArgument, CaseIterable {
             throw CommandError("database.synchronous must be full or normal, not \"\(text)\"")
         }
         return mode
+    }
+}
+
+/// The last word on stopping: when graceful shutdown begins (this service is told first), a
+/// dedicated thread waits the grace period plus 5 s of cancellation, then exits the process with
+/// status 1 and a log line. A clean stop ends the process before it fires.
+struct ShutdownDeadline: Service {
+    let grace: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        let limit = grace + .seconds(5)
+        let logger = self.logger
+        let thread = Thread {
+            Thread.sleep(forTimeInterval: Double(limit.components.seconds))
+            logger.error(
+                "shutdown did not finish within \(limit) (server.shutdown_grace_seconds + 5 s); exiting anyway")
+            exit(1)
+        }
+        thread.name = "lifeline-shutdown-deadline"
+        thread.start()
     }
 }

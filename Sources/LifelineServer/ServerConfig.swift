@@ -26,6 +26,10 @@ package struct ServerConfig: Sendable {
     package var maxHeaderBytes = 16 << 10
     /// Connections open at once; more wait in the listen backlog (`server.max_connections`). Default 1,024.
     package var maxConnections = 1_024
+    /// On SIGTERM or SIGINT: time to finish in-flight requests and stop the services
+    /// (`server.shutdown_grace_seconds`). Default 10 s. Past it the services are cancelled, and
+    /// 5 s later the process exits (status 1) whatever the database does.
+    package var shutdownGrace: Duration = .seconds(10)
     /// What is kept how long (`retention:`); pruned by a service every ``pruneInterval``.
     package var retention = RetentionPolicy()
     /// Time between two pruning runs (`retention.prune_interval_minutes`). Default 1 h.

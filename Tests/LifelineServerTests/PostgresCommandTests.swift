@@ -388,3 +388,38 @@ struct AlertOutboxTakeoverTests {
         }
     }
 }
+
+/// Stopping is bounded (issue 23): a PostgreSQL node whose database has gone away still exits on
+/// SIGTERM, within `server.shutdown_grace_seconds` + 5 s.
+@Suite("Bounded shutdown", .serialized)
+struct BoundedShutdownTests {
+    @Test("a node whose PostgreSQL is gone exits on SIGTERM within the grace period")
+    func exitsWithoutItsDatabase() async throws {
+        guard let postgres = PostgresServer.dedicated() else { return }
+        defer { postgres.stop() }
+        let url = try postgres.createDatabase()
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try directory.write("lifeline.yaml", "server:\n  shutdown_grace_seconds: 2\n")
+        let node = try Lifeline.Server(database: url, extra: ["--config", config])
+        try await node.waitUntilReady()
+        postgres.stop()
+        // Requests keep coming while the database is gone (they hang on it, or fail).
+        let probes = Task {
+            for _ in 0..<3 {
+                _ = try? await TestClient.withClient(host: "127.0.0.1", port: node.port) { http in
+                    try await http.get("/readyz")
+                }
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        let sent = ContinuousClock.now
+        node.kill(SIGTERM)
+        let status = node.wait()
+        let took = ContinuousClock.now - sent
+        probes.cancel()
+        #expect(took < .seconds(2 + 5 + 3), "exited after \(took)")
+        #expect(status == 0 || status == 1, "exit status \(status)")
+        print("bounded shutdown: the node exited \(took) after SIGTERM, status \(status)")
+    }
+}

@@ -46,6 +46,21 @@ package final class PostgresServer: Sendable {
         }
     }
 
+    /// A server of its own, for a test that stops it (``stop()``); nil (with a note, or a recorded
+    /// issue in CI) when PostgreSQL is not installed.
+    package static func dedicated() -> PostgresServer? {
+        do {
+            return try start()
+        } catch {
+            if ProcessInfo.processInfo.environment["CI"] == "true" {
+                Issue.record("PostgreSQL tests need a server: \(error.message)")
+            } else {
+                print("PostgreSQL tests skipped: \(error.message)")
+            }
+            return nil
+        }
+    }
+
     /// A new empty database on the server; its URL.
     package func createDatabase() throws -> String {
         let name = "lifeline_test_\(getpid())_\(Self.counter.wrappingAdd(1, ordering: .relaxed).oldValue)"
@@ -133,7 +148,7 @@ package final class PostgresServer: Sendable {
     }
 
     /// Stops the server (immediate shutdown) and removes its directory.
-    func stop() {
+    package func stop() {
         try? run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-w", "stop"])
         child.withLock { process in
             if let process, process.isRunning { process.terminate() }
@@ -142,14 +157,18 @@ package final class PostgresServer: Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    private static let toStop = Mutex<PostgresServer?>(nil)
+    private static let toStop = Mutex<[PostgresServer]>([])
 
     private static func stopAtExit(_ server: PostgresServer) {
-        toStop.withLock { $0 = server }
+        let first = toStop.withLock { servers in
+            servers.append(server)
+            return servers.count == 1
+        }
+        guard first else { return }
         atexit {
-            PostgresServer.toStop.withLock { server in
-                server?.stop()
-                server = nil
+            PostgresServer.toStop.withLock { servers in
+                for server in servers { server.stop() }
+                servers = []
             }
         }
     }
