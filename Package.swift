@@ -229,9 +229,40 @@ let package = Package(
             dependencies: ["LifelineCommands", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
+        // Test helpers in three layers, so a test target builds only what it tests: fixtures and
+        // temporary directories (model only), a temporary SQLite database (the SQLite store), and
+        // servers on either store (everything).
+        .target(
+            name: "LifelineTestFixtures",
+            dependencies: [
+                "LifelineModel",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/LifelineTestFixtures",
+            swiftSettings: strict
+        ),
+        .target(
+            name: "LifelineStoreTestSupport",
+            dependencies: [
+                "LifelineTestFixtures",
+                "LifelineSQLite",
+                "LifelineStorage",
+                "LifelineIngest",
+                "LifelineAnalysis",
+                "LifelineModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Tests/LifelineStoreTestSupport",
+            swiftSettings: strict
+        ),
         .target(
             name: "LifelineTestSupport",
             dependencies: [
+                "LifelineTestFixtures",
+                "LifelineStoreTestSupport",
                 "LifelineModel",
                 "LifelineAlerts",
                 "LifelineAlertState",
@@ -254,12 +285,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LifelineModelTests",
-            dependencies: ["LifelineTestSupport", "LifelineAlertState", "LifelineStorage", "LifelineModel"],
+            dependencies: ["LifelineTestFixtures", "LifelineModel"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LifelineSQLiteTests",
-            dependencies: ["LifelineTestSupport", "LifelineAlertState", "LifelineStorage", "LifelineSQLite", "LifelineIngest", "LifelineModel", "LifelineAnalysis"],
+            dependencies: [
+                "LifelineStoreTestSupport", "LifelineTestFixtures", "LifelineAlertState", "LifelineStorage", "LifelineSQLite",
+                "LifelineIngest", "LifelineModel", "LifelineAnalysis",
+            ],
             swiftSettings: strict
         ),
         .testTarget(

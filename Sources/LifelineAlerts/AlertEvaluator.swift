@@ -45,12 +45,12 @@ package actor AlertEvaluator: Service {
     package nonisolated let notifications: NotificationDispatcher
 
     var rules: RuleSet
-    private let rulesPath: String?
-    private var loadedAt: Int64
+    let rulesPath: String?
+    var loadedAt: Int64
     /// Alert states by rule, then fingerprint; `nil` until read from the store.
-    private var states: [String: [String: AlertStateRecord]]?
-    private var evaluations: [String: RuleEvaluationRecord] = [:]
-    private var evaluationCounts: [String: EvaluationCount] = [:]
+    var states: [String: [String: AlertStateRecord]]?
+    var evaluations: [String: RuleEvaluationRecord] = [:]
+    var evaluationCounts: [String: EvaluationCount] = [:]
     private var lastPrune: Int64?
     /// Outbox rows queued for delivery by this process and not finished yet.
     var outboxInFlight: Set<Int64> = []
@@ -125,7 +125,7 @@ package actor AlertEvaluator: Service {
     }
 
     /// Forgets, in the store, the state of rules not in the current set.
-    private func forgetRemovedRules() async {
+    func forgetRemovedRules() async {
         do {
             try await store.forgetAlertRules(except: Set(rules.rules.map(\.name)))
         } catch {
@@ -134,11 +134,11 @@ package actor AlertEvaluator: Service {
     }
 
     /// Whether another node leads (``Options/leader``).
-    private var isFollower: Bool { options.leader.map { !$0() } ?? false }
+    var isFollower: Bool { options.leader.map { !$0() } ?? false }
 
     /// Drops what this node remembers of the store's alert state: a follower reads it again from
     /// the store, where the leader writes it, and so does this node if it becomes leader.
-    private func forgetCachedState() {
+    func forgetCachedState() {
         states = nil
         outboxInFlight = []
         evaluations = [:]
@@ -149,89 +149,6 @@ package actor AlertEvaluator: Service {
     private func evaluateNow() async -> Int64 {
         await evaluate(at: clock.now())
         return rules.evaluationInterval
-    }
-
-    // MARK: Reload
-
-    /// Reads the rule file again; on any problem the current rules stay and the error lists every one.
-    @discardableResult
-    package func reload() async throws(RuleFileError) -> RuleSet {
-        guard let rulesPath else {
-            throw RuleFileError([
-                .init(file: "-", line: nil, subject: nil, message: "no rule file configured (serve --rules FILE)")
-            ])
-        }
-        let loaded: Result<RuleSet, RuleFileError>
-        do {
-            // A file read: on NIO's blocking pool, not in this actor on the cooperative pool.
-            loaded = try await NIOThreadPool.singleton.runIfActive {
-                Result { () throws(RuleFileError) in try RuleFileLoader.load(path: rulesPath) }
-            }
-        } catch {
-            throw RuleFileError([
-                .init(file: rulesPath, line: nil, subject: nil, message: "could not be read: \(error)")
-            ])
-        }
-        let set = try loaded.get()
-        await apply(set)
-        return set
-    }
-
-    /// Replaces the rules (already validated); state of removed rules is forgotten.
-    package func apply(_ set: RuleSet) async {
-        rules = set
-        loadedAt = clock.now()
-        notifications.configure(set.receivers)
-        let names = Set(set.rules.map(\.name))
-        if states != nil { states = states?.filter { names.contains($0.key) } }
-        evaluations = evaluations.filter { names.contains($0.key) }
-        // A follower leaves the shared state alone: the leader's rules decide (they may differ
-        // for a moment while a new rule file rolls out); it forgets when it takes the lead.
-        if !isFollower { await forgetRemovedRules() }
-        logger.info(
-            "alert rules loaded",
-            metadata: ["rules": "\(set.rules.count)", "receivers": "\(set.receivers.count)"])
-    }
-
-    // MARK: Reading
-
-    /// Rules, evaluations, alerts and delivery counters now.
-    package func snapshot() async -> AlertsSnapshot {
-        if isFollower { forgetCachedState() }
-        await loadStatesIfNeeded()
-        if evaluations.isEmpty, let stored = try? await store.ruleEvaluations() {
-            let names = Set(rules.rules.map(\.name))
-            for record in stored where names.contains(record.rule) { evaluations[record.rule] = record }
-        }
-        let alerts = (states ?? [:]).values.flatMap(\.values).sorted {
-            ($0.rule, $0.fingerprint) < ($1.rule, $1.fingerprint)
-        }
-        return AlertsSnapshot(
-            rules: rules, rulesPath: rulesPath, loadedAt: loadedAt, evaluations: evaluations, alerts: alerts,
-            receivers: notifications.statistics, evaluationCounts: evaluationCounts)
-    }
-
-    /// State changes of the last `seconds` before the clock's now, newest first, at most `limit`.
-    package func history(lastSeconds seconds: Int64, limit: Int) async -> [AlertTransition] {
-        do {
-            return try await store.alertHistory(since: clock.now() - seconds, limit: limit)
-        } catch {
-            logger.error("cannot read alert history", metadata: ["error": "\(error)"])
-            return []
-        }
-    }
-
-    private func loadStatesIfNeeded() async {
-        guard states == nil else { return }
-        do {
-            var loaded: [String: [String: AlertStateRecord]] = [:]
-            for record in try await store.alertStates() {
-                loaded[record.rule, default: [:]][record.fingerprint] = record
-            }
-            if states == nil { states = loaded }
-        } catch {
-            logger.error("cannot read alert state", metadata: ["error": "\(error)"])
-        }
     }
 
     // MARK: Evaluation

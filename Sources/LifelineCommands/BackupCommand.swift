@@ -68,7 +68,8 @@ struct BackupCommand: ParsableCommand {
         for uuid in uuids {
             let source = directory.appendingPathComponent(uuid)
             guard FileManager.default.fileExists(atPath: source.path) else {
-                throw CommandError("the symbol file of \(uuid) is missing from \(directory.path); the backup is incomplete")
+                throw CommandError(
+                    "the symbol file of \(uuid) is missing from \(directory.path); the backup is incomplete")
             }
             try FileManager.default.copyItem(at: source, to: target.appendingPathComponent(uuid))
             bytes += (try? FileManager.default.attributesOfItem(atPath: source.path)[.size] as? Int) ?? 0

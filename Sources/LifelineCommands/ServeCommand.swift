@@ -99,7 +99,8 @@ struct ServeCommand: AsyncParsableCommand {
         // then (ShutdownDeadline) exit, whatever a lost database does to the services.
         var group = ServiceGroupConfiguration(
             services: [
-                .init(service: app), .init(service: ShutdownDeadline(grace: server.shutdownGrace, logger: server.logger)),
+                .init(service: app),
+                .init(service: ShutdownDeadline(grace: server.shutdownGrace, logger: server.logger)),
             ],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: server.logger)
         group.maximumGracefulShutdownDuration = server.shutdownGrace

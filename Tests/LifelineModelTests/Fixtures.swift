@@ -1,6 +1,6 @@
 import Foundation
 import LifelineModel
-import LifelineTestSupport
+import LifelineTestFixtures
 
 /// Access to the shared MetricKit fixtures (`../shared/fixtures/metrickit/` beside the repository).
 enum Fixtures {

@@ -1,5 +1,5 @@
 import Foundation
-import LifelineTestSupport
+import LifelineTestFixtures
 import Testing
 
 /// The generated Swift files (`Embedded*.swift`) are exactly what their scripts make from the

@@ -1,7 +1,8 @@
 import LifelineAnalysis
 import LifelineModel
 import LifelineSQLite
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("Aggregate reader")

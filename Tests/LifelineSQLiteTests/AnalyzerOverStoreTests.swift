@@ -2,7 +2,8 @@ import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
 import LifelineSQLite
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("Analyzer over the store")

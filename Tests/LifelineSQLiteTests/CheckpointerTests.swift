@@ -2,7 +2,8 @@ import Foundation
 import LifelineIngest
 import LifelineModel
 import LifelineSQLite
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("WAL checkpoints beside the writer")

@@ -1,6 +1,7 @@
 import LifelineSQLite
 import LifelineStorage
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("API keys")

@@ -2,7 +2,8 @@ import Foundation
 import LifelineModel
 import LifelineSQLite
 import LifelineStorage
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("Migrations")

@@ -2,7 +2,8 @@ import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
 @testable import LifelineSQLite
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("Packed rollup cells")

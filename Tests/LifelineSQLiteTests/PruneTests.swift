@@ -4,7 +4,8 @@ import LifelineIngest
 import LifelineModel
 import LifelineSQLite
 import LifelineStorage
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 /// Fills databases with payloads on known October 2019 days (the fixtures' month).

@@ -3,7 +3,8 @@ import LifelineIngest
 import LifelineModel
 import LifelineSQLite
 import LifelineStorage
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 /// Shared data for the rollup and reader tests.

@@ -1,7 +1,8 @@
 import LifelineIngest
 import LifelineModel
 import LifelineSQLite
-import LifelineTestSupport
+import LifelineStoreTestSupport
+import LifelineTestFixtures
 import Testing
 
 @Suite("Storage budget")

@@ -31,7 +31,8 @@ struct BackupTests {
         let read = try token(["--role", "read"])
         let imported = try run(["dsym", "import", "--db", database, "--app", app, dsym.path])
         let uuid = try #require(
-            imported.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.count == 36 && $0.contains("-") })
+            imported.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.count == 36 && $0.contains("-") }
+        )
 
         let server = try Lifeline.Server(database: database)
         try await server.waitUntilReady()
@@ -81,7 +82,8 @@ struct BackupTests {
         let window = "from=2026-10-01&to=2026-11-30"
         func answers(_ port: Int) async throws -> [String] {
             try await TestClient.withClient(host: "127.0.0.1", port: port) { http in
-                let groups = try json(try await http.get("/v1/apps/\(app)/crashes?\(window)", headers: headers).body ?? ByteBuffer())
+                let groups = try json(
+                    try await http.get("/v1/apps/\(app)/crashes?\(window)", headers: headers).body ?? ByteBuffer())
                 let id = try #require((groups["groups"] as? [[String: Any]])?.first?["id"] as? Int)
                 var bodies: [String] = []
                 for path in [

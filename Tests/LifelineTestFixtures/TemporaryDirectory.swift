@@ -1,5 +1,4 @@
 import Foundation
-import LifelineSQLite
 
 /// A unique directory under the system's temporary directory, removed when the last reference
 /// goes (or by ``remove()``). Store tests that need a fresh, unmigrated file use its
@@ -18,12 +17,6 @@ package final class TemporaryDirectory: Sendable {
     /// `lifeline.sqlite` in this directory (not created by this call).
     package var databasePath: String { url.appendingPathComponent("lifeline.sqlite").path }
 
-    /// Opens and migrates the database at ``databasePath``.
-    package func openDatabase(_ options: Database.Options = Database.Options()) throws -> Database {
-        let database = try Database(path: databasePath, options: options)
-        try database.migrate()
-        return database
-    }
 
     /// Writes `text` to `name` in the directory and returns its path.
     @discardableResult

@@ -1,5 +1,6 @@
 import CompressNIO
 import Foundation
+import Logging
 import NIOCore
 
 /// The repository's root and the shared fixtures beside it.
@@ -41,4 +42,9 @@ package struct TestFailure: Error, CustomStringConvertible {
 package func gzip(_ data: Data) throws -> ByteBuffer {
     var buffer = ByteBuffer(bytes: data)
     return try buffer.compress(with: .gzip())
+}
+
+extension Logger {
+    /// A logger that drops everything.
+    package static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 }

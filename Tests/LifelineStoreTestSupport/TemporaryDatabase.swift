@@ -1,7 +1,7 @@
 import Foundation
+@_exported import LifelineTestFixtures
 import LifelineAnalysis
 import LifelineIngest
-import LifelineServer
 import LifelineSQLite
 import LifelineStorage
 import Logging
@@ -30,14 +30,6 @@ package final class TemporaryDatabase: Sendable {
         try database.createKey(role: role, app: app).token
     }
 
-    /// A server configuration on this database, on a free port, without logs, rate limits and retention off.
-    package func config(options: Database.Options = .init(), limits: IngestLimits = .init()) -> ServerConfig {
-        var config = ServerConfig.forTests(limits: limits)
-        config.databasePath = path
-        config.database = options
-        return config
-    }
-
     /// Ingests JSON documents (plain) of `app` through the pipeline and writer of the HTTP API.
     package func ingest(
         _ documents: [String], app: String = "com.example.notes", receivedAt: Int64 = 1_000
@@ -62,23 +54,3 @@ package final class TemporaryDatabase: Sendable {
     package func remove() { directory.remove() }
 }
 
-extension Logger {
-    /// A logger that drops everything.
-    package static let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-}
-
-extension ServerConfig {
-    /// A configuration for a test server: a free port, no logs, `limits`; rate limits off (every
-    /// test client is 127.0.0.1) and retention off (tests load fixtures of past years) unless a
-    /// test sets them.
-    package static func forTests(limits: IngestLimits = .init()) -> ServerConfig {
-        var config = ServerConfig()
-        config.port = 0
-        config.limits = limits
-        config.governance.ingestRatePerKey = 0
-        config.governance.ingestRatePerIP = 0
-        config.retention = .keepForever
-        config.logger = .quiet
-        return config
-    }
-}
