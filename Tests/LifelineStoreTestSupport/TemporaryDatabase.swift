@@ -53,4 +53,3 @@ package final class TemporaryDatabase: Sendable {
 
     package func remove() { directory.remove() }
 }
-

@@ -17,7 +17,6 @@ package final class TemporaryDirectory: Sendable {
     /// `lifeline.sqlite` in this directory (not created by this call).
     package var databasePath: String { url.appendingPathComponent("lifeline.sqlite").path }
 
-
     /// Writes `text` to `name` in the directory and returns its path.
     @discardableResult
     package func write(_ name: String, _ text: String) throws -> String {
