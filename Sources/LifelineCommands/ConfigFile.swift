@@ -42,6 +42,13 @@ struct ConfigFile: Decodable {
         /// `postgres://…`: PostgreSQL instead of the SQLite file.
         var url: String?
         var synchronous: String?
+        /// `timeout_seconds`: the longest a request waits on the database.
+        var timeoutSeconds: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case path, url, synchronous
+            case timeoutSeconds = "timeout_seconds"
+        }
     }
 
     enum CodingKeys: String, CodingKey {
@@ -80,6 +87,7 @@ struct ConfigFile: Decodable {
         var options = options
         if let directory = symbols?.directory { options.symbolDirectory = directory }
         if let executable = symbols?.llvmSymbolizer { options.llvmSymbolizer = executable }
+        if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
         return options
     }
 
@@ -160,6 +168,7 @@ struct ConfigFile: Decodable {
                 ("server.max_header_bytes", file.server?.maxHeaderBytes),
                 ("server.max_connections", file.server?.maxConnections),
                 ("server.shutdown_grace_seconds", file.server?.shutdownGraceSeconds),
+                ("database.timeout_seconds", file.database?.timeoutSeconds),
                 ("limits.max_inflight_bytes", file.governance?.maxInflightBytes),
                 ("limits.max_queued_documents", file.governance?.maxQueuedDocuments),
                 ("limits.app_daily_documents", file.governance?.appDailyDocuments),

@@ -45,7 +45,7 @@ struct DsymImportCommand: AsyncParsableCommand {
             Each architecture slice is recorded under its LC_UUID (thin and fat files) and copied to \
             <database>.symbols/<UUID> (on PostgreSQL: into the database, in 8 MiB chunks). A zip (an Xcode archive's dSYMs, zipped by CI) is read like the \
             upload endpoint reads it: paths climbing out with .., links and zip bombs refuse the whole file. Frames of that binary are symbolicated when read, crashes \
-            stored before the import included. Importing the same UUID again changes nothing. \
+            stored before the import included. Importing the same UUID again changes nothing (unless it was marked unusable: replaced). \
             Needs llvm-symbolizer on PATH to symbolicate (the Swift toolchain and Debian's llvm ship it).
             """
     )
@@ -101,7 +101,13 @@ struct DsymImportCommand: AsyncParsableCommand {
 /// `lifeline dsym list`.
 struct DsymListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List the debug symbols of an app (uuid, arch, binary, size, imported at).")
+        commandName: "list",
+        abstract: "List the debug symbols of an app (uuid, arch, binary, size, imported at; unusable ones marked).",
+        discussion: """
+            A slice whose file crashed llvm-symbolizer or gave no answer in time is marked \
+            "UNUSABLE (crashed|timed_out since …)": its frames stay unsymbolicated and it is not tried again; \
+            importing the same UUID again replaces it and clears the mark.
+            """)
 
     @OptionGroup var global: GlobalOptions
 
@@ -115,9 +121,12 @@ struct DsymListCommand: AsyncParsableCommand {
         let app = self.app
         try await DsymCommand.withStore(global, config: config) { store, _ in
             for symbols in try await store.debugSymbols(app: app) {
+                let mark = symbols.unusable.map {
+                    " UNUSABLE (\($0.reason) since \(UTCTimestamp.iso8601($0.at)))"
+                }
                 print(
                     "\(symbols.uuid) \(symbols.arch) \(symbols.binaryName) \(symbols.size) B "
-                        + UTCTimestamp.iso8601(symbols.uploadedAt))
+                        + UTCTimestamp.iso8601(symbols.uploadedAt) + (mark ?? ""))
             }
         }
     }

@@ -99,7 +99,11 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
     }
 
     /// The pool configuration of this location.
-    func clientConfiguration() throws(PostgresStoreError) -> PostgresClient.Configuration {
+    /// The pool's configuration: connections time out after `timeout`, and so do statements, lock
+    /// waits and transactions left idle (a node that lost its way must not hold a lock or a
+    /// snapshot: `idle_in_transaction_session_timeout`).
+    func clientConfiguration(timeout: Duration = .seconds(5)) throws(PostgresStoreError) -> PostgresClient.Configuration
+    {
         let tls: PostgresClient.Configuration.TLS
         if let (settings, required) = tlsSettings() {
             tls = required ? .require(settings) : .prefer(settings)
@@ -110,7 +114,13 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
             host: host, port: port, username: username, password: password, database: database, tls: tls)
         configuration.options.maximumConnections = poolSize
         configuration.options.minimumConnections = 0
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = timeout
+        let milliseconds =
+            "\(timeout.components.seconds * 1_000 + timeout.components.attoseconds / 1_000_000_000_000_000)"
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", milliseconds), ("lock_timeout", milliseconds),
+            ("idle_in_transaction_session_timeout", milliseconds),
+        ]
         return configuration
     }
 

@@ -16,18 +16,40 @@ extension PostgresStore: AggregateSource {
     ) async throws -> T {
         let logger = self.logger
         let symbols = symbolicator.map { (cache: symbolCache, symbolicator: $0) }
-        try await waitForPool()
-        return try await client.withConnection { connection in
-            try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-            do {
-                let result = try await body(PostgresReader(connection: connection, logger: logger, symbols: symbols))
-                try await connection.query("COMMIT", logger: logger)
-                return result
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
+        let client = self.client
+        do {
+            return try await withDeadline(timeout, "read") {
+                try await self.waitForPool()
+                return try await client.withConnection { connection in
+                    try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                    do {
+                        let result = try await body(
+                            PostgresReader(connection: connection, logger: logger, symbols: symbols))
+                        try await connection.query("COMMIT", logger: logger)
+                        return result
+                    } catch {
+                        _ = try? await connection.query("ROLLBACK", logger: logger)
+                        throw error
+                    }
+                }
             }
+        } catch {
+            throw Self.readError(error, logger: logger)
         }
+    }
+}
+
+extension PostgresStore {
+    /// A read's failure as the server answers it: the database unreachable, restarting, out of
+    /// connections, or past the time bound is ``StoreError/Code/unavailable`` (503); a wrong query
+    /// stays what it is (500).
+    static func readError(_ error: any Error, logger: Logger) -> any Error {
+        if let error = error as? StoreError { return error }
+        if let server = serverError(error), !isUnavailable(server) { return error }
+        if error is PostgresStoreError || error is CancellationError { return error }
+        logger.warning(
+            "postgres read failed: database unavailable", metadata: ["error": "\(String(reflecting: error))"])
+        return StoreError(.unavailable, "the database is unavailable", cause: "\(error)")
     }
 }
 
@@ -276,19 +298,8 @@ struct PostgresReader: AggregateReader {
                         offset: UInt64(bitPattern: offset))
                 }
                 if let symbols {
-                    // The slices first (queries and cache files), then the symbolizer's process
-                    // I/O on NIO's blocking pool, never on the cooperative pool.
-                    var slices: [String: (symbols: DebugSymbols, file: String)] = [:]
-                    for uuid in Set(info.sampleFrames.compactMap { $0.binaryUUID?.uppercased() }) {
-                        slices[uuid] = try await symbolFile(uuid: uuid, cache: symbols.cache)
-                    }
-                    let (frames, title, found) = (info.sampleFrames, info.title, slices)
-                    (info.sampleFrames, info.title) = try await NIOThreadPool.singleton.runIfActive {
-                        let symbolicated = Symbolication.symbolicate(frames, symbolicator: symbols.symbolicator) {
-                            uuid in found[uuid]
-                        }
-                        return (symbolicated, Symbolication.title(title, frames: symbolicated))
-                    }
+                    (info.sampleFrames, info.title) = try await symbolicate(
+                        info.sampleFrames, title: info.title, with: symbols)
                 }
             }
             infos.append(info)
@@ -296,7 +307,8 @@ struct PostgresReader: AggregateReader {
         return infos
     }
 
-    /// The app's own binaries seen in its diagnostics without debug symbols, most frequent first.
+    /// The app's own binaries seen in its diagnostics without usable debug symbols (none, or a
+    /// slice marked unusable), most frequent first.
     func missingSymbols(app: String, limit: Int) async throws -> [MissingSymbols] {
         var binds = PostgresBindings()
         binds.append(app)
@@ -307,7 +319,7 @@ struct PostgresReader: AggregateReader {
             FROM diagnostic_frames f JOIN diagnostics d ON d.day = f.day AND d.id = f.diagnostic
                 JOIN payloads p ON p.id = d.payload
             WHERE p.app = (SELECT id FROM apps WHERE bundle_id = $1) AND f.binary_uuid IS NOT NULL
-                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
+                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols WHERE unusable_reason IS NULL)
             GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT $2
             """, binds
         ).map { row in

@@ -106,7 +106,8 @@ extension PostgresStore {
 
     /// One round trip to the server (readiness).
     package func ping() async throws {
-        try await client.query("SELECT 1", logger: logger)
+        let (client, logger) = (self.client, self.logger)
+        try await withDeadline(min(timeout, .seconds(1)), "ping") { try await client.query("SELECT 1", logger: logger) }
     }
 
     /// The key of a row whose first columns are ``keyColumns``.

@@ -1,6 +1,7 @@
 import Foundation
 import LifelineIngest
 import LifelineModel
+import LifelineStorage
 import PostgresNIO
 
 /// Ingest on PostgreSQL: requests are grouped into transactions (``WriteQueue``: what waits when
@@ -18,9 +19,17 @@ extension PostgresStore: DocumentWriter {
             throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
         }
         do {
-            return try await writeQueue.submit(WriteJob(request: request, items: items), to: self)
+            let job = WriteJob(request: request, items: items)
+            return try await withDeadline(timeout, "ingest") { try await self.writeQueue.submit(job, to: self) }
         } catch let error as IngestError {
             throw error
+        } catch let error as StoreError where error.code == .unavailable {
+            // The write may still commit after this answer: a retry (same content, same key) is
+            // then answered as a duplicate, never counted twice.
+            logger.warning("postgres write timed out", metadata: ["error": "\(error)"])
+            throw IngestError(
+                .unavailable, code: "database_unavailable",
+                "the database did not answer within \(timeout.seconds) s; nothing was acknowledged, retry later")
         } catch {
             logger.error("postgres write failed", metadata: ["error": "\(String(reflecting: error))"])
             throw IngestError(.internal, code: "internal", "internal error")
@@ -73,8 +82,8 @@ extension PostgresStore: DocumentWriter {
                 }
                 logger.warning("postgres unavailable", metadata: ["error": "\(String(reflecting: error))"])
                 throw IngestError(
-                    .unavailable, code: "unavailable",
-                    "the store cannot write right now; nothing was stored, retry later")
+                    .unavailable, code: "database_unavailable",
+                    "the database cannot take the write now; nothing was stored, retry later")
             }
         }
     }
@@ -95,7 +104,8 @@ extension PostgresStore: DocumentWriter {
     /// operator intervention (57, e.g. shutting down), system errors (58).
     static func isUnavailable(_ error: PSQLError) -> Bool {
         guard let state = error.serverInfo?[.sqlState] else { return true }
-        return ["08", "53", "57", "58"].contains(String(state.prefix(2)))
+        // 55P03: lock_timeout; 57014 (in class 57): statement_timeout.
+        return ["08", "53", "57", "58"].contains(String(state.prefix(2))) || state == "55P03"
     }
 
     /// A deadlock (40P01) or serialization failure (40001) between concurrent writers.

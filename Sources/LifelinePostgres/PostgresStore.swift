@@ -37,6 +37,8 @@ package final class PostgresStore: Sendable {
     /// Bytes per stored chunk of a debug-symbol slice: what one statement carries, and what a
     /// node holds in memory at a time.
     let symbolChunkBytes: Int
+    /// The longest a request waits on the database (connection, statement, lock): then 503.
+    package let timeout: Duration
 
     /// Connects lazily: the pool opens connections on first use. Call ``shutdown()`` when done.
     /// - Parameters:
@@ -46,9 +48,10 @@ package final class PostgresStore: Sendable {
     ///   - symbolChunkBytes: bytes per stored chunk of a debug-symbol slice (8 MiB).
     package init(
         location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
-        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(5)
     ) throws(PostgresStoreError) {
         self.location = location
+        self.timeout = timeout
         self.symbolChunkBytes = max(1, symbolChunkBytes)
         // Half the pool writes at most; the rest stays for queries, keys and the leader's work.
         self.writeQueue = WriteQueue(writers: location.poolSize / 2)
@@ -60,7 +63,8 @@ package final class PostgresStore: Sendable {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "lifeline-symbols-\(name)", isDirectory: true)
         self.symbolicator = symbolicator
-        let client = PostgresClient(configuration: try location.clientConfiguration(), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: try location.clientConfiguration(timeout: timeout), backgroundLogger: logger)
         self.client = client
         let started = self.started
         self.running = Mutex(
@@ -73,11 +77,11 @@ package final class PostgresStore: Sendable {
     /// Opens the store of `url` (`postgres://…`).
     package convenience init(
         url: String, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
-        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(5)
     ) throws(PostgresStoreError) {
         try self.init(
             location: try PostgresLocation(url), logger: logger, symbolCache: symbolCache, symbolicator: symbolicator,
-            symbolChunkBytes: symbolChunkBytes)
+            symbolChunkBytes: symbolChunkBytes, timeout: timeout)
     }
 
     /// Closes every connection.
@@ -99,6 +103,10 @@ package final class PostgresStore: Sendable {
     package func migrate(_ migrations: [Migration] = EmbeddedPostgresMigrations.all) async throws -> [Migration] {
         try await waitForPool()
         return try await client.withConnection { connection in
+            // Migrations may move many rows and wait for other nodes' lock: no time bound on this
+            // session while they run (``resetTimeouts`` before the connection goes back to the pool).
+            try await connection.query("SET statement_timeout = 0", logger: logger)
+            try await connection.query("SET lock_timeout = 0", logger: logger)
             try await connection.query(
                 """
                 CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -139,11 +147,19 @@ package final class PostgresStore: Sendable {
                 }
             } catch {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+                await resetTimeouts(connection)
                 throw error
             }
             try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLock))", logger: logger)
+            await resetTimeouts(connection)
             return applied
         }
+    }
+
+    /// Back to the pool's time bounds (set at connection start) on a connection migrations used.
+    private func resetTimeouts(_ connection: PostgresConnection) async {
+        _ = try? await connection.query("RESET statement_timeout", logger: logger)
+        _ = try? await connection.query("RESET lock_timeout", logger: logger)
     }
 
     /// Returns once the pool's task runs (a lease before that only logs PostgresNIO's warning and

@@ -65,7 +65,8 @@ extension APIError {
         case .forbidden: self.init(.forbidden, code: error.code, error.message)
         case .tooLarge: self.init(.contentTooLarge, code: error.code, error.message)
         case .unprocessable: self.init(.unprocessableContent, code: error.code, error.message)
-        case .unavailable: self = .unavailable(error.message)
+        case .unavailable:
+            self.init(.serviceUnavailable, code: error.code, error.message, headers: [.retryAfter: "5"])
         case .internal: self.init(.internalServerError, code: error.code, error.message)
         }
     }

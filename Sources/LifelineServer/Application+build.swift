@@ -102,7 +102,7 @@ func buildRouter(
         limits: governance, trustedProxies: config.trustedProxies,
         databaseDirectory: backend.localDiskDirectory ?? ".",
         queuedDocuments: { health.writerStatistics.queuedDocuments },
-        receivedSince: { app, since in try await health.documentsReceived(app: app, since: since) })
+        receivedSince: { app, since in try await health.receivedDocuments(app: app, since: since) })
     HealthController(health: health, admission: admission, leader: backend.leader).addRoutes(to: router)
     let v1 = router.group("v1").add(middleware: AuthMiddleware(keys: keys))
     IngestController(

@@ -15,6 +15,13 @@ package struct StorageOptions: Sendable, Equatable {
     package var symbolDirectory: String?
     /// The `llvm-symbolizer` to run (`symbols.llvm_symbolizer`); nil: found on `PATH`.
     package var llvmSymbolizer: String?
+    /// The longest a request waits on the database (`database.timeout_seconds`, default 5): a
+    /// connection, a statement, a lock. Past it ingest answers 503 `database_unavailable` with
+    /// `Retry-After`, reads 503 too; `/readyz` waits at most 1 s.
+    package var timeoutSeconds: Int = 5
+
+    /// ``timeoutSeconds`` as a duration.
+    package var timeout: Duration { .seconds(max(1, timeoutSeconds)) }
 
     package init(
         synchronous: Synchronous = .full, busyTimeoutMilliseconds: Int32 = 5_000, pageSize: Int = 32_768,

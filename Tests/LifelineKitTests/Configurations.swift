@@ -37,9 +37,10 @@ func record(_ client: LifelineClient) async -> OutcomeLog {
 }
 
 extension OutcomeLog {
-    /// Waits until `condition` holds for the outcomes so far (or `timeout` passes).
+    /// Waits until `condition` holds for the outcomes so far (or `timeout` passes; generous, as the recording task
+    /// may wait long for a thread of a busy cooperative pool).
     func wait(
-        timeout: Duration = .seconds(30), until condition: ([UploadOutcome]) -> Bool
+        timeout: Duration = .seconds(120), until condition: ([UploadOutcome]) -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition(all.map(\.outcome)) {

@@ -6,7 +6,7 @@ import Testing
 /// Rate limits off: tests post as fast as 127.0.0.1 allows.
 let unlimited = "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n"
 
-@Suite("The client against a real lifeline serve on 127.0.0.1", .serialized)
+@Suite("The client against a real lifeline serve on 127.0.0.1", .serialized, .timeLimit(.minutes(3)))
 struct LiveServerTests {
     @Test("every report is stored exactly once when the server is SIGKILLed during uploads and restarted")
     func serverKilledDuringUploads() async throws {
@@ -24,7 +24,7 @@ struct LiveServerTests {
         try await log.wait { $0.contains { $0.retryStatus == .some(nil) } }
         try await server.start(config: unlimited)
 
-        #expect(await client.flush(timeout: .seconds(60)) == 0)
+        #expect(await client.flush() == 0)
         let counters = await client.counters
         #expect(counters.delivered == count)
         #expect(counters.retries > 0)
@@ -45,7 +45,7 @@ struct LiveServerTests {
         let log = await record(client)
         for index in 0..<3 { try await client.submit(metricReport(index), kind: .metric) }
         let started = ContinuousClock.now
-        #expect(await client.flush(timeout: .seconds(30)) == 0)
+        #expect(await client.flush() == 0)
         #expect(ContinuousClock.now - started >= .seconds(1))
         #expect(try await server.stored().metrics == 3)
         let refusals = log.all.filter { $0.outcome.retryStatus == .some(429) }
@@ -72,7 +72,7 @@ struct LiveServerTests {
         try await client.submit(metricReport(1, padding: 20_000), kind: .metric)
         try await client.submit(Data(#"{"hello": "world"}"#.utf8), kind: .metric)
         try await client.submit(metricReport(2), kind: .metric)
-        #expect(await client.flush(timeout: .seconds(20)) == 0)
+        #expect(await client.flush() == 0)
 
         let counters = await client.counters
         #expect(
@@ -104,7 +104,7 @@ struct LiveServerTests {
         #expect(!log.all.contains { if case .deferred = $0.outcome.event { true } else { false } })
         server.stop()
         try await server.start(config: unlimited)
-        #expect(await client.flush(timeout: .seconds(20)) == 0)
+        #expect(await client.flush() == 0)
         #expect(await client.counters.delivered == 1)
         #expect(try await server.stored().metrics == 1)
         server.stop()
@@ -132,7 +132,7 @@ struct LiveServerTests {
         #expect(try await server.stored().metrics == 0)
 
         try await relaunched.setConsent(.granted)
-        #expect(await relaunched.flush(timeout: .seconds(20)) == 0)
+        #expect(await relaunched.flush() == 0)
         #expect(try await server.stored().metrics == 3)
 
         try await relaunched.submit(metricReport(10), kind: .metric)
@@ -165,14 +165,14 @@ struct LiveServerTests {
         let report = metricReport(42)
         let one = try await Lifeline.start(testConfiguration(server.url, key: server.ingestKey, spool: first.url))
         try await one.submit(report, kind: .metric)
-        #expect(await one.flush(timeout: .seconds(20)) == 0)
+        #expect(await one.flush() == 0)
         #expect(try await one.submit(report, kind: .metric) == .alreadyDelivered(id: ContentHash.hex(report)))
         #expect(await one.counters.duplicates == 1)
 
         let two = try await Lifeline.start(testConfiguration(server.url, key: server.ingestKey, spool: second.url))
         let log = await record(two)
         try await two.submit(report, kind: .metric)
-        #expect(await two.flush(timeout: .seconds(20)) == 0)
+        #expect(await two.flush() == 0)
         try await log.wait { $0.contains(where: \.isDelivered) }
         #expect(log.all.map(\.outcome.event) == [.delivered(accepted: 0, duplicates: 1, replayed: true)])
         #expect(await two.counters.duplicates == 1)

@@ -30,6 +30,8 @@ final class ScriptedServer: @unchecked Sendable {
     private var script: [Answer]
     private let fallback: Answer
     private var log: [Request] = []
+    /// `fd` is open (the serving thread closes it when `accept` fails).
+    private var listening = true
 
     /// Answers with `script` in order, then `fallback` forever.
     init(script: [Answer], fallback: Answer) throws {
@@ -67,19 +69,26 @@ final class ScriptedServer: @unchecked Sendable {
         return log
     }
 
-    /// Stops accepting (the thread ends at its next accept).
+    /// Stops accepting: wakes the thread's `accept`, and the thread closes the socket. (Closing it here could let
+    /// the thread, between two requests, `accept` on a descriptor number already reused by the next test's server.)
     func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
+        lock.lock()
+        defer { lock.unlock() }
+        if listening { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
     private func serve() {
         while true {
             let client = accept(fd, nil, nil)
-            guard client >= 0 else { return }
+            if client < 0 && errno == EINTR { continue }
+            guard client >= 0 else { break }
             handle(client)
             Glibc.close(client)
         }
+        lock.lock()
+        listening = false
+        Glibc.close(fd)
+        lock.unlock()
     }
 
     private func handle(_ client: Int32) {

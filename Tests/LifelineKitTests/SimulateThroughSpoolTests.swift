@@ -117,14 +117,18 @@ struct SimulateThroughSpoolTests {
                 server, spool: spool, devices: 60, days: 5, seed: 3, extra: ["--give-up-after", "90", "--rate", "60"]),
             in: work)
         let delivered = spool.appendingPathComponent("delivered")
-        let deadline = ContinuousClock.now + .seconds(60)
-        while Self.count(delivered) < 30 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        // Killed and relaunched from a thread of its own: a task could wait on a cooperative pool held by other
+        // suites' long synchronous work until the whole run had been delivered.
+        let deliveredBeforeKill = try await onOwnThread {
+            let deadline = ContinuousClock.now + .seconds(60)
+            while Self.count(delivered) < 30 && ContinuousClock.now < deadline { usleep(2_000) }
+            let count = Self.count(delivered)
+            server.stop(SIGKILL)
+            usleep(300_000)
+            try server.launch(config: unlimited)
+            return count
         }
-        let deliveredBeforeKill = Self.count(delivered)
-        server.stop(SIGKILL)
-        try await Task.sleep(for: .milliseconds(300))
-        try await server.start(config: unlimited)
+        try await server.waitUntilReady()
 
         let status = try await simulate.wait()
         #expect(status == 0, "\(simulate.stdout)\n\(simulate.stderr)")
@@ -185,14 +189,17 @@ struct SimulateThroughSpoolTests {
                 Self.simulateArguments(
                     server, spool: spool, devices: 2_000, days: 7, seed: 100 + rounds,
                     extra: ["--give-up-after", "60"]), in: work)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while ContinuousClock.now < deadline && simulate.process.isRunning {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
-                if names.contains(where: { $0.hasSuffix(".partial") }) && spooledFiles(spool).count >= before + 3 {
-                    break
+            // A busy watch, on a thread of its own so that it holds no thread of the cooperative pool.
+            try await onOwnThread {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline && simulate.process.isRunning {
+                    let names = (try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? []
+                    if names.contains(where: { $0.hasSuffix(".partial") }) && spooledFiles(spool).count >= before + 3 {
+                        break
+                    }
                 }
+                kill(simulate.process.processIdentifier, SIGKILL)
             }
-            kill(simulate.process.processIdentifier, SIGKILL)
             #expect(try await simulate.wait() == SIGKILL)
             let partials = ((try? FileManager.default.contentsOfDirectory(atPath: temporary.path)) ?? [])
                 .filter { $0.hasSuffix(".partial") }

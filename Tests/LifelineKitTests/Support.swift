@@ -107,6 +107,12 @@ final class LiveServer: @unchecked Sendable {
 
     /// Starts the server (`config`: YAML of a config file) and waits until `/healthz` answers.
     func start(config: String? = nil) async throws {
+        try launch(config: config)
+        try await waitUntilReady()
+    }
+
+    /// Starts the server process (`config`: YAML of a config file) without waiting for it.
+    func launch(config: String? = nil) throws {
         var arguments = [
             "serve", "--db", database, "--host", "127.0.0.1", "--port", "\(port)", "--log-level", "error",
         ]
@@ -122,8 +128,13 @@ final class LiveServer: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
+    }
+
+    /// Waits until `/healthz` of the launched server answers. Bounded by attempts (a minute of them when each is
+    /// prompt), not by the clock: on a busy cooperative pool one wait between two attempts can outlast the start.
+    func waitUntilReady() async throws {
+        guard let process else { throw TestFailure("the server was not launched") }
+        for _ in 0..<1_200 {
             guard process.isRunning else { throw TestFailure("server exited early: \(process.terminationStatus)") }
             if (try? await get("/healthz").status) == 200 { return }
             try await Task.sleep(for: .milliseconds(50))
@@ -229,5 +240,13 @@ final class OutcomeLog: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return items
+    }
+}
+
+/// Runs `body` on a thread of its own, not on the cooperative pool (which other suites' long synchronous work may
+/// hold for tens of seconds), and returns its result.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
     }
 }

@@ -169,7 +169,7 @@ struct IngestErrorTests {
             let response = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token), body: ByteBuffer(bytes: big))
             #expect(response.status == .serviceUnavailable, "\(String(buffer: response.body))")
-            #expect(errorCode(response.body) == "unavailable")
+            #expect(errorCode(response.body) == "database_unavailable")
             #expect(response.headers[.retryAfter] != nil)
         }
         #expect(try env.database.payloadCount(app: "com.example.app", kind: .metric) == 0)

@@ -21,6 +21,8 @@ package final class PostgresServer: Sendable {
     let binaries: String
     let owner: String?
     private let child = Mutex<Process?>(nil)
+    /// Whether commits wait for the WAL (see ``dedicated(durable:)``).
+    let durable: Bool
 
     private static let shared = Mutex<Result<PostgresServer, PostgresServerUnavailable>?>(nil)
     private static let counter = Atomic<Int>(0)
@@ -48,9 +50,11 @@ package final class PostgresServer: Sendable {
 
     /// A server of its own, for a test that stops it (``stop()``); nil (with a note, or a recorded
     /// issue in CI) when PostgreSQL is not installed.
-    package static func dedicated() -> PostgresServer? {
+    /// `durable`: commits reach the WAL before they return (`synchronous_commit=on`), so a killed
+    /// postmaster loses no acknowledged transaction (the shared server trades that for speed).
+    package static func dedicated(durable: Bool = false) -> PostgresServer? {
         do {
-            return try start()
+            return try start(durable: durable)
         } catch {
             if ProcessInfo.processInfo.environment["CI"] == "true" {
                 Issue.record("PostgreSQL tests need a server: \(error.message)")
@@ -82,14 +86,15 @@ package final class PostgresServer: Sendable {
             ])
     }
 
-    private init(port: Int, directory: String, binaries: String, owner: String?) {
+    private init(port: Int, directory: String, binaries: String, owner: String?, durable: Bool = false) {
+        self.durable = durable
         self.port = port
         self.directory = directory
         self.binaries = binaries
         self.owner = owner
     }
 
-    private static func start() throws(PostgresServerUnavailable) -> PostgresServer {
+    private static func start(durable: Bool = false) throws(PostgresServerUnavailable) -> PostgresServer {
         let versions = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         guard let version = versions.sorted(by: { (Int($0) ?? 0) < (Int($1) ?? 0) }).last,
             FileManager.default.isExecutableFile(atPath: "/usr/lib/postgresql/\(version)/bin/initdb")
@@ -104,47 +109,77 @@ package final class PostgresServer: Sendable {
             if owner != nil {
                 try Self.exec("/bin/chown", ["postgres:postgres", directory])
             }
-            let server = PostgresServer(port: freePort(), directory: directory, binaries: binaries, owner: owner)
+            let server = PostgresServer(
+                port: freePort(), directory: directory, binaries: binaries, owner: owner, durable: durable)
             try server.run(
                 binaries + "/initdb",
                 ["-D", directory + "/data", "-A", "trust", "-U", "lifeline", "-E", "UTF8", "--no-sync", "--no-locale"])
-            let arguments = [
-                binaries + "/postgres", "-D", directory + "/data", "-p", "\(server.port)", "-k", directory, "-c",
-                "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c",
-                "full_page_writes=off", "-c", "max_connections=200",
-            ]
-            let process = Process()
-            if let owner {
-                process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-                process.arguments = ["-u", owner, "--"] + arguments
-            } else {
-                process.executableURL = URL(fileURLWithPath: arguments[0])
-                process.arguments = Array(arguments.dropFirst())
-            }
-            _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
-            let log = FileHandle(forWritingAtPath: directory + "/log")
-            process.standardInput = FileHandle.nullDevice
-            process.standardOutput = log ?? FileHandle.nullDevice
-            process.standardError = log ?? FileHandle.nullDevice
-            try process.run()
-            server.child.withLock { $0 = process }
             Self.stopAtExit(server)
-            // Ready when pg_isready says so (the server refuses queries while it starts).
-            for attempt in 0... {
-                if (try? Self.exec(binaries + "/pg_isready", ["-q", "-h", "127.0.0.1", "-p", "\(server.port)"])) != nil
-                {
-                    break
-                }
-                guard attempt < 300, process.isRunning else {
-                    let text = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
-                    throw PostgresServerUnavailable(message: "postgres did not start: \(text.suffix(2_000))")
-                }
-                usleep(100_000)
-            }
+            try server.launch()
             return server
         } catch {
             throw PostgresServerUnavailable(message: "\(error)")
         }
+    }
+
+    /// Starts `postgres` on this server's data directory and port, as a child, and waits until it
+    /// accepts connections.
+    private func launch() throws {
+        let arguments = [
+            binaries + "/postgres", "-D", directory + "/data", "-p", "\(port)", "-k", directory, "-c",
+            "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=\(durable ? "on" : "off")",
+            "-c", "full_page_writes=off", "-c", "max_connections=200",
+        ]
+        let process = Process()
+        if let owner {
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+            process.arguments = ["-u", owner, "--"] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: arguments[0])
+            process.arguments = Array(arguments.dropFirst())
+        }
+        if !FileManager.default.fileExists(atPath: directory + "/log") {
+            _ = FileManager.default.createFile(atPath: directory + "/log", contents: nil)
+        }
+        let log = FileHandle(forWritingAtPath: directory + "/log")
+        _ = try? log?.seekToEnd()
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = log ?? FileHandle.nullDevice
+        process.standardError = log ?? FileHandle.nullDevice
+        try process.run()
+        child.withLock { $0 = process }
+        // Ready when pg_isready says so (the server refuses queries while it starts or recovers).
+        for attempt in 0... {
+            if (try? Self.exec(binaries + "/pg_isready", ["-q", "-h", "127.0.0.1", "-p", "\(port)"])) != nil { break }
+            guard attempt < 300, process.isRunning else {
+                let text = (try? String(contentsOfFile: directory + "/log", encoding: .utf8)) ?? ""
+                throw PostgresServerUnavailable(message: "postgres did not start: \(text.suffix(2_000))")
+            }
+            usleep(100_000)
+        }
+    }
+
+    /// Takes the server down — a fast shutdown, or (`kill`) SIGKILL of the postmaster, as a crash
+    /// would — keeps it down for `downFor` seconds, then starts it again on the same data and port.
+    package func restart(kill: Bool, downFor seconds: Double) throws {
+        if kill {
+            let pidFile = (try? String(contentsOfFile: directory + "/data/postmaster.pid", encoding: .utf8)) ?? ""
+            if let pid = pidFile.split(separator: "\n").first.flatMap({ Int32($0) }) { Foundation.kill(pid, SIGKILL) }
+            // Backends leave once they see their postmaster gone; a new one refuses to start before.
+            for _ in 0..<100 {
+                let left = (try? Self.exec("/usr/bin/pgrep", ["-f", "postgres.*-p \(port)"])) != nil
+                if !left { break }
+                usleep(100_000)
+            }
+        } else {
+            try run(binaries + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        }
+        child.withLock { process in
+            process?.waitUntilExit()
+            process = nil
+        }
+        usleep(useconds_t(seconds * 1_000_000))
+        try launch()
     }
 
     /// Stops the server (immediate shutdown) and removes its directory.

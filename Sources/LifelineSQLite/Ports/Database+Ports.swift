@@ -44,7 +44,7 @@ package struct SQLiteHealth: StoreHealth {
 
     package var batches: BatchObserver { writer.batches }
 
-    package func documentsReceived(app: String, since: Int64) async throws -> Int {
+    package func receivedDocuments(app: String, since: Int64) async throws -> Int {
         try await database.onStoreThread { try $0.documentsReceived(app: app, since: since) }
     }
 }

@@ -143,6 +143,8 @@ struct SQLiteRollupReader {
         }
     }
 
+    /// The app's own binaries seen in its diagnostics without usable debug symbols (none, or a
+    /// slice marked unusable), most frequent first.
     func missingSymbols(app: String, limit: Int) throws -> [MissingSymbols] {
         let rows = try connection.query(
             """
@@ -150,7 +152,7 @@ struct SQLiteRollupReader {
             FROM diagnostic_frames f
             JOIN diagnostics d ON d.id = f.diagnostic JOIN payloads p ON p.id = d.payload
             WHERE p.app = (SELECT id FROM apps WHERE bundle_id = ?1) AND f.binary_uuid IS NOT NULL
-                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols)
+                AND upper(f.binary_uuid) NOT IN (SELECT uuid FROM debug_symbols WHERE unusable_reason IS NULL)
             GROUP BY upper(f.binary_uuid) ORDER BY n DESC, 1 LIMIT ?2
             """, [.text(app), .integer(Int64(limit) * 4)]
         ) { MissingSymbols(uuid: $0.text(0), binaryName: $0.optionalText(1), diagnostics: $0.int64(2)) }

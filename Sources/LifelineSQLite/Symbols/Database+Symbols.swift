@@ -10,7 +10,8 @@ extension Database {
     }
 
     /// Imports the slices of one DWARF file for `app`: each is copied to the symbol directory under
-    /// its UUID and recorded. A UUID already imported is left as is (`imported` false).
+    /// its UUID and recorded. A UUID already imported is left as is (`imported` false), unless it
+    /// was marked unusable: then the file is replaced and the mark cleared (a new version).
     /// `binaryName` defaults to the file's name.
     package func importSymbols(app: String, file: URL, binaryName: String? = nil, now: Int64) throws(StoreError) -> [(
         symbols: DebugSymbols, imported: Bool
@@ -36,7 +37,7 @@ extension Database {
             let symbols = DebugSymbols(
                 uuid: slice.uuid, app: app, arch: slice.arch, binaryName: binaryName.isEmpty ? "binary" : binaryName,
                 textVMAddress: slice.textVMAddress, size: slice.size, uploadedAt: now)
-            if let existing = try debugSymbols(uuid: slice.uuid),
+            if let existing = try debugSymbols(uuid: slice.uuid), existing.unusable == nil,
                 FileManager.default.fileExists(atPath: symbolFile(uuid: slice.uuid).path)
             {
                 results.append((existing, false))
@@ -58,7 +59,9 @@ extension Database {
                     INSERT INTO debug_symbols (uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at)
                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                     ON CONFLICT (uuid) DO UPDATE SET app = excluded.app, arch = excluded.arch,
-                        binary_name = excluded.binary_name, text_vmaddr = excluded.text_vmaddr, size = excluded.size
+                        binary_name = excluded.binary_name, text_vmaddr = excluded.text_vmaddr, size = excluded.size,
+                        uploaded_at = max(excluded.uploaded_at, debug_symbols.uploaded_at + 1), unusable_reason = NULL,
+                        unusable_at = NULL
                     """,
                     [
                         .text(symbols.uuid), .text(app), .text(symbols.arch), .text(symbols.binaryName),
@@ -83,22 +86,37 @@ extension Database {
         try withConnection { (connection) throws(StoreError) -> [DebugSymbols] in
             try connection.query(
                 """
-                SELECT uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at FROM debug_symbols
-                WHERE app = ?1 ORDER BY uploaded_at DESC, uuid
+                SELECT \(Self.symbolColumns) FROM debug_symbols WHERE app = ?1 ORDER BY uploaded_at DESC, uuid
                 """, [.text(app)], Self.symbols)
         }
     }
 
     static func debugSymbols(uuid: String, on connection: Connection) throws(StoreError) -> DebugSymbols? {
         try connection.first(
-            "SELECT uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at FROM debug_symbols WHERE uuid = ?1",
+            "SELECT \(symbolColumns) FROM debug_symbols WHERE uuid = ?1",
             [.text(uuid.uppercased())], symbols)
     }
+
+    static let symbolColumns =
+        "uuid, app, arch, binary_name, text_vmaddr, size, uploaded_at, unusable_reason, unusable_at"
 
     private static func symbols(_ row: Statement) -> DebugSymbols {
         DebugSymbols(
             uuid: row.text(0), app: row.text(1), arch: row.text(2), binaryName: row.text(3),
-            textVMAddress: UInt64(bitPattern: row.int64(4)), size: Int(row.int64(5)), uploadedAt: row.int64(6))
+            textVMAddress: UInt64(bitPattern: row.int64(4)), size: Int(row.int64(5)), uploadedAt: row.int64(6),
+            unusable: UnusableSymbols(reason: row.optionalText(7), at: row.optionalInt64(8)))
+    }
+
+    /// Marks the slice `uuid` unusable (once: a mark already there is kept); false when it was
+    /// already marked or is gone, or when `uploadedAt` is not its version any more (re-uploaded).
+    static func markUnusable(
+        uuid: String, uploadedAt: Int64, reason: SymbolFileFailure, at now: Int64, on connection: Connection
+    ) throws(StoreError) -> Bool {
+        try connection.run(
+            """
+            UPDATE debug_symbols SET unusable_reason = ?1, unusable_at = ?2
+            WHERE uuid = ?3 AND uploaded_at = ?4 AND unusable_reason IS NULL
+            """, [.text(reason.rawValue), .integer(now), .text(uuid.uppercased()), .integer(uploadedAt)]) > 0
     }
 
     /// Deletes the slice `uuid` of `app`: its row, then its file. False when the app has no such slice.

@@ -10,7 +10,7 @@ extension IngestWriter: DocumentWriter {
             switch error.code {
             case .unavailable:
                 throw IngestError(
-                    .unavailable, code: "unavailable",
+                    .unavailable, code: "database_unavailable",
                     "the store cannot write right now; nothing was stored, retry later")
             case .invalid:
                 throw IngestError(.unprocessable, code: "invalid", error.message)

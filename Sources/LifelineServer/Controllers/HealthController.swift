@@ -23,7 +23,9 @@ struct HealthController: Sendable {
         }
         router.get("readyz") { _, context in
             do {
-                try await health.ping()
+                // Within a second, whatever the database does (a lost one must not hold the probe).
+                let health = self.health
+                try await withDeadline(.seconds(1), "readyz") { try await health.ping() }
             } catch {
                 context.logger.warning("readiness: database check failed", metadata: ["error": "\(error)"])
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"database\"}")

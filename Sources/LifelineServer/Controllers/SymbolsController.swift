@@ -119,10 +119,15 @@ struct SymbolsController: Sendable {
         case nil, "false": break
         case "true":
             let missing = try await source.read { reader in try await reader.missingSymbols(app: app, limit: 200) }
+            // A binary whose slice was marked unusable is missing too: say why.
+            var unusable: [String: UnusableSymbols] = [:]
+            for slice in try await symbols.debugSymbols(app: app) { unusable[slice.uuid] = slice.unusable }
             return try Self.json(
                 Missing(
                     missing: missing.map {
-                        MissingBinary(uuid: $0.uuid, binaryName: $0.binaryName, diagnostics: $0.diagnostics)
+                        MissingBinary(
+                            uuid: $0.uuid, binaryName: $0.binaryName, diagnostics: $0.diagnostics,
+                            unusable: unusable[$0.uuid])
                     }),
                 status: .ok)
         default:
@@ -154,9 +159,10 @@ struct SymbolsController: Sendable {
         var uuid: String
         var binaryName: String?
         var diagnostics: Int64
+        var unusable: UnusableSymbols?
 
         enum CodingKeys: String, CodingKey {
-            case uuid, diagnostics
+            case uuid, diagnostics, unusable
             case binaryName = "binary_name"
         }
 
@@ -165,6 +171,18 @@ struct SymbolsController: Sendable {
             try c.encode(uuid, forKey: .uuid)
             try c.encode(binaryName, forKey: .binaryName)
             try c.encode(diagnostics, forKey: .diagnostics)
+            try c.encode(unusable.map(Unusable.init), forKey: .unusable)
+        }
+    }
+
+    /// `{"reason": "crashed", "at": "2026-…Z"}`: why a slice is not used.
+    struct Unusable: Encodable {
+        var reason: String
+        var at: String
+
+        init(_ mark: UnusableSymbols) {
+            reason = mark.reason
+            at = UTCTimestamp.iso8601(mark.at)
         }
     }
 
@@ -177,7 +195,7 @@ struct SymbolsController: Sendable {
         var imported: Bool?
 
         enum CodingKeys: String, CodingKey {
-            case uuid, arch, size, imported
+            case uuid, arch, size, imported, unusable
             case binaryName = "binary_name"
             case uploadedAt = "uploaded_at"
         }
@@ -189,6 +207,7 @@ struct SymbolsController: Sendable {
             try c.encode(symbols.binaryName, forKey: .binaryName)
             try c.encode(symbols.size, forKey: .size)
             try c.encode(UTCTimestamp.iso8601(symbols.uploadedAt), forKey: .uploadedAt)
+            try c.encode(symbols.unusable.map(Unusable.init), forKey: .unusable)
             try c.encodeIfPresent(imported, forKey: .imported)
         }
     }

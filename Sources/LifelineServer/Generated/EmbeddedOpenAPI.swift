@@ -490,7 +490,8 @@ package enum EmbeddedOpenAPI {
                   in: query
                   description: |
                     `true`: instead of the symbols, the app's own binaries (by UUID) seen in its diagnostics'
-                    stacks with no debug symbols, most diagnostics first (system binaries left out).
+                    stacks with no usable debug symbols, most diagnostics first (system binaries left out):
+                    none uploaded, or a slice marked unusable (`unusable` says why and since when).
                   schema: { type: string, enum: ["true", "false"] }
               responses:
                 "200":
@@ -505,11 +506,12 @@ package enum EmbeddedOpenAPI {
                             type: array
                             items:
                               type: object
-                              required: [uuid, binary_name, diagnostics]
+                              required: [uuid, binary_name, diagnostics, unusable]
                               properties:
                                 uuid: { type: string }
                                 binary_name: { type: [string, "null"] }
                                 diagnostics: { type: integer }
+                                unusable: { $ref: "#/components/schemas/UnusableSymbols" }
                 "400": { $ref: "#/components/responses/Error" }
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
@@ -672,13 +674,14 @@ package enum EmbeddedOpenAPI {
                         type: array
                         items:
                           type: object
-                          required: [uuid, arch, binary_name, size, uploaded_at]
+                          required: [uuid, arch, binary_name, size, uploaded_at, unusable]
                           properties:
                             uuid: { type: string }
                             arch: { type: string }
                             binary_name: { type: string }
                             size: { type: integer }
                             uploaded_at: { type: string }
+                            unusable: { $ref: "#/components/schemas/UnusableSymbols" }
                             imported: { type: boolean, description: "On upload: false when the slice was already known." }
             Accepted:
               description: Stored durably (or already stored).
@@ -704,7 +707,8 @@ package enum EmbeddedOpenAPI {
                 Refused by a resource limit before the body was read, nothing stored: 429 over a rate
                 (`ingest_rate_per_key`, `ingest_rate_per_ip`) or the app's daily quota
                 (`app_daily_documents`); 503 when the server is saturated (`max_inflight_bytes`,
-                `max_queued_documents`) or the store cannot write (`unavailable`); 507 when the disk is
+                `max_queued_documents`) or the database cannot take the write within
+                `database.timeout_seconds` (`database_unavailable`); 507 when the disk is
                 nearly full (`insufficient_storage`). Retry after `Retry-After` seconds.
               headers:
                 Retry-After:
@@ -714,6 +718,16 @@ package enum EmbeddedOpenAPI {
                 application/json:
                   schema: { $ref: "#/components/schemas/Error" }
           schemas:
+            UnusableSymbols:
+              type: [object, "null"]
+              description: |
+                Set once the slice's file crashed `llvm-symbolizer` (twice, on two processes) or gave no
+                answer within the request time limit: its frames stay unsymbolicated and it is not tried
+                again; uploading the same UUID again replaces the file and clears the mark. `null` otherwise.
+              required: [reason, at]
+              properties:
+                reason: { type: string, enum: [crashed, timed_out] }
+                at: { type: string, description: When it was marked (ISO 8601, UTC). }
             MetricPayload:
               type: object
               description: |

@@ -104,6 +104,12 @@ struct MetricsController: Sendable {
             counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
                 by: Int64(statistics.failedBatches))
         }
+        for reason in SymbolFileFailure.allCases {
+            counter(
+                "symbol_files_unusable", "Symbol files that crashed llvm-symbolizer or timed out, marked unusable",
+                [("reason", reason.rawValue)]
+            ).increment(by: Int64(Symbolicator.unusableFiles(reason)))
+        }
         guard let snapshot else { return registry.emitToString() }
         for rule in snapshot.rules.rules {
             let count = snapshot.evaluationCounts[rule.name] ?? EvaluationCount()

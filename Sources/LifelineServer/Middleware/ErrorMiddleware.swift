@@ -1,4 +1,5 @@
 import Hummingbird
+import LifelineStorage
 
 /// Makes every error answer JSON `{"error": {"code", "message"}}`: Hummingbird's own errors
 /// (unknown route, wrong method) are re-shaped, and unexpected errors become a 500 that leaks nothing.
@@ -12,6 +13,12 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as StoreError where error.code == .unavailable {
+            // The database is unreachable, restarting, or past its time bound: the client may retry.
+            context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
+            throw APIError(
+                .serviceUnavailable, code: "database_unavailable",
+                "the database is unavailable (\(error.message)); retry later", headers: [.retryAfter: "5"])
         } catch let error as any HTTPResponseError {
             if error.status == .notFound, let allowed = RouteTable.methods(for: request.uri.path),
                 !allowed.contains(request.method)

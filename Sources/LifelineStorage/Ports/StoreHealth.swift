@@ -9,7 +9,7 @@ package protocol StoreHealth: Sendable {
     /// Told the size of every committed batch.
     var batches: BatchObserver { get }
     /// Documents stored for `app` since `since` (epoch milliseconds of arrival): the daily quota.
-    func documentsReceived(app: String, since: Int64) async throws -> Int
+    func receivedDocuments(app: String, since: Int64) async throws -> Int
 }
 
 /// Applies the retention policy once: what the server's retention service runs every interval

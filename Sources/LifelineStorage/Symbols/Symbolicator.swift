@@ -2,6 +2,14 @@ import Foundation
 import LifelineAnalysis
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @_silgen_name("swift_demangle")
 private func runtimeDemangle(
     _ mangledName: UnsafePointer<CChar>?, _ mangledNameLength: Int, _ outputBuffer: UnsafeMutablePointer<CChar>?,
@@ -10,16 +18,36 @@ private func runtimeDemangle(
 
 /// Turns (DWARF file, address) into function, file and line with a pool of long-running
 /// `llvm-symbolizer` processes (JSON output, inlined frames); C++ names demangled by
-/// llvm-symbolizer, Swift names by the Swift runtime's `swift_demangle`. Answers are cached (the
-/// files never change: they are named by UUID).
+/// llvm-symbolizer, Swift names by the Swift runtime's `swift_demangle`. Answers are cached per
+/// file version (a file is named by its UUID; a re-upload of the UUID is a new version).
+///
+/// A file that fails is remembered: when the process dies answering a request for it (on a fresh
+/// process too) the file is ``SymbolFileFailure/crashed``, when no answer comes within
+/// ``requestTimeout`` it is ``SymbolFileFailure/timedOut`` (the process is killed); either way every
+/// later request for that version of the file fails at once without asking a process, and only
+/// the first is answered `first: true`, for the store to record. A dead process is replaced on the
+/// next request.
 ///
 /// Blocking: call it from a store thread, never from the cooperative pool. Each process serves one
-/// request at a time; requests are spread over the pool in turn. A process that dies is started
-/// again on its next request.
+/// request at a time; requests are spread over the pool in turn.
 package final class Symbolicator: Sendable {
+    /// What a request gave.
+    package enum Answer: Sendable, Equatable {
+        /// The symbols at the address (empty when unknown, or when no process could be started).
+        case symbols([FrameSymbol])
+        /// The file is unusable; `first` only for the request that found it out.
+        case failed(SymbolFileFailure, first: Bool)
+    }
+
     private struct Key: Hashable {
         var file: String
+        var version: Int64
         var address: UInt64
+    }
+
+    private struct FileState {
+        var version: Int64
+        var failure: SymbolFileFailure?
     }
 
     private final class Child {
@@ -33,6 +61,12 @@ package final class Symbolicator: Sendable {
             self.input = input
             self.output = output
         }
+
+        /// Kills the process (SIGKILL: it may be stuck) and closes its input.
+        func stop() {
+            try? input.close()
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
     }
 
     /// One process of the pool, behind its own lock.
@@ -40,16 +74,34 @@ package final class Symbolicator: Sendable {
         let child = Mutex<Child?>(nil)
     }
 
+    private enum Outcome {
+        case line([UInt8])
+        case failed(SymbolFileFailure)
+        case unavailable
+    }
+
+    private enum Read {
+        case line([UInt8])
+        case closed
+        case timedOut
+    }
+
     /// The executable used.
     package let executable: String
+    /// How long one request may take before its process is killed and its file marked unusable.
+    package let requestTimeout: Duration
     private let children: [Slot]
     private let turn = Atomic<Int>(0)
     private let cache = Mutex<[Key: [FrameSymbol]]>([:])
+    private let files = Mutex<[String: FileState]>([:])
     static let cacheLimit = 50_000
+    private static let crashedFiles = Atomic<Int>(0)
+    private static let timedOutFiles = Atomic<Int>(0)
 
     /// A symbolicator using `executable`, or `llvm-symbolizer` (or `llvm-symbolizer-N`) found on
-    /// `PATH`, with `processes` processes (started on first use); nil when there is none.
-    package init?(executable: String? = nil, processes: Int = 2) {
+    /// `PATH`, with `processes` processes (started on first use) and `requestTimeout` per request
+    /// (a large dSYM's first request parses it: seconds); nil when there is none.
+    package init?(executable: String? = nil, processes: Int = 2, requestTimeout: Duration = .seconds(10)) {
         if let executable {
             guard FileManager.default.isExecutableFile(atPath: executable) else { return nil }
             self.executable = executable
@@ -63,53 +115,125 @@ package final class Symbolicator: Sendable {
             }
             self.executable = found
         }
+        self.requestTimeout = requestTimeout
         self.children = (0..<max(processes, 1)).map { _ in Slot() }
     }
 
     deinit {
-        for slot in children {
-            slot.child.withLock { child in
-                if let child {
-                    try? child.input.close()
-                    child.process.terminate()
-                }
-            }
+        stopAll()
+    }
+
+    /// Symbol files this process found unusable since it started, by reason (for `/metrics`).
+    package static func unusableFiles(_ reason: SymbolFileFailure) -> Int {
+        switch reason {
+        case .crashed: crashedFiles.load(ordering: .relaxed)
+        case .timedOut: timedOutFiles.load(ordering: .relaxed)
         }
     }
 
     /// The symbols at `address` of the DWARF file `file`: the function at the address first, then
-    /// the functions it was inlined into, outermost last; empty when unknown.
+    /// the functions it was inlined into, outermost last; empty when unknown or when the file is
+    /// unusable.
     package func symbolicate(file: String, address: UInt64) -> [FrameSymbol] {
-        let key = Key(file: file, address: address)
-        if let cached = cache.withLock({ $0[key] }) { return cached }
-        let slot = children[turn.wrappingAdd(1, ordering: .relaxed).oldValue % children.count]
-        let executable = self.executable
-        let line = slot.child.withLock { child in
-            Self.request(&child, executable: executable, file: file, address: address)
-        }
-        guard let line else { return [] }
-        let symbols = Self.parse(line)
-        cache.withLock { cache in
-            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[key] = symbols
-        }
+        guard case .symbols(let symbols) = symbolicate(file: file, version: 0, address: address) else { return [] }
         return symbols
     }
 
-    /// Sends one request and reads its one-line JSON answer; restarts the process once if it died.
-    private static func request(_ slot: inout Child?, executable: String, file: String, address: UInt64) -> [UInt8]? {
+    /// The answer for `address` of version `version` of `file` (its upload time: a new version
+    /// forgets the old one's failure and answers, and restarts the processes, which keep files open).
+    package func symbolicate(file: String, version: Int64, address: UInt64) -> Answer {
+        let (known, changed) = files.withLock { files -> (SymbolFileFailure?, Bool) in
+            guard let state = files[file] else {
+                files[file] = FileState(version: version, failure: nil)
+                return (nil, false)
+            }
+            guard state.version == version else {
+                files[file] = FileState(version: version, failure: nil)
+                return (nil, true)
+            }
+            return (state.failure, false)
+        }
+        if let known { return .failed(known, first: false) }
+        if changed { stopAll() }
+        let key = Key(file: file, version: version, address: address)
+        if let cached = cache.withLock({ $0[key] }) { return .symbols(cached) }
+        let slot = children[turn.wrappingAdd(1, ordering: .relaxed).oldValue % children.count]
+        let (executable, timeout) = (self.executable, requestTimeout)
+        let outcome = slot.child.withLock { child in
+            Self.request(&child, executable: executable, file: file, address: address, timeout: timeout)
+        }
+        switch outcome {
+        case .unavailable:
+            return .symbols([])
+        case .failed(let failure):
+            let first = files.withLock { files in
+                guard files[file]?.version == version, files[file]?.failure == nil else { return false }
+                files[file] = FileState(version: version, failure: failure)
+                return true
+            }
+            if first {
+                switch failure {
+                case .crashed: Self.crashedFiles.add(1, ordering: .relaxed)
+                case .timedOut: Self.timedOutFiles.add(1, ordering: .relaxed)
+                }
+            }
+            return .failed(files.withLock { $0[file]?.failure } ?? failure, first: first)
+        case .line(let line):
+            let symbols = Self.parse(line)
+            cache.withLock { cache in
+                if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+                cache[key] = symbols
+            }
+            return .symbols(symbols)
+        }
+    }
+
+    /// Stops every process of the pool (each is started again on its next request).
+    private func stopAll() {
+        for slot in children {
+            slot.child.withLock { child in
+                child?.stop()
+                child = nil
+            }
+        }
+    }
+
+    /// Sends one request and reads its one-line JSON answer. A process found dead before the
+    /// request is replaced; one that dies answering is replaced and asked again once: a second
+    /// death is the file's doing (crashed). No answer within `timeout`: killed, timed out.
+    private static func request(
+        _ slot: inout Child?, executable: String, file: String, address: UInt64, timeout: Duration
+    ) -> Outcome {
         let quoted = "\"" + file.replacingOccurrences(of: "\"", with: "") + "\" 0x" + String(address, radix: 16) + "\n"
-        for _ in 0..<2 {
-            guard let child = slot ?? start(executable) else { return nil }
+        var deaths = 0
+        for _ in 0..<3 where deaths < 2 {
+            if let child = slot, !child.process.isRunning {
+                child.stop()
+                slot = nil
+            }
+            guard let child = slot ?? start(executable) else { return .unavailable }
             slot = child
             do {
                 try child.input.write(contentsOf: Data(quoted.utf8))
-                if let line = readLine(child) { return line }
-            } catch {}
-            child.process.terminate()
-            slot = nil
+            } catch {
+                child.stop()
+                slot = nil
+                continue
+            }
+            switch readLine(child, deadline: .now + timeout) {
+            case .line(let line):
+                return .line(line)
+            case .timedOut:
+                child.stop()
+                slot = nil
+                return .failed(.timedOut)
+            case .closed:
+                child.stop()
+                slot = nil
+                deaths += 1
+            }
         }
-        return nil
+        return deaths >= 2 ? .failed(.crashed) : .unavailable
     }
 
     private static func start(_ executable: String) -> Child? {
@@ -131,18 +255,31 @@ package final class Symbolicator: Sendable {
         return Child(process: process, input: input.fileHandleForWriting, output: output.fileHandleForReading)
     }
 
-    /// One line of the child's output (without the newline); nil at end of file.
-    private static func readLine(_ child: Child) -> [UInt8]? {
+    /// One line of the child's output (without the newline), waiting until `deadline` at most.
+    private static func readLine(_ child: Child, deadline: ContinuousClock.Instant) -> Read {
+        var chunk = [UInt8](repeating: 0, count: 16_384)
         while true {
             if let newline = child.buffer.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = Array(child.buffer[..<newline])
                 child.buffer.removeSubrange(...newline)
                 if line.isEmpty { continue }
-                return line
+                return .line(line)
             }
-            let data = child.output.availableData
-            guard !data.isEmpty else { return nil }
-            child.buffer.append(contentsOf: data)
+            let remaining = deadline - .now
+            guard remaining > .zero else { return .timedOut }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = Int32(clamping: seconds * 1_000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var descriptor = pollfd(fd: child.output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready >= 0 else { return .closed }
+            if ready == 0 { continue }
+            let count = chunk.withUnsafeMutableBytes { buffer in
+                read(child.output.fileDescriptor, buffer.baseAddress, buffer.count)
+            }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else { return .closed }
+            child.buffer.append(contentsOf: chunk[..<count])
         }
     }
 
