@@ -63,6 +63,8 @@ package struct IngestPipeline: Sendable {
             case .malformedJSON: throw IngestError(.badRequest, code: "malformed_json", error.message)
             case .notMetricKit: throw IngestError(.unprocessable, code: "not_metrickit", error.message)
             case .limitExceeded: throw IngestError(.tooLarge, code: "limit_exceeded", error.message)
+            case .unsupportedVersion, .unreadableTimeRange:
+                throw IngestError(.unprocessable, code: error.code.rawValue, error.message)
             }
         }
         // A single gzip document is kept exactly as received; otherwise each document is compressed on its own.

@@ -44,9 +44,9 @@ extension PostgresStore {
     /// connections, or past the time bound is ``StoreError/Code/unavailable`` (503); a wrong query
     /// stays what it is (500).
     static func readError(_ error: any Error, logger: Logger) -> any Error {
-        if let error = error as? StoreError { return error }
-        if let server = serverError(error), !isUnavailable(server) { return error }
-        if error is PostgresStoreError || error is CancellationError { return error }
+        // What the read's own body threw (an unknown app, a bad parameter) passes unchanged.
+        guard let psql = error as? PSQLError else { return error }
+        if let server = serverError(psql), !isUnavailable(server) { return error }
         logger.warning(
             "postgres read failed: database unavailable", metadata: ["error": "\(String(reflecting: error))"])
         return StoreError(.unavailable, "the database is unavailable", cause: "\(error)")

@@ -37,7 +37,8 @@ package final class PostgresStore: Sendable {
     /// Bytes per stored chunk of a debug-symbol slice: what one statement carries, and what a
     /// node holds in memory at a time.
     let symbolChunkBytes: Int
-    /// The longest a request waits on the database (connection, statement, lock): then 503.
+    /// The longest a request waits on the database (connection, statement, lock): then 503. The
+    /// server passes `database.timeout_seconds` (5 s); tools keep the generous default (30 s).
     package let timeout: Duration
 
     /// Connects lazily: the pool opens connections on first use. Call ``shutdown()`` when done.
@@ -48,7 +49,7 @@ package final class PostgresStore: Sendable {
     ///   - symbolChunkBytes: bytes per stored chunk of a debug-symbol slice (8 MiB).
     package init(
         location: PostgresLocation, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
-        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(5)
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(30)
     ) throws(PostgresStoreError) {
         self.location = location
         self.timeout = timeout
@@ -77,7 +78,7 @@ package final class PostgresStore: Sendable {
     /// Opens the store of `url` (`postgres://…`).
     package convenience init(
         url: String, logger: Logger = Logger(label: "lifeline.postgres"), symbolCache: URL? = nil,
-        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(5)
+        symbolicator: Symbolicator? = nil, symbolChunkBytes: Int = 8 << 20, timeout: Duration = .seconds(30)
     ) throws(PostgresStoreError) {
         try self.init(
             location: try PostgresLocation(url), logger: logger, symbolCache: symbolCache, symbolicator: symbolicator,

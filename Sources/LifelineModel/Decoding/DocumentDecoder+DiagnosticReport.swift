@@ -15,6 +15,17 @@ extension DocumentDecoder {
         return (begin, end)
     }
 
+    /// A 2.0.0 report's day is the UTC date of `timeRange.begin`: without a readable one the report
+    /// is refused (never counted under the day it arrived).
+    func requireBegin(_ begin: Timestamp?, _ root: Int) throws(DecodeError) {
+        guard begin?.epochSeconds == nil else { return }
+        throw DecodeError(
+            code: .unreadableTimeRange,
+            message: "document \(document): timeRange.begin is missing or unreadable (seconds since 2001 or an "
+                + "ISO 8601 date); the report's day cannot be known",
+            offset: tape.byteRange(root).lowerBound)
+    }
+
     /// A report date: a number of seconds since 2001-01-01, or a timestamp string.
     mutating func reportTime(_ t: Int) -> Timestamp? {
         if tape.kind(t) == .string { return timestamp(t) }
@@ -101,6 +112,7 @@ extension DocumentDecoder {
                     + "or memoryExceptionDiagnostic",
                 offset: tape.byteRange(root).lowerBound)
         }
+        try requireBegin(begin, root)
         var context: (states: [ReportedState], signpostData: String?) = ([], nil)
         if let environmentToken { context = try environment(environmentToken, into: &meta) }
         var diagnostic = try diagnostic(body.token, kind: body.kind)

@@ -20,6 +20,7 @@ extension DocumentDecoder {
                 states = v
             }
         }
+        try requireBegin(payload.begin, root)
         var entries: [(duration: Double, token: Int)] = []
         if let intervals, tape.kind(intervals) == .array {
             tape.forEachElement(intervals) { e in

@@ -60,6 +60,15 @@ extension DocumentDecoder {
         "threeKilometers": "cumulativeThreeKilometersAccuracyTime", "reducedAccuracy": "cumulativeReducedAccuracyTime",
     ]
 
+    /// The document's top-level `"version"` string, if any (2.0.0 reports and bare diagnostics carry one).
+    static func topLevelVersion(_ tape: JSONTape, _ t: Int) -> String? {
+        var version: String?
+        tape.forEachMember(t) { k, v in
+            if version == nil, tape.keyEquals(k, "version") { version = tape.string(v).map { String($0.prefix(32)) } }
+        }
+        return version
+    }
+
     /// Whether a document's top-level keys are those of a 2.0.0 report: `"version": "2.…"`, or
     /// `timeRange`/`environment` beside interval or state entries or a per-kind diagnostic key.
     static func reportShape(_ tape: JSONTape, _ t: Int) -> DocumentFamily? {

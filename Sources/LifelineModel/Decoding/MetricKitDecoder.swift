@@ -159,6 +159,15 @@ package enum MetricKitDecoder {
     private static func detectShape(
         _ tape: JSONTape, _ t: Int, number: Int, family: DocumentFamily?
     ) throws(DecodeError) -> Shape {
+        if let version = DocumentDecoder.topLevelVersion(tape, t), let major = version.split(separator: ".").first,
+            let majorVersion = Int(major), majorVersion > 2
+        {
+            throw DecodeError(
+                code: .unsupportedVersion,
+                message: "document \(number): MetricKit report version \(version) is not one this release reads "
+                    + "(1.x jsonRepresentation, 2.x reports); the document was not stored",
+                offset: tape.byteRange(t).lowerBound)
+        }
         switch DocumentDecoder.reportShape(tape, t) {
         case .metric: return .metricReport
         case .diagnostic: return .diagnosticReport

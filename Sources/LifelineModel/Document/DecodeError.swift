@@ -7,6 +7,12 @@ package struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible 
         case notMetricKit = "not_metrickit"
         /// A decode limit was exceeded (HTTP 413 for size-like limits, 422 otherwise).
         case limitExceeded = "limit_exceeded"
+        /// A report of a major version this release does not read, `"version": "3.…"` (HTTP 422):
+        /// refused whole, never guessed into the 2.0.0 shape.
+        case unsupportedVersion = "unsupported_version"
+        /// A 2.0.0 report whose `timeRange.begin` is missing or unreadable (HTTP 422): its day
+        /// cannot be known, so it is refused rather than counted under the day it arrived.
+        case unreadableTimeRange = "unreadable_time_range"
     }
 
     package var code: Code

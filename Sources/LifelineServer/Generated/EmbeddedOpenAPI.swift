@@ -942,7 +942,7 @@ package enum EmbeddedOpenAPI {
                       type: string
                       pattern: "^[a-z0-9_]+$"
                       description: |
-                        A stable machine-readable code; `message` says what was wrong in words. One of: `empty_body`, `malformed_gzip`, `malformed_json`, `invalid_idempotency_key`, `invalid_parameter`, `unauthorized`, `forbidden`, `not_found`, `unknown_app`, `method_not_allowed`, `body_too_large`, `decompressed_too_large`, `limit_exceeded`, `unsupported_encoding`, `not_metrickit`, `invalid`, `invalid_rules`, `internal`, `unavailable` (and `http_<status>` for an error of the HTTP layer itself).
+                        A stable machine-readable code; `message` says what was wrong in words. One of: `empty_body`, `malformed_gzip`, `malformed_json`, `invalid_idempotency_key`, `invalid_parameter`, `unauthorized`, `forbidden`, `not_found`, `unknown_app`, `method_not_allowed`, `body_too_large`, `decompressed_too_large`, `limit_exceeded`, `unsupported_encoding`, `not_metrickit`, `unsupported_version`, `unreadable_time_range`, `invalid`, `invalid_rules`, `internal`, `unavailable`, `database_unavailable` (and `http_<status>` for an error of the HTTP layer itself).
                     message: { type: string }
             Window:
               type: object
