@@ -1,7 +1,7 @@
 import LifelineAlertState
 
 /// ``AlertStateStore`` over a SQLite ``Database``: each call runs on a store thread
-/// (``Database/write(_:)``), never on the cooperative pool.
+/// (``Database/onStoreThread(_:)``), never on the cooperative pool.
 package struct SQLiteAlertStateStore: AlertStateStore {
     package let database: Database
 

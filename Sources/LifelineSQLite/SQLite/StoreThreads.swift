@@ -12,7 +12,7 @@ import NIOPosix
 enum StoreThreads {
     /// Read transactions (``Database/read(_:)``): one thread per pooled read connection.
     static let reads = started(ReadPool.defaultSize)
-    /// Everything on the database's own connection (``Database/write(_:)``): keys, sessions,
+    /// Everything on the database's own connection (``Database/onStoreThread(_:)``): keys, sessions,
     /// alert state, health checks. Two threads: the connection's mutex serialises them anyway.
     static let writes = started(2)
 
