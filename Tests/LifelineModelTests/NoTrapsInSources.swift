@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestFixtures
 import Testing
 
 /// A reviewable rule for issue 11: nothing in `Sources/` may trap on input. This test reads every
