@@ -75,7 +75,10 @@ extension APIError {
     init(_ error: StoreError) {
         switch error.code {
         case .unavailable:
-            self = .unavailable("the store cannot write right now; nothing was stored, retry later")
+            self.init(
+                .serviceUnavailable, code: "database_unavailable",
+                "the database cannot take the request now; nothing was stored, retry later",
+                headers: [.retryAfter: "5"])
         case .invalid:
             self.init(.unprocessableContent, code: "invalid", error.message)
         case .notFound:

@@ -26,7 +26,11 @@ struct AuthMiddleware: RouterMiddleware {
             key = try await keys.key(for: token)
         } catch {
             context.logger.error("key verification failed", metadata: ["error": "\(error)"])
-            throw APIError.unavailable("keys cannot be verified right now")
+            // The key store is the database: the same answer as any request it cannot serve now.
+            throw APIError(
+                .serviceUnavailable, code: "database_unavailable",
+                "keys cannot be verified right now: the database is unavailable; retry later",
+                headers: [.retryAfter: "5"])
         }
         guard let key else {
             throw APIError.unauthorized("unknown or revoked API key")
