@@ -53,17 +53,7 @@ struct AlertOutboxTakeoverTests {
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
             ]
             for node in nodes { try await node.waitUntilReady() }
-            let today = UTCDay.today.string
-            let payload = """
-                {"appVersion": "4.2.0", "timeStampBegin": "\(today) 00:00:00 +0000",
-                 "timeStampEnd": "\(today) 23:59:00 +0000",
-                 "metaData": {"bundleIdentifier": "\(app)", "appBuildVersion": "1",
-                   "osVersion": "iPhone OS 17.4 (21E219)", "deviceType": "iPhone15,2", "regionFormat": "US",
-                   "platformArchitecture": "arm64e"},
-                 "signpostMetrics": [
-                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreAttempt", "totalSignpostCount": 100},
-                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreFailed", "totalSignpostCount": 5}]}
-                """
+            let payload = PostgresCommandTests.restorationPayload(app: app)
             try await TestClient.withClient(host: "127.0.0.1", port: nodes[0].port) { http in
                 let response = try await http.post(
                     "/v1/metrics", headers: ingestHeaders(token), body: ByteBuffer(string: payload))
