@@ -14,12 +14,11 @@ import PostgresNIO
 /// writers is retried.
 extension PostgresStore: DocumentWriter {
     package func write(_ request: IngestRequest) async throws(IngestError) -> IngestOutcome {
-        let items = request.items.map(Self.prepared)
-        if items.contains(where: { $0.hash.count != 32 }) {
+        if request.items.contains(where: { $0.contentHash.count != 32 }) {
             throw IngestError(.unprocessable, code: "invalid", "the content hash must be 32 bytes (SHA-256)")
         }
         do {
-            let job = WriteJob(request: request, items: items)
+            let job = WriteJob(request)
             return try await withDeadline(timeout, "ingest") { try await self.writeQueue.submit(job, to: self) }
         } catch let error as IngestError {
             throw error
@@ -63,7 +62,7 @@ extension PostgresStore: DocumentWriter {
         while true {
             attempt += 1
             do {
-                for day in Set(jobs.flatMap { $0.items.map(\.day) }) {
+                for day in Set(jobs.flatMap { $0.items.map(\.day.string) }) {
                     try await ensurePartition(day: day, today: today)
                 }
                 return try await writeOnce(jobs)
@@ -112,28 +111,6 @@ extension PostgresStore: DocumentWriter {
     static func isRetryable(_ error: PSQLError) -> Bool {
         guard let state = error.serverInfo?[.sqlState] else { return false }
         return state == "40P01" || state == "40001"
-    }
-
-    /// One item with the values every statement needs.
-    struct Prepared: Sendable {
-        var item: IngestItem
-        var hash: [UInt8]
-        var kind: String
-        var meta: DeviceMeta
-        var begin: Int64?
-        var end: Int64?
-        var occurredAt: Int64
-        var day: String
-        var format: String
-        var deviceDay: Bool
-    }
-
-    /// The values every statement needs, as ingest decided them (`IngestItem`): this only persists.
-    static func prepared(_ item: IngestItem) -> Prepared {
-        Prepared(
-            item: item, hash: item.contentHash, kind: item.family.rawValue, meta: item.meta,
-            begin: item.begin?.epochSeconds, end: item.end?.epochSeconds, occurredAt: item.occurredAt,
-            day: item.day.string, format: item.format.rawValue, deviceDay: item.isDeviceDay)
     }
 
     /// One transaction for `jobs`. Rows that concurrent transactions may both want are locked in
@@ -200,7 +177,7 @@ extension PostgresStore: DocumentWriter {
                 order += jobs[index].items.indices.map { (index, $0) }
             }
             order.sort { a, b in
-                let (x, y) = (jobs[a.job].items[a.item].hash, jobs[b.job].items[b.item].hash)
+                let (x, y) = (jobs[a.job].items[a.item].contentHash, jobs[b.job].items[b.item].contentHash)
                 if appOf[a.job] != appOf[b.job] { return appOf[a.job] < appOf[b.job] }
                 if x != y { return x.lexicographicallyPrecedes(y) }
                 return (a.job, a.item) < (b.job, b.item)
@@ -263,11 +240,11 @@ extension PostgresStore: DocumentWriter {
     /// Writes one item unless its content is stored already; its rollup rows go to `rollups`, its
     /// per-state rows (iOS 27) to `states`.
     private static func write(
-        _ prepared: Prepared, app: Int64, rollups: inout RollupRows, states: inout StateRows,
+        _ item: IngestItem, app: Int64, rollups: inout RollupRows, states: inout StateRows,
         on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
-        let meta = prepared.meta
-        // Bounded by ingest; '' stands for unknown.
+        let meta = item.meta
+        // Everything about the item was decided by ingest (bounded values); '' stands for unknown.
         let version = meta.appVersion ?? ""
         let build = meta.appBuildVersion ?? ""
         let os = meta.osVersion ?? ""
@@ -275,11 +252,11 @@ extension PostgresStore: DocumentWriter {
         let region = meta.regionFormat ?? ""
         let arch = meta.platformArchitecture ?? ""
         let (kind, day, begin, end, received, hash, format, deviceDay) = (
-            prepared.kind, prepared.day, prepared.begin, prepared.end, prepared.item.receivedAt, prepared.hash,
-            prepared.format, prepared.deviceDay
+            item.family.rawValue, item.day.string, item.begin?.epochSeconds, item.end?.epochSeconds, item.receivedAt,
+            item.contentHash, item.format.rawValue, item.isDeviceDay
         )
-        let unparsed = Int64(max(0, prepared.item.document.unparsedMeasurements))
-        let dropped = Int64(max(0, prepared.item.document.droppedValues))
+        let unparsed = Int64(max(0, item.document.unparsedMeasurements))
+        let dropped = Int64(max(0, item.document.droppedValues))
         var inserted: Int64?
         for try await id in try await connection.query(
             """
@@ -302,23 +279,23 @@ extension PostgresStore: DocumentWriter {
             }
             throw PostgresStoreError("payload row missing after a conflict")
         }
-        let raw = ByteBuffer(bytes: prepared.item.raw)
+        let raw = ByteBuffer(bytes: item.raw)
         try await connection.query(
             "INSERT INTO payload_raw (day, payload, raw) VALUES (\(day)::date, \(payload), \(raw))", logger: logger)
-        switch prepared.item.document.content {
+        switch item.document.content {
         case .metric(let metric):
             rollups.add(metric, cell: RollupRows.Cell(day: day, version: version, os: os, device: device))
             states.add(metric, payload: payload)
         case .diagnostic(let diagnostics):
             for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
                 let group = try await crashGroup(
-                    diagnostic, app: app, occurredAt: prepared.occurredAt, on: connection, logger: logger)
+                    diagnostic, app: app, occurredAt: item.occurredAt, on: connection, logger: logger)
                 let cell = RollupRows.Cell(
                     day: day, version: diagnostic.meta.appVersion ?? "", os: diagnostic.meta.osVersion ?? "",
                     device: diagnostic.meta.deviceType ?? "")
                 let id = try await insert(
                     diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
-                    occurredAt: prepared.occurredAt, on: connection, logger: logger)
+                    occurredAt: item.occurredAt, on: connection, logger: logger)
                 states.addDiagnostic(id, day: day, states: diagnostic.appStates)
                 rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
             }

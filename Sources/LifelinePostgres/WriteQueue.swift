@@ -3,19 +3,14 @@ import LifelineStorage
 import NIOCore
 import Synchronization
 
-/// One request to write, its items prepared.
+/// One request to write (its items as ingest decided them: day, device, format…).
 package struct WriteJob: Sendable {
     var request: IngestRequest
-    var items: [PostgresStore.Prepared]
+    var items: [IngestItem] { request.items }
 
-    init(request: IngestRequest, items: [PostgresStore.Prepared]) {
-        self.request = request
-        self.items = items
-    }
-
-    /// `request` with its items prepared (for tests: ``PostgresStore/write(_:)`` validates first).
+    /// `request` to write (for tests: ``PostgresStore/write(_:)`` validates first).
     package init(_ request: IngestRequest) {
-        self.init(request: request, items: request.items.map(PostgresStore.prepared))
+        self.request = request
     }
 }
 

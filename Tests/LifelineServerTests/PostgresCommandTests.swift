@@ -22,6 +22,22 @@ struct PostgresCommandTests {
         return (try token(["--role", "ingest", "--app", app]), try token(["--role", "read"]))
     }
 
+    /// The rule both takeover tests fire: the restoration error rate over 1 % (at least 50 attempts),
+    /// evaluated every second. Followed by each test's receivers and route.
+    static let restorationRule = """
+        evaluation_interval: 1s
+        groups:
+          - name: restoration
+            rules:
+              - name: restoration_error_rate
+                query: restoration_error_rate
+                op: ">"
+                threshold: 0.01
+                window: 2d
+                min_samples: 50
+
+        """
+
     /// Today's metric payload of `app` with a 5 % restoration error rate over 100 attempts: fires the
     /// `restoration_error_rate > 0.01` rule of the takeover tests on its first evaluation.
     static func restorationPayload(app: String) -> String {
@@ -218,29 +234,19 @@ struct PostgresCommandTests {
             let port = try #require(receiver.port)
             let rules = try directory.write(
                 "rules.yaml",
-                """
-                evaluation_interval: 1s
-                groups:
-                  - name: restoration
-                    rules:
-                      - name: restoration_error_rate
-                        query: restoration_error_rate
-                        op: ">"
-                        threshold: 0.01
-                        window: 2d
-                        min_samples: 50
-                receivers:
-                  - name: hook
-                    webhook: {url: "http://127.0.0.1:\(port)/hook"}
-                  - name: am
-                    alertmanager: {url: "http://127.0.0.1:\(port)/am"}
-                route:
-                  receiver: hook
-                  routes:
-                    - receiver: am
-                      continue: true
-                    - receiver: hook
-                """)
+                PostgresCommandTests.restorationRule + """
+                    receivers:
+                      - name: hook
+                        webhook: {url: "http://127.0.0.1:\(port)/hook"}
+                      - name: am
+                        alertmanager: {url: "http://127.0.0.1:\(port)/am"}
+                    route:
+                      receiver: hook
+                      routes:
+                        - receiver: am
+                          continue: true
+                        - receiver: hook
+                    """)
             let nodes = [
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),

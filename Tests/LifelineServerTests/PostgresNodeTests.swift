@@ -29,25 +29,15 @@ struct AlertOutboxTakeoverTests {
             let port = try #require(receiver.port)
             let rules = try directory.write(
                 "rules.yaml",
-                """
-                evaluation_interval: 1s
-                groups:
-                  - name: restoration
-                    rules:
-                      - name: restoration_error_rate
-                        query: restoration_error_rate
-                        op: ">"
-                        threshold: 0.01
-                        window: 2d
-                        min_samples: 50
-                receivers:
-                  - name: hook
-                    webhook: {url: "http://127.0.0.1:\(port)/hook"}
-                    max_attempts: 100
-                    initial_backoff: 300ms
-                route:
-                  receiver: hook
-                """)
+                PostgresCommandTests.restorationRule + """
+                    receivers:
+                      - name: hook
+                        webhook: {url: "http://127.0.0.1:\(port)/hook"}
+                        max_attempts: 100
+                        initial_backoff: 300ms
+                    route:
+                      receiver: hook
+                    """)
             let nodes = [
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),

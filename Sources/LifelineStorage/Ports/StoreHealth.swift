@@ -1,6 +1,6 @@
 /// What the server asks a store about itself: `/readyz`, `/metrics` and the ingest quota.
 package protocol StoreHealth: Sendable {
-    /// One round trip to the database, within the store's own time bound.
+    /// One round trip to the database (`/readyz` bounds the wait: one second).
     func ping() async throws
     /// Whether the writer takes work (false once it has shut down).
     var isAcceptingWrites: Bool { get }
