@@ -85,7 +85,9 @@ extension AlertEvaluator {
     /// Records how a request carrying outbox rows ended: delivered or given up (finished), or
     /// dropped unsent (left pending: the next round queues it again).
     func outboxFinished(_ ids: [Int64], _ outcome: DeliveryOutcome) async {
-        outboxInFlight.subtract(ids)
+        // Still in flight until the store says finished: an evaluation running while this waits
+        // (the actor is reentrant) must not read the rows as pending and queue them again.
+        defer { outboxInFlight.subtract(ids) }
         guard outcome != .dropped else { return }
         do {
             try await store.finishOutbox(ids: ids, failed: outcome == .failed, at: clock.now())

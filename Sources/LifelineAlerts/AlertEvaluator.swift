@@ -52,7 +52,8 @@ package actor AlertEvaluator: Service {
     var evaluations: [String: RuleEvaluationRecord] = [:]
     var evaluationCounts: [String: EvaluationCount] = [:]
     private var lastPrune: Int64?
-    /// Outbox rows queued for delivery by this process and not finished yet.
+    /// Outbox rows queued for delivery by this process and not finished yet (this process's
+    /// queues, whoever leads: kept across changes of leader).
     var outboxInFlight: Set<Int64> = []
     /// Whether the dispatcher reports finished outbox rows to this evaluator yet.
     var outboxHandlerSet = false
@@ -140,7 +141,6 @@ package actor AlertEvaluator: Service {
     /// the store, where the leader writes it, and so does this node if it becomes leader.
     func forgetCachedState() {
         states = nil
-        outboxInFlight = []
         evaluations = [:]
         lastPrune = nil
     }
