@@ -52,6 +52,13 @@ extension AlertEvaluator {
                 await self?.outboxFinished(ids, outcome)
             }
         }
+        for failed in [false, true] {
+            let ids = outboxUnrecorded.filter { $0.value == failed }.map(\.key)
+            guard !ids.isEmpty else { continue }
+            if (try? await store.finishOutbox(ids: ids, failed: failed, at: clock.now())) != nil {
+                for id in ids { outboxUnrecorded[id] = nil }
+            }
+        }
         let pending: [OutboxMessage]
         do {
             pending = try await store.pendingOutbox(limit: Self.outboxBatch)
@@ -62,7 +69,7 @@ extension AlertEvaluator {
         let decoder = JSONDecoder()
         var batches: [String: (notices: [AlertNotice], ids: [Int64])] = [:]
         var orphans: [Int64] = []
-        for message in pending where !outboxInFlight.contains(message.id) {
+        for message in pending where !outboxInFlight.contains(message.id) && outboxUnrecorded[message.id] == nil {
             guard notifications.hasReceiver(message.receiver),
                 let notice = try? decoder.decode(AlertNotice.self, from: Data(message.body.utf8))
             else {
@@ -92,8 +99,10 @@ extension AlertEvaluator {
         do {
             try await store.finishOutbox(ids: ids, failed: outcome == .failed, at: clock.now())
         } catch {
-            // Left pending: delivered again later, with the same dedup key.
+            // Marked at the next round; this process does not send them again (another leader
+            // might, with the same dedup key).
             logger.error("cannot mark alert notifications delivered", metadata: ["error": "\(error)"])
+            for id in ids { outboxUnrecorded[id] = outcome == .failed }
         }
     }
 }

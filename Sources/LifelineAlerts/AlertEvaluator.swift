@@ -55,6 +55,9 @@ package actor AlertEvaluator: Service {
     /// Outbox rows queued for delivery by this process and not finished yet (this process's
     /// queues, whoever leads: kept across changes of leader).
     var outboxInFlight: Set<Int64> = []
+    /// Outbox rows this process delivered (or gave up on) whose mark the store has not taken yet:
+    /// marked again each round, never sent again by this process.
+    var outboxUnrecorded: [Int64: Bool] = [:]
     /// Whether the dispatcher reports finished outbox rows to this evaluator yet.
     var outboxHandlerSet = false
 

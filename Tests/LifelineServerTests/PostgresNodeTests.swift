@@ -22,6 +22,9 @@ struct AlertOutboxTakeoverTests {
         defer { directory.remove() }
         let received = ReceivedRequests()
         let down = Atomic<Bool>(true)
+        // The receiver runs in this test process, whose threads the whole suite shares: a long
+        // request timeout (60 s) keeps a slow 200 from being retried (a retry is a second delivery
+        // with the same dedupKey, which this test counts).
         let receiverApp = RecordingReceiver.application(received) { path in
             path == "/hook" && down.load(ordering: .relaxed)
         }
@@ -35,6 +38,7 @@ struct AlertOutboxTakeoverTests {
                         webhook: {url: "http://127.0.0.1:\(port)/hook"}
                         max_attempts: 100
                         initial_backoff: 300ms
+                        timeout: 60s
                     route:
                       receiver: hook
                     """)
