@@ -22,38 +22,6 @@ struct PostgresCommandTests {
         return (try token(["--role", "ingest", "--app", app]), try token(["--role", "read"]))
     }
 
-    /// The rule both takeover tests fire: the restoration error rate over 1 % (at least 50 attempts),
-    /// evaluated every second. Followed by each test's receivers and route.
-    static let restorationRule = """
-        evaluation_interval: 1s
-        groups:
-          - name: restoration
-            rules:
-              - name: restoration_error_rate
-                query: restoration_error_rate
-                op: ">"
-                threshold: 0.01
-                window: 2d
-                min_samples: 50
-
-        """
-
-    /// Today's metric payload of `app` with a 5 % restoration error rate over 100 attempts: fires the
-    /// `restoration_error_rate > 0.01` rule of the takeover tests on its first evaluation.
-    static func restorationPayload(app: String) -> String {
-        let today = UTCDay.today.string
-        return """
-            {"appVersion": "4.2.0", "timeStampBegin": "\(today) 00:00:00 +0000",
-             "timeStampEnd": "\(today) 23:59:00 +0000",
-             "metaData": {"bundleIdentifier": "\(app)", "appBuildVersion": "1",
-               "osVersion": "iPhone OS 17.4 (21E219)", "deviceType": "iPhone15,2", "regionFormat": "US",
-               "platformArchitecture": "arm64e"},
-             "signpostMetrics": [
-               {"signpostCategory": "StateRestoration", "signpostName": "RestoreAttempt", "totalSignpostCount": 100},
-               {"signpostCategory": "StateRestoration", "signpostName": "RestoreFailed", "totalSignpostCount": 5}]}
-            """
-    }
-
     /// What each node's `/readyz` says of leadership (nil: no answer).
     static func leaders(_ nodes: [Lifeline.Server]) async -> [Bool?] {
         var answers: [Bool?] = []
@@ -234,26 +202,46 @@ struct PostgresCommandTests {
             let port = try #require(receiver.port)
             let rules = try directory.write(
                 "rules.yaml",
-                PostgresCommandTests.restorationRule + """
-                    receivers:
-                      - name: hook
-                        webhook: {url: "http://127.0.0.1:\(port)/hook"}
-                      - name: am
-                        alertmanager: {url: "http://127.0.0.1:\(port)/am"}
-                    route:
-                      receiver: hook
-                      routes:
-                        - receiver: am
-                          continue: true
-                        - receiver: hook
-                    """)
+                """
+                evaluation_interval: 1s
+                groups:
+                  - name: restoration
+                    rules:
+                      - name: restoration_error_rate
+                        query: restoration_error_rate
+                        op: ">"
+                        threshold: 0.01
+                        window: 2d
+                        min_samples: 50
+                receivers:
+                  - name: hook
+                    webhook: {url: "http://127.0.0.1:\(port)/hook"}
+                  - name: am
+                    alertmanager: {url: "http://127.0.0.1:\(port)/am"}
+                route:
+                  receiver: hook
+                  routes:
+                    - receiver: am
+                      continue: true
+                    - receiver: hook
+                """)
             let nodes = [
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
             ]
             for node in nodes { try await node.waitUntilReady() }
             // Today's restoration error rate is 5 %: the rule fires on its first evaluation.
-            let payload = PostgresCommandTests.restorationPayload(app: app)
+            let today = UTCDay.today.string
+            let payload = """
+                {"appVersion": "4.2.0", "timeStampBegin": "\(today) 00:00:00 +0000",
+                 "timeStampEnd": "\(today) 23:59:00 +0000",
+                 "metaData": {"bundleIdentifier": "\(app)", "appBuildVersion": "1",
+                   "osVersion": "iPhone OS 17.4 (21E219)", "deviceType": "iPhone15,2", "regionFormat": "US",
+                   "platformArchitecture": "arm64e"},
+                 "signpostMetrics": [
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreAttempt", "totalSignpostCount": 100},
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreFailed", "totalSignpostCount": 5}]}
+                """
             try await TestClient.withClient(host: "127.0.0.1", port: nodes[0].port) { http in
                 let response = try await http.post(
                     "/v1/metrics", headers: ingestHeaders(token), body: ByteBuffer(string: payload))

@@ -22,9 +22,6 @@ struct AlertOutboxTakeoverTests {
         defer { directory.remove() }
         let received = ReceivedRequests()
         let down = Atomic<Bool>(true)
-        // The receiver runs in this test process, whose threads the whole suite shares: a long
-        // request timeout (60 s) keeps a slow 200 from being retried (a retry is a second delivery
-        // with the same dedupKey, which this test counts).
         let receiverApp = RecordingReceiver.application(received) { path in
             path == "/hook" && down.load(ordering: .relaxed)
         }
@@ -32,22 +29,41 @@ struct AlertOutboxTakeoverTests {
             let port = try #require(receiver.port)
             let rules = try directory.write(
                 "rules.yaml",
-                PostgresCommandTests.restorationRule + """
-                    receivers:
-                      - name: hook
-                        webhook: {url: "http://127.0.0.1:\(port)/hook"}
-                        max_attempts: 100
-                        initial_backoff: 300ms
-                        timeout: 60s
-                    route:
-                      receiver: hook
-                    """)
+                """
+                evaluation_interval: 1s
+                groups:
+                  - name: restoration
+                    rules:
+                      - name: restoration_error_rate
+                        query: restoration_error_rate
+                        op: ">"
+                        threshold: 0.01
+                        window: 2d
+                        min_samples: 50
+                receivers:
+                  - name: hook
+                    webhook: {url: "http://127.0.0.1:\(port)/hook"}
+                    max_attempts: 100
+                    initial_backoff: 300ms
+                route:
+                  receiver: hook
+                """)
             let nodes = [
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
                 try Lifeline.Server(database: url, extra: ["--rules", rules]),
             ]
             for node in nodes { try await node.waitUntilReady() }
-            let payload = PostgresCommandTests.restorationPayload(app: app)
+            let today = UTCDay.today.string
+            let payload = """
+                {"appVersion": "4.2.0", "timeStampBegin": "\(today) 00:00:00 +0000",
+                 "timeStampEnd": "\(today) 23:59:00 +0000",
+                 "metaData": {"bundleIdentifier": "\(app)", "appBuildVersion": "1",
+                   "osVersion": "iPhone OS 17.4 (21E219)", "deviceType": "iPhone15,2", "regionFormat": "US",
+                   "platformArchitecture": "arm64e"},
+                 "signpostMetrics": [
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreAttempt", "totalSignpostCount": 100},
+                   {"signpostCategory": "StateRestoration", "signpostName": "RestoreFailed", "totalSignpostCount": 5}]}
+                """
             try await TestClient.withClient(host: "127.0.0.1", port: nodes[0].port) { http in
                 let response = try await http.post(
                     "/v1/metrics", headers: ingestHeaders(token), body: ByteBuffer(string: payload))
