@@ -24,13 +24,19 @@ package enum FigureJSON {
         var groupBy: [String]
         var rowsKey: String
         var rows: [Row]
+        /// A page of a longer answer (the API's row cap): `truncated`, and `next_cursor` when rows
+        /// are left. Nil: no paging keys (the report's JSON).
+        var page: (truncated: Bool, nextCursor: String?)?
 
-        package init(_ scope: Scope, rowsKey: String = "rows", rows: [Row]) {
+        package init(
+            _ scope: Scope, rowsKey: String = "rows", rows: [Row], page: (truncated: Bool, nextCursor: String?)? = nil
+        ) {
             app = scope.app
             window = Window(scope.days)
             groupBy = scope.groupBy.map(\.rawValue)
             self.rowsKey = rowsKey
             self.rows = rows
+            self.page = page
         }
 
         package func encode(to encoder: any Encoder) throws {
@@ -39,6 +45,10 @@ package enum FigureJSON {
             try c.encode(window, forKey: "window")
             try c.encode(groupBy, forKey: "group_by")
             try c.encode(rows, forKey: DynamicKey(rowsKey))
+            if let page {
+                try c.encode(page.truncated, forKey: "truncated")
+                if let next = page.nextCursor { try c.encode(next, forKey: "next_cursor") }
+            }
         }
     }
 

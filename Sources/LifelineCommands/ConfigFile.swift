@@ -52,7 +52,7 @@ struct ConfigFile: Decodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case server, database, limits, analysis, alerts, metrics, retention, symbols
+        case server, database, limits, analysis, alerts, metrics, retention, symbols, query
     }
 
     init(from decoder: any Decoder) throws {
@@ -67,7 +67,11 @@ struct ConfigFile: Decodable {
         retention = try c.decodeIfPresent(RetentionPolicy.self, forKey: .retention)
         retentionSchedule = try c.decodeIfPresent(RetentionSchedule.self, forKey: .retention)
         symbols = try c.decodeIfPresent(Symbols.self, forKey: .symbols)
+        query = try c.decodeIfPresent(Query.self, forKey: .query)
     }
+
+    /// `query:` — the bounds of every read (``Query``).
+    var query: Query?
 
     /// `symbols:` — where debug symbol files live and which `llvm-symbolizer` reads them.
     struct Symbols: Decodable {
@@ -204,6 +208,9 @@ struct ConfigFile: Decodable {
             {
                 throw CommandError(
                     "config file \(path): symbols.llvm_symbolizer \(executable) is not an executable file")
+            }
+            if let first = file.query?.validationErrors.first {
+                throw CommandError("config file \(path): \(first)")
             }
             if let errors = file.analysis?.conventions?.validationErrors(), !errors.isEmpty {
                 throw CommandError("config file \(path): analysis.conventions: \(errors.joined(separator: "; "))")

@@ -83,6 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let versions = file?.metrics?.versionsPerApp { server.metricsVersionsPerApp = versions }
         server.metricsLastDay = file?.metrics?.lastDay.flatMap { UTCDay($0) }
         server.rulesPath = rules ?? file?.alerts?.rulesFile
+        file?.query?.apply(to: &server)
         if let file { server.database = file.databaseOptions(server.database) }
         if let mode = try synchronous ?? file?.database?.synchronous.map(SynchronousMode.parse) {
             server.database.synchronous = mode.store

@@ -17,12 +17,24 @@ extension PostgresStore: AggregateSource {
         let logger = self.logger
         let symbols = symbolicator.map { (cache: symbolCache, symbolicator: $0) }
         let client = self.client
+        // A bounded read (``ReadBudget``) is cut by its own statement timeout first; the client
+        // deadline stays the backstop for a database that does not answer at all.
+        let budget = ReadBudget.current
+        let limit = budget.map { max(timeout, $0.remaining + .seconds(1)) } ?? timeout
         do {
-            return try await withDeadline(timeout, "read") {
+            return try await withDeadline(limit, "read") {
                 try await self.waitForPool()
                 return try await client.withConnection { connection in
                     try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
                     do {
+                        if let budget {
+                            // The read's time left bounds each of its statements (server side: 57014).
+                            let left = budget.remaining.components
+                            let milliseconds = max(1, left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000)
+                            try await connection.query(
+                                PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"),
+                                logger: logger)
+                        }
                         let result = try await body(
                             PostgresReader(connection: connection, logger: logger, symbols: symbols))
                         try await connection.query("COMMIT", logger: logger)
@@ -34,6 +46,10 @@ extension PostgresStore: AggregateSource {
                 }
             }
         } catch {
+            // Rows refused by the read's budget; whatever failed once its deadline had passed (57014,
+            // the client deadline) is the timeout.
+            if let exceeded = budget?.exceeded { throw exceeded }
+            if let budget, budget.isExpired { throw budget.expired() }
             throw Self.readError(error, logger: logger)
         }
     }
@@ -59,9 +75,21 @@ struct PostgresReader: AggregateReader {
     /// This node's symbol cache and symbolicator, when symbolication is on.
     let symbols: (cache: URL, symbolicator: Symbolicator)?
 
-    /// Runs `sql` with `binds` and collects its rows.
+    /// Runs `sql` with `binds` and collects its rows. In a bounded read (``ReadBudget/current``) no
+    /// statement starts past the deadline (the transaction's `statement_timeout` cuts one that runs
+    /// over it), and rows are counted as they arrive: past the budget the read stops reading and
+    /// the transaction is rolled back.
     func rows(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) async throws -> [PostgresRow] {
-        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+        guard let budget = ReadBudget.current else {
+            return try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).collect()
+        }
+        try budget.checkDeadline()
+        var rows: [PostgresRow] = []
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+            try budget.take()
+            rows.append(row)
+        }
+        return rows
     }
 
     func apps() async throws -> [AppInfo] {

@@ -45,7 +45,8 @@ private func buildParts(
         try config.rulesPath.map(RuleFileLoader.load(path:)) ?? RuleSet()
     }
     let analysis = AnalysisRunner(
-        source: backend.aggregates, conventions: config.conventions, handlerFlag: config.handlerFlag)
+        source: backend.aggregates, conventions: config.conventions, handlerFlag: config.handlerFlag,
+        limits: config.reads)
     // Every node loads the rules (GET /v1/rules answers everywhere); only the leader evaluates
     // and notifies, from the state in the store, so a takeover does not announce again.
     let evaluator = AlertEvaluator(
@@ -111,7 +112,7 @@ func buildRouter(
             writer: backend.writer),
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
-    QueryController(analysis: analysis).addRoutes(to: v1)
+    QueryController(analysis: analysis, maxRows: config.maxRows).addRoutes(to: v1)
     SymbolsController(symbols: backend.symbols, source: backend.aggregates).addRoutes(to: v1)
     DashboardController(
         sessions: backend.sessions, alerts: backend.alertState, analysis: analysis, keys: keys,

@@ -43,6 +43,11 @@ package struct ServerConfig: Sendable {
     package var secureCookies = false
     /// Dashboard: how long a session lasts after sign-in, seconds (`server.session_hours`). Default 12 h.
     package var sessionSeconds: Int64 = 12 * 3_600
+    /// Bounds on every figure read (`query:`): source rows, time, reads at once (README, "Bounded reads").
+    package var reads = ReadLimits()
+    /// Rows per answer of the row-list endpoints at most (`query.max_rows`, default 10,000); longer
+    /// answers say `truncated` and are paged with `limit` and `cursor`.
+    package var maxRows = 10_000
     /// How signpost names map to expiration handlers and state restoration.
     package var conventions = SignpostConventions()
     /// When an expiration handler is flagged.

@@ -29,7 +29,13 @@ enum BucketSums {
                 guard let start = bucket.start ?? bucket.end, let end = bucket.end ?? bucket.start,
                     start.isFinite, end.isFinite
                 else { continue }
-                sums[Bound(group: group, start: start, end: end), default: 0].addSaturating(bucket.count)
+                let bound = Bound(group: group, start: start, end: end)
+                if let sum = sums[bound] {
+                    sums[bound] = sum.addingSaturating(bucket.count)
+                } else {
+                    try connection.count()  // a new row the read holds
+                    sums[bound] = bucket.count
+                }
             }
         }
         return sums.sorted { a, b in

@@ -247,7 +247,11 @@ struct SQLiteRollupReader {
         while try statement.step() {
             let group = (0..<blobColumn).map { statement.int64($0) }
             let entries: [Entry] = statement.withBlob(blobColumn) { RollupBlob.decode($0) }
-            sums[group] = RollupBlob.merge(sums[group] ?? [], entries)
+            let before = sums[group]?.count ?? 0
+            let merged = RollupBlob.merge(sums[group] ?? [], entries)
+            // What the read holds grows by the new (group, entry) pairs: counted, not the cells.
+            try connection.count(merged.count - before)
+            sums[group] = merged
         }
         return sums.map { (group: $0.key, entries: $0.value) }.sorted { $0.group.lexicographicallyPrecedes($1.group) }
     }

@@ -10,12 +10,16 @@ struct SQLiteAggregateReader: AggregateReader {
     let names: DimensionNames
     let symbols: SymbolSource?
 
-    /// Runs `query` with the rollup reader of this transaction on a reader thread.
+    /// Runs `query` with the rollup reader of this transaction on a reader thread, within the
+    /// read's budget (``ReadBudget/current``): rows counted, the statement interrupted at the deadline.
     private func onReader<T: Sendable>(_ query: @escaping @Sendable (SQLiteRollupReader) throws -> T) async throws -> T
     {
         let (lease, names, symbols) = (self.lease, self.names, self.symbols)
+        let budget = ReadBudget.current
         return try await StoreThreads.reads.runIfActive {
-            try query(SQLiteRollupReader(connection: lease.connection, names: names, symbols: symbols))
+            try lease.connection.bounded(by: budget) {
+                try query(SQLiteRollupReader(connection: lease.connection, names: names, symbols: symbols))
+            }
         }
     }
 

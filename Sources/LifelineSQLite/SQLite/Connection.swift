@@ -1,4 +1,5 @@
 import CSQLite
+import LifelineAnalysis
 import LifelineStorage
 
 #if canImport(Glibc)
@@ -16,6 +17,9 @@ import LifelineStorage
 final class Connection {
     let handle: OpaquePointer
     private var statements: [String: Statement] = [:]
+    /// The budget of the read this (read-only, leased) connection runs now: rows are counted into
+    /// it and statements interrupted at its deadline (see ``bounded(by:_:)``). Nil otherwise.
+    var budget: ReadBudget?
 
     /// Opens (creating if needed) the database at `path` and applies `options`.
     init(path: String, options: Database.Options) throws(StoreError) {
@@ -125,6 +129,7 @@ final class Connection {
         try statement.bind(values)
         var rows: [T] = []
         while try statement.step() {
+            try count()
             rows.append(try row(statement))
         }
         return rows

@@ -8,6 +8,9 @@ import LifelineModel
 /// (the report's JSON uses the same rows).
 struct QueryController: Sendable {
     let analysis: AnalysisRunner
+    /// Rows per answer of the row-list endpoints at most (`query.max_rows`); longer answers are
+    /// paged (``AnswerPage``).
+    var maxRows = 10_000
 
     func addRoutes(to group: RouterGroup<LifelineRequestContext>) {
         group.get("apps") { _, context in
@@ -24,48 +27,57 @@ struct QueryController: Sendable {
                 try await analyze(scope) { FigureJSON.SummaryBody(scope, try await $0.summary(scope)) })
         }
         app.get("exits") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try await $0.exits(scope).map(FigureJSON.ExitRow.init) }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            let (scope, page) = try paged(request, context, "exits")
+            let figures = try await analyze(scope) { try await $0.exits(scope) }
+            return try Self.json(
+                scope, page, figures, map: FigureJSON.ExitRow.init,
+                identity: { "\(AnswerPage.identity($0.key))\u{1F}\($0.state.rawValue)\u{1F}\($0.reason)" })
         }
         app.get("signposts") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try await $0.signposts(scope).map(FigureJSON.SignpostRowBody.init) }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            let (scope, page) = try paged(request, context, "signposts")
+            let figures = try await analyze(scope) { try await $0.signposts(scope) }
+            return try Self.json(
+                scope, page, figures, map: FigureJSON.SignpostRowBody.init,
+                identity: { "\(AnswerPage.identity($0.key))\u{1F}\($0.category)\u{1F}\($0.name)" })
         }
         app.get("expiration-handlers") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try await $0.handlers(scope).map(FigureJSON.HandlerRow.init) }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            let (scope, page) = try paged(request, context, "expiration-handlers")
+            let figures = try await analyze(scope) { try await $0.handlers(scope) }
+            return try Self.json(
+                scope, page, figures, map: FigureJSON.HandlerRow.init,
+                identity: { "\(AnswerPage.identity($0.key))\u{1F}\($0.category)\u{1F}\($0.handler)" })
         }
         app.get("restoration") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { try await $0.restoration(scope).map(FigureJSON.RestorationRow.init) }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            let (scope, page) = try paged(request, context, "restoration")
+            let figures = try await analyze(scope) { try await $0.restoration(scope) }
+            return try Self.json(
+                scope, page, figures, map: FigureJSON.RestorationRow.init, identity: { AnswerPage.identity($0.key) })
         }
         app.get("launch") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) { analyzer in
+            let (scope, page) = try paged(request, context, "launch")
+            let figures = try await analyze(scope) { analyzer in
                 try await Analyzer.launchHistograms.asyncMap { name, source in
                     try await analyzer.percentiles(scope, source: source).map {
-                        FigureJSON.PercentileRow(name: name, figure: $0)
+                        NamedPercentiles(name: name, figure: $0)
                     }
                 }.flatMap { $0 }
             }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            return try Self.json(
+                scope, page, figures, map: { FigureJSON.PercentileRow(name: $0.name, figure: $0.figure) },
+                identity: { "\($0.name)\u{1F}\(AnswerPage.identity($0.figure.key))" })
         }
         app.get("hangs") { request, context in
-            let scope = try scope(request, context, defaultGroupBy: [.version])
-            let rows = try await analyze(scope) {
-                try await $0.percentiles(scope, source: Analyzer.hangHistogram).map {
-                    FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0)
-                }
-            }
-            return try Self.json(FigureJSON.Envelope(scope, rows: rows))
+            let (scope, page) = try paged(request, context, "hangs")
+            let figures = try await analyze(scope) { try await $0.percentiles(scope, source: Analyzer.hangHistogram) }
+            return try Self.json(
+                scope, page, figures,
+                map: { FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0) },
+                identity: { AnswerPage.identity($0.key) })
         }
         app.get("crashes") { request, context in
-            let parameters = try QueryParameters(request, extra: ["kind", "limit"])
+            let parameters = try QueryParameters(request, extra: ["kind", "limit", "cursor"])
             let scope = try scope(parameters, context, defaultGroupBy: [])
+            let page = try AnswerPage(parameters, path: "crashes/\(scope.app)", cap: maxRows)
             var wanted: DiagnosticKind?
             if let kind = parameters["kind"] {
                 guard let known = DiagnosticKind(rawValue: kind) else {
@@ -76,14 +88,14 @@ struct QueryController: Sendable {
                 }
                 wanted = known
             }
-            let limit = try parameters.integer("limit", in: 1...1000)
-            let rows = try await analyze(scope) { [wanted] analyzer in
+            let figures = try await analyze(scope) { [wanted] analyzer in
                 var figures = try await analyzer.crashes(scope)
                 if let wanted { figures = figures.filter { $0.kind == wanted } }
-                if let limit { figures = Array(figures.prefix(limit)) }
-                return figures.map { FigureJSON.CrashRow(figure: $0, withStack: false) }
+                return figures
             }
-            return try Self.json(FigureJSON.Envelope(scope, rowsKey: "groups", rows: rows))
+            return try Self.json(
+                scope, page, figures, rowsKey: "groups", map: { FigureJSON.CrashRow(figure: $0, withStack: false) },
+                identity: { String($0.group.id) })
         }
         app.get("crashes/:groupId") { request, context in
             let scope = try scope(request, context, defaultGroupBy: [])
@@ -110,6 +122,33 @@ struct QueryController: Sendable {
             }
             return try await body(analyzer)
         }
+    }
+
+    /// A launch histogram's percentiles of one group.
+    private struct NamedPercentiles: Sendable {
+        var name: String
+        var figure: PercentileFigure
+    }
+
+    /// The scope and page of a row-list request (`limit`, `cursor`) after checking the key may
+    /// read the app.
+    private func paged(
+        _ request: Request, _ context: LifelineRequestContext, _ endpoint: String
+    ) throws -> (Scope, AnswerPage) {
+        let parameters = try QueryParameters(request, extra: ["limit", "cursor"])
+        let scope = try scope(parameters, context, defaultGroupBy: [.version])
+        return (scope, try AnswerPage(parameters, path: "\(endpoint)/\(scope.app)", cap: maxRows))
+    }
+
+    /// The page of `figures` as the endpoint's JSON rows in the envelope, with `truncated` and
+    /// `next_cursor`. Only the page is turned into JSON rows.
+    static func json<Figure, Row: Encodable & Sendable>(
+        _ scope: Scope, _ page: AnswerPage, _ figures: [Figure], rowsKey: String = "rows", map: (Figure) -> Row,
+        identity: (Figure) -> String
+    ) throws -> Response {
+        let (rows, next) = try page.cut(figures, identity: identity)
+        return try json(
+            FigureJSON.Envelope(scope, rowsKey: rowsKey, rows: rows.map(map), page: (next != nil, next)))
     }
 
     /// The scope of a request after checking the key may read the app.

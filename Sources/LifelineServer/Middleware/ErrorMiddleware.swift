@@ -1,4 +1,5 @@
 import Hummingbird
+import LifelineAnalysis
 import LifelineStorage
 
 /// Makes every error answer JSON `{"error": {"code", "message"}}`: Hummingbird's own errors
@@ -13,6 +14,18 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             throw error
+        } catch let error as ReadLimitError {
+            // A read past its bounds (`query:`): too large is the client's to narrow, the others pass.
+            context.logger.notice("read refused", metadata: ["error": "\(error)"])
+            switch error.code {
+            case .tooLarge: throw APIError(.unprocessableContent, code: error.code.rawValue, error.message)
+            case .timeout:
+                throw APIError(
+                    .serviceUnavailable, code: error.code.rawValue, error.message, headers: [.retryAfter: "5"])
+            case .busy:
+                throw APIError(
+                    .serviceUnavailable, code: error.code.rawValue, error.message, headers: [.retryAfter: "1"])
+            }
         } catch let error as StoreError where error.code == .unavailable {
             // The database is unreachable, restarting, or past its time bound: the client may retry.
             context.logger.warning("database unavailable", metadata: ["error": "\(error)"])
