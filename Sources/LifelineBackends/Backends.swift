@@ -59,7 +59,7 @@ package enum Backends {
         let logger = config.logger
         let store = try PostgresStore(
             url: url, logger: logger, symbolCache: config.database.symbolDirectory.map { URL(fileURLWithPath: $0) },
-            symbolicator: Symbolicator(executable: config.database.llvmSymbolizer), timeout: config.database.timeout)
+            symbolicator: config.database.makeSymbolicator(), timeout: config.database.timeout)
         let election: LeaderElection
         do {
             let applied = try await store.migrate()

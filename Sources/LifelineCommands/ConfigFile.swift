@@ -73,24 +73,61 @@ struct ConfigFile: Decodable {
     /// `query:` — the bounds of every read (``Query``).
     var query: Query?
 
-    /// `symbols:` — where debug symbol files live and which `llvm-symbolizer` reads them.
+    /// `symbols:` — where debug symbol files live, which `llvm-symbolizer` reads them and how long
+    /// it may take, and the bounds on zips of dSYMs.
     struct Symbols: Decodable {
         var directory: String?
         var llvmSymbolizer: String?
+        var symbolizerTimeoutSeconds: Double?
+        var uploadCPUSeconds: Double?
+        var maxZipEntries: Int?
+        var maxExtractedBytes: Int64?
+        var maxCompressionRatio: Int64?
 
         enum CodingKeys: String, CodingKey {
             case directory
             case llvmSymbolizer = "llvm_symbolizer"
+            case symbolizerTimeoutSeconds = "symbolizer_timeout_seconds"
+            case uploadCPUSeconds = "upload_cpu_seconds"
+            case maxZipEntries = "max_zip_entries"
+            case maxExtractedBytes = "max_extracted_bytes"
+            case maxCompressionRatio = "max_compression_ratio"
+        }
+
+        /// Every problem of the section's values, named by key.
+        var validationErrors: [String] {
+            var errors: [String] = []
+            for (name, value) in [
+                ("symbols.symbolizer_timeout_seconds", symbolizerTimeoutSeconds),
+                ("symbols.upload_cpu_seconds", uploadCPUSeconds),
+            ] {
+                if let value, !(value > 0 && value <= 3_600) {
+                    errors.append("\(name) must be more than 0 and at most 3600, got \(value)")
+                }
+            }
+            for (name, value) in [
+                ("symbols.max_zip_entries", maxZipEntries.map(Int64.init)),
+                ("symbols.max_extracted_bytes", maxExtractedBytes),
+                ("symbols.max_compression_ratio", maxCompressionRatio),
+            ] {
+                if let value, value < 1 { errors.append("\(name) must be at least 1, got \(value)") }
+            }
+            return errors
         }
     }
 
     var symbols: Symbols?
 
-    /// The database options this file sets (symbol directory and symbolizer) over `options`.
+    /// The database options this file sets (symbol directory, symbolizer, zip bounds) over `options`.
     func databaseOptions(_ options: Database.Options = Database.Options()) -> Database.Options {
         var options = options
         if let directory = symbols?.directory { options.symbolDirectory = directory }
         if let executable = symbols?.llvmSymbolizer { options.llvmSymbolizer = executable }
+        if let seconds = symbols?.symbolizerTimeoutSeconds { options.symbolizerTimeoutSeconds = seconds }
+        if let seconds = symbols?.uploadCPUSeconds { options.symbolArchive.maxCPUSeconds = seconds }
+        if let entries = symbols?.maxZipEntries { options.symbolArchive.maxEntries = entries }
+        if let bytes = symbols?.maxExtractedBytes { options.symbolArchive.maxExtractedBytes = bytes }
+        if let ratio = symbols?.maxCompressionRatio { options.symbolArchive.maxRatio = ratio }
         if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
         return options
     }
@@ -208,6 +245,9 @@ struct ConfigFile: Decodable {
             {
                 throw CommandError(
                     "config file \(path): symbols.llvm_symbolizer \(executable) is not an executable file")
+            }
+            if let first = file.symbols?.validationErrors.first {
+                throw CommandError("config file \(path): \(first)")
             }
             if let first = file.query?.validationErrors.first {
                 throw CommandError("config file \(path): \(first)")

@@ -68,6 +68,7 @@ struct DsymImportCommand: AsyncParsableCommand {
 
     func run() async throws {
         let app = self.app
+        let limits = try config.map(ConfigFile.load)?.databaseOptions().symbolArchive ?? SymbolArchiveLimits()
         try await DsymCommand.withStore(global, config: config) { store, symbolicates in
             var imported = 0
             var known = 0
@@ -76,7 +77,12 @@ struct DsymImportCommand: AsyncParsableCommand {
                     // A zip (whatever its name) is read within the upload endpoint's bounds.
                     var files = [(file: file, binaryName: file.lastPathComponent)]
                     if SymbolFiles.isZip(file) {
-                        files = try SymbolFiles.extractArchive(file, into: store.symbolWorkDirectory)
+                        do throws(SymbolArchiveError) {
+                            files = try SymbolFiles.extractArchive(
+                                file, into: store.symbolWorkDirectory, limits: limits)
+                        } catch {
+                            throw CommandError("\(file.path): \(error.message) (\(error.code.rawValue))")
+                        }
                     }
                     defer {
                         for item in files where item.file != file { try? FileManager.default.removeItem(at: item.file) }

@@ -33,7 +33,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             store = try PostgresStore(
                 url: db, logger: logger, symbolCache: options.symbolDirectory.map { URL(fileURLWithPath: $0) },
-                symbolicator: Symbolicator(executable: options.llvmSymbolizer))
+                symbolicator: options.makeSymbolicator())
         } catch {
             throw CommandError("\(error)")
         }

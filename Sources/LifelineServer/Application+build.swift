@@ -113,7 +113,9 @@ func buildRouter(
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
     QueryController(analysis: analysis, maxRows: config.maxRows).addRoutes(to: v1)
-    SymbolsController(symbols: backend.symbols, source: backend.aggregates).addRoutes(to: v1)
+    SymbolsController(
+        symbols: backend.symbols, source: backend.aggregates, archiveLimits: config.database.symbolArchive
+    ).addRoutes(to: v1)
     DashboardController(
         sessions: backend.sessions, alerts: backend.alertState, analysis: analysis, keys: keys,
         sessionSeconds: config.sessionSeconds, secureCookies: config.secureCookies

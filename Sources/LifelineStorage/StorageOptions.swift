@@ -15,10 +15,30 @@ package struct StorageOptions: Sendable, Equatable {
     package var symbolDirectory: String?
     /// The `llvm-symbolizer` to run (`symbols.llvm_symbolizer`); nil: found on `PATH`.
     package var llvmSymbolizer: String?
+    /// How long `llvm-symbolizer` may take to answer one address (`symbols.symbolizer_timeout_seconds`,
+    /// default 10: a large dSYM's first request parses it) before its process is killed and the
+    /// file marked unusable (`timed_out`).
+    package var symbolizerTimeoutSeconds: Double = 10
+    /// Bounds on an uploaded or imported zip of dSYMs (`symbols.max_zip_entries`,
+    /// `symbols.max_extracted_bytes`, `symbols.max_compression_ratio`, `symbols.upload_cpu_seconds`).
+    package var symbolArchive = SymbolArchiveLimits()
     /// The longest a request waits on the database (`database.timeout_seconds`, default 5): a
     /// connection, a statement, a lock. Past it ingest answers 503 `database_unavailable` with
     /// `Retry-After`, reads 503 too; `/readyz` waits at most 1 s.
     package var timeoutSeconds: Int = 5
+
+    /// ``symbolizerTimeoutSeconds`` as a duration (at least a millisecond).
+    package var symbolizerTimeout: Duration {
+        let milliseconds = symbolizerTimeoutSeconds * 1_000
+        guard milliseconds.isFinite else { return .seconds(10) }
+        return .milliseconds(Int64(min(max(milliseconds, 1), 86_400_000)))
+    }
+
+    /// A symbolicator with ``llvmSymbolizer`` (or the one on `PATH`) and ``symbolizerTimeout``;
+    /// nil when there is none.
+    package func makeSymbolicator() -> Symbolicator? {
+        Symbolicator(executable: llvmSymbolizer, requestTimeout: symbolizerTimeout)
+    }
 
     /// ``timeoutSeconds`` as a duration.
     package var timeout: Duration { .seconds(max(1, timeoutSeconds)) }

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import LifelineAnalysis
 import LifelineServer
+import LifelineSQLite
 import LifelineStorage
 import LifelineTestSupport
 import NIOCore
@@ -135,6 +136,49 @@ struct SymbolicationFailureTests {
         // A new version of the file (uploaded again) is asked again.
         #expect(
             symbolicator.symbolicate(file: "/x/Demo", version: 2, address: 0x4000) == .failed(.timedOut, first: true))
+    }
+
+    @Test("symbols.symbolizer_timeout_seconds sets the symbolizer's time limit for report and dsym; 0 is refused")
+    func configuredSymbolizerTimeout() throws {
+        let env = try TemporaryDatabase()
+        guard let dsym = try SymbolicationTests.buildDemo(in: env.directory.url) else { return }
+        let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
+        let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
+        let script = env.directory.url.appendingPathComponent("hanging-symbolizer")
+        try "#!/bin/sh\nexec sleep 60\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        // The options every store opens its symbolicator with.
+        #expect(StorageOptions().symbolizerTimeout == .seconds(10))
+        var options = StorageOptions(llvmSymbolizer: script.path)
+        options.symbolizerTimeoutSeconds = 0.25
+        #expect(options.makeSymbolicator()?.requestTimeout == .milliseconds(250))
+        // Through the config file: `report` asks the hanging symbolizer, waits 0.5 s (not the default
+        // 10 s), marks the slice timed out and still writes its report.
+        let app = SymbolicationTests.app
+        let payload = try env.write("crash.json", SymbolicationTests.crashPayload(uuid: uuid))
+        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", app, payload]).status == 0)
+        let config = try env.write(
+            "lifeline.yaml", "symbols:\n  llvm_symbolizer: \(script.path)\n  symbolizer_timeout_seconds: 0.5\n")
+        let imported = try Lifeline.run([
+            "dsym", "import", "--db", env.path, "--config", config, "--app", app, dsym.path,
+        ])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let start = ContinuousClock.now
+        let report = try Lifeline.run([
+            "report", "--db", env.path, "--config", config, "--app", app, "--from", "2026-11-01", "--to", "2026-11-01",
+            "--format", "json", "--out", "-",
+        ])
+        let elapsed = ContinuousClock.now - start
+        #expect(report.status == 0, "\(report.stderr)")
+        #expect(elapsed < .seconds(9), "the report took \(elapsed): the configured 0.5 s was not used")
+        let listed = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", app])
+        #expect(listed.stdout.contains("UNUSABLE (timed_out since"), "\(listed.stdout)")
+        let bad = try env.write("bad.yaml", "symbols:\n  symbolizer_timeout_seconds: 0\n")
+        let refused = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", app])
+        #expect(refused.status != 0)
+        #expect(
+            refused.stderr.contains("symbols.symbolizer_timeout_seconds must be more than 0 and at most 3600, got 0.0"),
+            "\(refused.stderr)")
     }
 
     @Test("a crashed llvm-symbolizer process is replaced: the next file is symbolicated")

@@ -323,10 +323,11 @@ struct SymbolicationTests {
 
             let refused = try await post(evil)
             #expect(refused.status == .unprocessableContent)
-            #expect(errorCode(refused.body) == "invalid_symbols")
+            #expect(errorCode(refused.body) == "unsafe_zip_entry")
             #expect(String(buffer: refused.body).contains("climbs out"), "\(String(buffer: refused.body))")
             let bombed = try await post(bomb)
             #expect(bombed.status == .unprocessableContent)
+            #expect(errorCode(bombed.body) == "zip_bomb")
             #expect(String(buffer: bombed.body).contains("zip bomb"), "\(String(buffer: bombed.body))")
 
             // DELETE: the app's symbols key or admin; ingest keys refused; unknown UUIDs are 404.

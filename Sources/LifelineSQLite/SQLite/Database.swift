@@ -39,7 +39,7 @@ package final class Database: Sendable, AggregateSource {
         let connection = try Connection(path: path, options: options)
         self.connection = Mutex(connection)
         self.readers = ReadPool(path: path, options: options)
-        self.symbolicator = Symbolicator(executable: options.llvmSymbolizer)
+        self.symbolicator = options.makeSymbolicator()
     }
 
     /// Runs `body` inside one read transaction (one snapshot) on a leased read-only connection;

@@ -92,6 +92,8 @@ struct SymbolsController: Sendable {
         do {
             // A zip is told by its first bytes, whatever the Content-Type said. It is decompressed on
             // NIO's blocking pool, not on the store thread: the keys of other requests are checked there.
+            // Its central directory is checked before anything is inflated, and inflating is
+            // bounded in bytes and CPU time (`SymbolArchiveLimits`).
             var files = [(file: temporary, binaryName: name ?? "unnamed")]
             if SymbolFiles.isZip(temporary) {
                 files = try await NIOThreadPool.singleton.runIfActive {
@@ -104,6 +106,14 @@ struct SymbolsController: Sendable {
             results = try await symbols.importSymbols(app: app, files: files, now: WallClock.nowSeconds())
         } catch let error as StoreError where error.code == .invalid {
             throw APIError(.unprocessableContent, code: "invalid_symbols", error.message)
+        } catch let error as SymbolArchiveError {
+            switch error.status {
+            case 413: throw APIError(.contentTooLarge, code: error.code.rawValue, error.message)
+            case 503:
+                throw APIError(
+                    .serviceUnavailable, code: error.code.rawValue, error.message, headers: [.retryAfter: "5"])
+            default: throw APIError(.unprocessableContent, code: error.code.rawValue, error.message)
+            }
         }
         let body = Slices(slices: results.map { Slice(symbols: $0.symbols, imported: $0.imported) })
         let status: HTTPResponse.Status = results.contains { $0.imported } ? .created : .ok

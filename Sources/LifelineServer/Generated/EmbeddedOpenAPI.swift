@@ -455,9 +455,15 @@ package enum EmbeddedOpenAPI {
                 `Contents/Resources/DWARF/<name>`; thin or fat) as `application/octet-stream`; streamed to
                 disk (at most 1 GiB; a zip is told by its first bytes). Each architecture slice is recorded
                 under its `LC_UUID`; frames of that binary are symbolicated when read, crashes stored before
-                included. 201 when a slice is new, 200 when every slice was already known. A zip with an
-                absolute path, a `..` component, a link, more than 20,000 entries, an entry expanding over
-                200:1 or DWARF files over 4 GiB in all is refused whole (422 `invalid_symbols`).
+                included. 201 when a slice is new, 200 when every slice was already known; 422
+                `invalid_symbols` for a file that is not a Mach-O with an `LC_UUID`. A zip is checked from
+                its central directory before anything is inflated (the end record only in the last 64 KiB
+                + 22 bytes, zip64 read) and refused whole: 422 `invalid_zip` (no end record, a directory
+                that does not fit the file, damaged entries), `unsafe_zip_entry` (an absolute path, a `..`
+                component, a link), `zip_too_many_entries` (over 20,000), `zip_bomb` (an entry declaring
+                over 200:1), `no_dwarf_in_zip`, `upload_over_budget` (inflating took over 60 s of CPU);
+                413 `zip_too_large` (DWARF files declaring or inflating to over 4 GiB in all). The bounds
+                are the `symbols:` keys of the config file (README).
               parameters:
                 - $ref: "#/components/parameters/BundleId"
                 - name: name
