@@ -4,7 +4,7 @@
 # client's time and the server's CPU time (user + system, from /proc) spent on the request.
 # Usage: BIN=.build/release/lifeline MB=200 Benchmarks/junk-zip-upload.sh
 set -euo pipefail
-BIN=${BIN:-.build/release/lifeline}
+BIN=$(realpath "${BIN:-.build/release/lifeline}")
 MB=${MB:-200}
 PORT=${PORT:-18096}
 APP=com.example.demo
