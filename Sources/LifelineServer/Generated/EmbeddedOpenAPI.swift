@@ -293,11 +293,23 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/exits:
             get:
               tags: [query]
               summary: Exit counts per state and reason, with rates (default group_by=version).
-              parameters: *scopeParameters
+              parameters: &pagedParameters
+                - $ref: "#/components/parameters/BundleId"
+                - $ref: "#/components/parameters/From"
+                - $ref: "#/components/parameters/To"
+                - $ref: "#/components/parameters/Version"
+                - $ref: "#/components/parameters/OS"
+                - $ref: "#/components/parameters/Device"
+                - $ref: "#/components/parameters/AppState"
+                - $ref: "#/components/parameters/GroupBy"
+                - $ref: "#/components/parameters/Limit"
+                - $ref: "#/components/parameters/Cursor"
               responses:
                 "200":
                   description: Exit rows.
@@ -308,11 +320,13 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/signposts:
             get:
               tags: [query]
               summary: Signpost counts per category and name (default group_by=version).
-              parameters: *scopeParameters
+              parameters: *pagedParameters
               responses:
                 "200":
                   description: Signpost rows.
@@ -323,6 +337,8 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/expiration-handlers:
             get:
               tags: [query]
@@ -333,7 +349,7 @@ package enum EmbeddedOpenAPI {
                 `flagged` when `imbalance / entered` is above the configured ratio (default 0.01) with
                 at least the configured entries (default 10). Shown beside the background
                 `BackgroundTaskAssertionTimeout` exits of the same group.
-              parameters: *scopeParameters
+              parameters: *pagedParameters
               responses:
                 "200":
                   description: Handler rows.
@@ -344,11 +360,13 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/restoration:
             get:
               tags: [query]
               summary: State-restoration attempts, failures, error rate and duration percentiles (default group_by=version).
-              parameters: *scopeParameters
+              parameters: *pagedParameters
               responses:
                 "200":
                   description: Restoration rows.
@@ -359,11 +377,13 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/launch:
             get:
               tags: [query]
               summary: Launch percentiles (time to first draw, optimized, resume, extended launch), in ms (default group_by=version).
-              parameters: *scopeParameters
+              parameters: *pagedParameters
               responses:
                 "200":
                   description: Percentile rows.
@@ -374,11 +394,13 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/hangs:
             get:
               tags: [query]
               summary: Hang-time percentiles, in ms (default group_by=version).
-              parameters: *scopeParameters
+              parameters: *pagedParameters
               responses:
                 "200":
                   description: Percentile rows.
@@ -389,6 +411,8 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/crashes:
             get:
               tags: [query]
@@ -406,10 +430,8 @@ package enum EmbeddedOpenAPI {
                   in: query
                   description: Only one diagnostic kind.
                   schema: { type: string, enum: [crash, hang, cpu_exception, disk_write_exception, app_launch, memory_exception] }
-                - name: limit
-                  in: query
-                  description: At most this many groups (1–1000).
-                  schema: { type: integer, minimum: 1, maximum: 1000 }
+                - $ref: "#/components/parameters/Limit"
+                - $ref: "#/components/parameters/Cursor"
               responses:
                 "200":
                   description: Crash groups.
@@ -420,6 +442,8 @@ package enum EmbeddedOpenAPI {
                 "401": { $ref: "#/components/responses/Error" }
                 "403": { $ref: "#/components/responses/Error" }
                 "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/crashes/{groupId}:
             get:
               tags: [query]
@@ -662,6 +686,22 @@ package enum EmbeddedOpenAPI {
                 signposts are those observed while the state was active; a diagnostic counts for the states
                 active just before it.
               schema: { type: string }
+            Limit:
+              name: limit
+              in: query
+              description: |
+                Rows on this page at most, 1 to the server's row cap (`query.max_rows`, default 10,000),
+                which is also the default. For crashes, the most frequent groups first.
+              schema: { type: integer, minimum: 1 }
+            Cursor:
+              name: cursor
+              in: query
+              description: |
+                Opaque: the `next_cursor` of the previous page. Repeat the same query (only `limit` may
+                change); the page starts after the last row of the previous one, in the endpoint's
+                deterministic order, so each row is returned once. 400 `invalid_parameter` naming `cursor`
+                for a cursor that is not one, belongs to another query, or whose row has gone.
+              schema: { type: string, maxLength: 512 }
             GroupBy:
               name: group_by
               in: query
@@ -705,6 +745,26 @@ package enum EmbeddedOpenAPI {
                         items: { type: integer }
             Error:
               description: Refused; the message names the problem.
+              content:
+                application/json:
+                  schema: { $ref: "#/components/schemas/Error" }
+            TooLarge:
+              description: |
+                `query_too_large`: the read would materialise more rows than `query.max_source_rows`
+                (default 100,000), whatever the page. Narrow the window (`from`, `to`), filter (`version`,
+                `os`, `device`) or group by fewer dimensions.
+              content:
+                application/json:
+                  schema: { $ref: "#/components/schemas/Error" }
+            ReadLimited:
+              description: |
+                A bounded read: `query_timeout` (the read ran past `query.timeout_seconds`, default 10 s;
+                Retry-After 5), `too_many_reads` (`query.max_concurrent` reads were running for all of
+                `query.queue_wait_seconds`; Retry-After 1), or `database_unavailable` (Retry-After 5).
+              headers:
+                Retry-After:
+                  description: Seconds to wait before retrying.
+                  schema: { type: integer, minimum: 0 }
               content:
                 application/json:
                   schema: { $ref: "#/components/schemas/Error" }
@@ -1010,6 +1070,14 @@ package enum EmbeddedOpenAPI {
                 app: { type: string }
                 window: { $ref: "#/components/schemas/Window" }
                 group_by: { type: array, items: { type: string, enum: [version, os, device, day, app_state] } }
+                truncated:
+                  type: boolean
+                  description: |
+                    Row-list endpoints: true when rows are left after this page (the answer was over
+                    `limit`, by default the server's row cap `query.max_rows`); fetch them with `cursor`.
+                next_cursor:
+                  type: string
+                  description: Present when `truncated`; pass it as `cursor` with the same query for the next page.
             ExitsResponse:
               allOf:
                 - $ref: "#/components/schemas/Envelope"
