@@ -159,7 +159,7 @@ struct PruneCommand: AsyncParsableCommand {
 }
 
 /// Rate-limits progress lines to one every two seconds.
-private final class LastLine: Sendable {
+final class LastLine: Sendable {
     private let last = Mutex(ContinuousClock.now)
 
     func due() -> Bool {

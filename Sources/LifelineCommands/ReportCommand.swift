@@ -121,6 +121,9 @@ struct ReportCommand: AsyncParsableCommand {
                 "\(global.db) is at schema \(applied) of \(EmbeddedMigrations.all.count): run `lifeline migrate --db \(global.db)` first"
             )
         }
+        // Documents a server acknowledged and had not folded when it stopped are in the report.
+        let folded = try database.foldPending()
+        if folded > 0 { printError("folded \(folded) documents acknowledged before the server stopped") }
         try await run(source: database, alerts: database.alertState, conventions: conventions, handlerFlag: handlerFlag)
     }
 

@@ -9,7 +9,7 @@ import Testing
 
 @Suite("Ingest writer")
 struct IngestWriterTests {
-    @Test("a metric document is written as exact normalized rows")
+    @Test("a metric document is stored as its index row and raw copy, and folded exactly")
     func metricDocumentWritesExactRows() async throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
@@ -46,58 +46,12 @@ struct IngestWriterTests {
                 ExitCount(state: .background, reason: "BackgroundTaskAssertionTimeout", count: 3),
                 ExitCount(state: .background, reason: "MemoryPressure", count: 13),
             ])
-        #expect(try database.query("SELECT count(*) FROM exit_counts") == [[.integer(3)]])
-
-        let signposts = try database.query(
-            """
-            SELECT c.value, n.value, s.total_count, s.cpu_time_ms, s.avg_memory_bytes, s.logical_writes_bytes,
-                s.hitch_ratio, u.name, s.duration_count, s.durations
-            FROM signposts s JOIN signpost_categories c ON c.id = s.category JOIN signpost_names n ON n.id = s.name
-            LEFT JOIN units u ON u.id = s.duration_unit ORDER BY n.value
-            """)
-        #expect(signposts.count == 2)
-        #expect(
-            Array(signposts[0].prefix(9)) == [
-                .text("ExpirationHandlers"), .text("DatabaseExpirationHandlerEntered"), .integer(7), .null, .null,
-                .null,
-                .null, .null, .null,
-            ])
-        #expect(
-            Array(signposts[1].prefix(9)) == [
-                .text("StateRestoration"), .text("RestoreAttempt"), .integer(40), .real(1_200), .real(2_048_000), .null,
-                .null, .text("ms"), .integer(40),
-            ])
-        let durations = try HistogramCodec.decode(try #require(signposts[1][9].blob))
-        #expect(durations == Fixtures.histogram([(0, 10, 30), (10, 20, 10)]).buckets)
-
-        let histograms = try database.query(
-            """
-            SELECT n.value, u.name, h.total_count, h.buckets FROM histograms h
-            JOIN metric_names n ON n.id = h.metric JOIN units u ON u.id = h.unit
-            """)
-        #expect(histograms.count == 1)
-        #expect(histograms[0][0] == .text("applicationLaunchMetrics.histogrammedTimeToFirstDrawKey"))
-        #expect(histograms[0][1] == .text("ms"))
-        #expect(histograms[0][2] == .integer(111))
-        #expect(
-            try HistogramCodec.decode(try #require(histograms[0][3].blob))
-                == Fixtures.histogram([(1_000, 1_010, 50), (1_010, 1_020, 60), (2_000, 2_000, 1)]).buckets)
-
-        let scalars = try database.query(
-            """
-            SELECT n.value, s.value, u.name, s.raw, s.std_dev, s.sample_count FROM scalar_metrics s
-            JOIN metric_names n ON n.id = s.metric LEFT JOIN units u ON u.id = s.unit ORDER BY n.value
-            """)
-        #expect(
-            scalars == [
-                [.text("cpuMetrics.cumulativeCPUTime"), .null, .null, .text("12 foos"), .null, .null],
-                [
-                    .text("memoryMetrics.averageSuspendedMemory"), .real(102_400_000), .text("bytes"), .null,
-                    .real(0.5),
-                    .integer(500),
-                ],
-                [.text("memoryMetrics.peakMemoryUsage"), .real(204_800_000), .text("bytes"), .null, .null, .null],
-            ])
+        // The door writes the index row and the raw copy; the fold writes the figures, and no
+        // per-payload normalized rows (migration 0012).
+        for table in ["exit_counts", "signposts", "histograms", "scalar_metrics"] {
+            #expect(try database.query("SELECT count(*) FROM \(table)") == [[.integer(0)]], "\(table)")
+        }
+        #expect(try database.query("SELECT folded_through FROM aggregation_state") == [[.integer(outcome.ids[0])]])
         #expect(try database.integrityCheck() == "ok")
     }
 

@@ -10,8 +10,8 @@ import Testing
 /// Shared data for the rollup and reader tests.
 enum RollupFixtures {
     static let rollupTables = [
-        "rollup_metrics", "rollup_diagnostics", "rollup_metrics_by_version", "rollup_buckets_by_version",
-        "rollup_diagnostics_by_version",
+        "rollup_metrics", "rollup_diagnostics", "rollup_buckets", "rollup_metrics_by_version",
+        "rollup_buckets_by_version", "rollup_diagnostics_by_version",
     ]
 
     /// A metric payload with app time, on `device` and `os`.
@@ -99,7 +99,7 @@ enum RollupFixtures {
 
 @Suite("Rollups")
 struct RollupTests {
-    @Test("rollups equal sums over the raw rows; duplicates and rolled-back requests are not counted")
+    @Test("rollups count every document once; duplicates and rolled-back requests are not counted")
     func rollupsEqualRawSums() async throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
@@ -107,6 +107,31 @@ struct RollupTests {
         #expect(try database.payloadCount(kind: .metric) == 3)
         #expect(try database.query("SELECT count(*) FROM app_versions WHERE value = '9.9.9'") == [[.integer(0)]])
 
+        // The three distinct metric documents carry the same exit counts and signposts
+        // (Fixtures.metric): each counted once, so the rollups hold three times each.
+        func id(_ table: String, _ value: String) throws -> Int64 {
+            try #require(
+                database.query("SELECT id FROM \(table) WHERE value = ?", [.text(value)]).first?.first?.integer)
+        }
+        let fixture = Fixtures.metric()
+        var expectedExits: [[SQLValue]] = []
+        for exit in fixture.exits where exit.count > 0 {
+            expectedExits.append([
+                .integer(exit.state == .foreground ? 0 : 1), .integer(try id("exit_reasons", exit.reason)),
+                .integer(exit.count * 3),
+            ])
+        }
+        expectedExits.sort { ($0[0].integer ?? 0, $0[1].integer ?? 0) < ($1[0].integer ?? 0, $1[1].integer ?? 0) }
+        var expectedSignposts: [[SQLValue]] = []
+        for signpost in fixture.signposts {
+            expectedSignposts.append([
+                .integer(try id("signpost_categories", signpost.category)),
+                .integer(try id("signpost_names", signpost.name)), .integer(signpost.totalCount * 3),
+            ])
+        }
+        expectedSignposts.sort {
+            ($0[0].integer ?? 0, $0[1].integer ?? 0) < ($1[0].integer ?? 0, $1[1].integer ?? 0)
+        }
         for level in ["", "_by_version"] {
             #expect(
                 try database.query(
@@ -116,13 +141,11 @@ struct RollupTests {
             let keys = level.isEmpty ? 5 : 3
             #expect(
                 try RollupFixtures.sums(
-                    database.rollupEntries("rollup_metrics\(level)", "exits"), by: [keys, keys + 1])
-                    == database.query("SELECT state, reason, sum(count) FROM exit_counts GROUP BY 1, 2 ORDER BY 1, 2"))
+                    database.rollupEntries("rollup_metrics\(level)", "exits"), by: [keys, keys + 1]) == expectedExits)
             #expect(
                 try RollupFixtures.sums(
                     database.rollupEntries("rollup_metrics\(level)", "signposts"), by: [keys, keys + 1])
-                    == database.query(
-                        "SELECT category, name, sum(total_count) FROM signposts GROUP BY 1, 2 ORDER BY 1, 2"))
+                    == expectedSignposts)
             #expect(
                 try database.query(
                     "SELECT kind, crash_group, sum(count) FROM rollup_diagnostics\(level) GROUP BY 1, 2 ORDER BY 1, 2")
@@ -172,72 +195,5 @@ struct RollupTests {
                 [.text("signpost:StateRestoration/RestoreAttempt"), .real(10), .real(20), .integer(30)],
             ])
         #expect(try database.integrityCheck() == "ok")
-    }
-
-    @Test("rebuildRollups() reproduces the incrementally maintained tables exactly")
-    func rebuildReproducesIncremental() async throws {
-        let temp = TemporaryDirectory()
-        let database = try temp.openDatabase()
-        try await RollupFixtures.ingestMix(into: database)
-        var rng = SeededGenerator(seed: 3)
-        let items = (0..<60).map { index in
-            Fixtures.item(.metric(Fixtures.referenceMetric(index, using: &rng)), hashSeed: "ref\(index)")
-        }
-        try await IngestWriter.withWriter(database: database) { writer in
-            for chunk in stride(from: 0, to: items.count, by: 7) {
-                _ = try await writer.submit(
-                    IngestRequest(app: Fixtures.app, items: Array(items[chunk..<min(items.count, chunk + 7)])))
-            }
-        }
-        let incremental = try RollupFixtures.snapshot(database)
-        #expect(incremental.values.allSatisfy { !$0.isEmpty })
-        try database.rebuildRollups()
-        let rebuilt = try RollupFixtures.snapshot(database)
-        for table in RollupFixtures.rollupTables {
-            #expect(rebuilt[table] == incremental[table], "\(table) differs after rebuild")
-        }
-    }
-
-    @Test("a database filled before migration 0002 gets its rollups built when upgraded")
-    func upgradeBackfillsRollups() async throws {
-        let filled = TemporaryDirectory()
-        let source = try filled.openDatabase()
-        try await RollupFixtures.ingestMix(into: source)
-        let expected = try RollupFixtures.snapshot(source)
-        try source.checkpoint()
-
-        // A 0001-only database holding the same rows.
-        let old = TemporaryDirectory()
-        do {
-            let database = try Database(path: old.databasePath)
-            try database.migrate([EmbeddedMigrations.all[0]])
-            let tables = try database.query(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT IN ('schema_migrations', 'units', 'app_states')"
-            ).compactMap { $0.first?.text }
-            try database.execute("ATTACH DATABASE '\(filled.databasePath)' AS filled")
-            try database.execute("PRAGMA foreign_keys = OFF")
-            for table in tables {
-                // The 0001 columns only: later migrations add columns to the filled database's tables.
-                let columns = try database.query("SELECT name FROM main.pragma_table_info('\(table)')")
-                    .compactMap { $0.first?.text }.joined(separator: ", ")
-                try database.execute(
-                    "INSERT INTO main.\(table) (\(columns)) SELECT \(columns) FROM filled.\(table)")
-            }
-            try database.execute("PRAGMA foreign_keys = ON")
-            try database.execute("DETACH DATABASE filled")
-            #expect(try database.appliedMigrations().map(\.version) == [1])
-        }
-        let upgraded = try Database(path: old.databasePath)
-        #expect(try upgraded.migrate().map(\.version).first == 2)
-        let backfilled = try RollupFixtures.snapshot(upgraded)
-        for table in RollupFixtures.rollupTables {
-            #expect(!(backfilled[table] ?? []).isEmpty, "\(table) is empty after backfill")
-            #expect(backfilled[table] == expected[table], "\(table) differs after backfill")
-        }
-        #expect(try upgraded.integrityCheck() == "ok")
-        // An empty database is migrated without any backfill work.
-        let empty = TemporaryDirectory()
-        let fresh = try empty.openDatabase()
-        #expect(try fresh.query("SELECT count(*) FROM rollup_metrics") == [[.integer(0)]])
     }
 }

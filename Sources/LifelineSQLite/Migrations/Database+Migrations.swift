@@ -26,9 +26,15 @@ extension Database {
                     on: connection)
                 return
             }
-            guard migration.version == 4, migration.name == "packed_rollups" else { return }
-            let hasPayloads = try connection.first("SELECT 1 FROM payloads LIMIT 1", []) { $0.int64(0) } != nil
-            if hasPayloads { try RollupRebuilder.rebuild(on: connection) }
+            let hasPayloads = { () throws(StoreError) -> Bool in
+                try connection.first("SELECT 1 FROM payloads LIMIT 1", []) { $0.int64(0) } != nil
+            }
+            if migration.version == 4, migration.name == "packed_rollups", try hasPayloads() {
+                try RollupRebuilder.rebuild(on: connection, fineBuckets: false)
+            }
+            if migration.version == 12, migration.name == "aggregator", try hasPayloads() {
+                try RollupRebuilder.rebuildBuckets(on: connection)
+            }
         }
         return try withConnection { (connection) throws(StoreError) in try migrator.migrate(connection) }
     }
@@ -38,12 +44,10 @@ extension Database {
         try withConnection { (connection) throws(StoreError) in try Migrator.applied(on: connection) }
     }
 
-    /// Recomputes every rollup table from the normalized rows, in one transaction (for databases
-    /// filled before migration 0002, or to re-derive them). Blocks writers while it runs.
+    /// Recomputes every figure from the raw documents, in one transaction: ``refold(app:from:progress:)``
+    /// for every app and day. Blocks writers while it runs.
     package func rebuildRollups() throws(StoreError) {
-        try withConnection { (connection) throws(StoreError) in
-            try connection.transaction { () throws(StoreError) in try RollupRebuilder.rebuild(on: connection) }
-        }
+        _ = try refold()
     }
 }
 

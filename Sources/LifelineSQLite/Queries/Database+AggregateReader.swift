@@ -104,12 +104,10 @@ struct SQLiteRollupReader {
         }
     }
 
-    /// Merged buckets per group, from the packed `rollup_buckets_by_version` cells, or from the
-    /// normalized histograms when the scope filters or groups by OS or device.
+    /// Merged buckets per group, from the packed `rollup_buckets*` cells.
     func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
         if scope.usesAppStates { return try stateBuckets(scope, source: source) }
         return try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
-            guard query.level.hasBuckets else { return try payloadBuckets(query, source: source, on: connection) }
             guard
                 let sourceID = try connection.first(
                     Dimension.metricName.selectSQL, [.text(source.storageKey)], { $0.int64(0) })
@@ -216,22 +214,6 @@ struct SQLiteRollupReader {
             infos.append(info)
         }
         return infos
-    }
-
-    /// Buckets of a scope filtered or grouped by OS or device, merged from the normalized
-    /// histograms of its metric payloads (buckets are rolled up per version only).
-    private func payloadBuckets(
-        _ query: RollupQuery, source: HistogramSource, on connection: Connection
-    ) throws(StoreError) -> [BucketRow] {
-        let (groups, condition, bindings) = query.payloadSQL()
-        guard
-            let (join, blob) = try BucketSums.join(
-                source, histograms: "histograms", signposts: "signposts", on: connection)
-        else { return [] }
-        let sql = "SELECT \((groups + [blob]).joined(separator: ", ")) FROM payloads p \(join) WHERE \(condition)"
-        return try BucketSums.rows(sql, bindings, groupCount: groups.count, on: connection) {
-            (row) throws(StoreError) -> GroupKey in try query.key(row, names: names, on: connection)
-        }
     }
 
     /// Reads the packed cells selected by `sql` (group ids first, then the blob) and sums them per

@@ -29,13 +29,16 @@ enum RollupFlusher {
         var crashGroup: Int64
     }
 
-    /// Adds `deltas` to the rollups of both levels.
-    static func flush(_ deltas: RollupDeltas, on connection: Connection) throws(StoreError) {
+    /// Adds `deltas` to the rollups of both levels. `fineBuckets`: whether the fine level's bucket
+    /// table exists (migration 0012; a database upgraded from before it is rebuilt at 0004 without).
+    static func flush(_ deltas: RollupDeltas, on connection: Connection, fineBuckets: Bool = true) throws(StoreError) {
         guard !deltas.isEmpty else { return }
         for level in RollupLevel.allCases {
             let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
             try flushMetrics(deltas, level: level, project: project, on: connection)
-            if level.hasBuckets { try flushBuckets(deltas.buckets, level: level, project: project, on: connection) }
+            if level == .byVersion || fineBuckets {
+                try flushBuckets(deltas.buckets, level: level, project: project, on: connection)
+            }
             try flushDiagnostics(deltas.diagnostics, level: level, project: project, on: connection)
         }
     }

@@ -15,13 +15,8 @@ enum RollupLevel: CaseIterable, Sendable {
         self == .fine ? ["app_version", "os_version", "device_type"] : ["app_version"]
     }
 
-    /// Whether this level rolls up histogram buckets (the version level only; see 0002_rollups.sql).
-    var hasBuckets: Bool { self == .byVersion }
-
-    /// All tables of this level.
-    var tables: [String] {
-        (hasBuckets ? ["metrics", "buckets", "diagnostics"] : ["metrics", "diagnostics"]).map(table)
-    }
+    /// All tables of this level (both roll up histogram buckets since migration 0012).
+    var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
 
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {

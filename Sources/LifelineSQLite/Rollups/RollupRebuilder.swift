@@ -14,9 +14,12 @@ enum RollupRebuilder {
     /// Rows added to the deltas per flush (bounds memory on large databases).
     private static let chunk = 5_000
 
-    static func rebuild(on connection: Connection) throws(StoreError) {
+    /// `fineBuckets`: whether `rollup_buckets` exists yet (migration 0012).
+    static func rebuild(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
         for level in RollupLevel.allCases {
-            for table in level.tables { try connection.execute("DELETE FROM \(table)") }
+            for table in level.tables where fineBuckets || table != "rollup_buckets" {
+                try connection.execute("DELETE FROM \(table)")
+            }
         }
         try connection.run(
             """
@@ -27,13 +30,21 @@ enum RollupRebuilder {
             FROM diagnostics d JOIN payloads p ON p.id = d.payload
             GROUP BY 1, 2, 3, 4, 5, 6, 7
             """)
-        try rebuildMetrics(on: connection)
-        try rebuildBuckets(on: connection)
+        try rebuildMetrics(on: connection, fineBuckets: fineBuckets)
+        try rebuildBuckets(on: connection, fineBuckets: fineBuckets)
         try deriveVersionLevel(on: connection)
     }
 
     /// Usage, exit counts and signpost totals (clamped at 0 as the writer does) per cell, into the metric cells.
-    private static func rebuildMetrics(on connection: Connection) throws(StoreError) {
+    /// Migration 0012: the bucket cells of both levels from the normalized histograms (the fine
+    /// level is new; the version level is rebuilt beside it from the same rows).
+    static func rebuildBuckets(on connection: Connection) throws(StoreError) {
+        try connection.execute("DELETE FROM rollup_buckets")
+        try connection.execute("DELETE FROM rollup_buckets_by_version")
+        try rebuildBuckets(on: connection, fineBuckets: true)
+    }
+
+    private static func rebuildMetrics(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
         // Device-days: every metric payload, but a 2.0.0 snapshot (device_day 0, from migration 0007 on).
         let hasDeviceDay =
             try connection.first(
@@ -62,7 +73,7 @@ enum RollupRebuilder {
                     cell: cell(usage), payloads: usage.int64(5), foregroundMilliseconds: usage.optionalDouble(6) ?? 0,
                     backgroundMilliseconds: usage.optionalDouble(7) ?? 0))
             rows += 1
-            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+            if rows % chunk == 0 { try flush(&deltas, on: connection, fineBuckets: fineBuckets) }
         }
         let exits = try Statement(
             database: connection.handle,
@@ -77,7 +88,7 @@ enum RollupRebuilder {
                 RollupDeltas.Exit(
                     cell: cell(exits), state: exits.int64(5), reason: exits.int64(6), count: exits.int64(7)))
             rows += 1
-            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+            if rows % chunk == 0 { try flush(&deltas, on: connection, fineBuckets: fineBuckets) }
         }
         let signposts = try Statement(
             database: connection.handle,
@@ -93,17 +104,19 @@ enum RollupRebuilder {
                     cell: cell(signposts), category: signposts.int64(5), name: signposts.int64(6),
                     count: signposts.int64(7)))
             rows += 1
-            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+            if rows % chunk == 0 { try flush(&deltas, on: connection, fineBuckets: fineBuckets) }
         }
-        try flush(&deltas, on: connection)
+        try flush(&deltas, on: connection, fineBuckets: fineBuckets)
     }
 
-    private static func flush(_ deltas: inout RollupDeltas, on connection: Connection) throws(StoreError) {
-        try RollupFlusher.flush(deltas, on: connection)
+    private static func flush(
+        _ deltas: inout RollupDeltas, on connection: Connection, fineBuckets: Bool
+    ) throws(StoreError) {
+        try RollupFlusher.flush(deltas, on: connection, fineBuckets: fineBuckets)
         deltas.clear()
     }
 
-    private static func rebuildBuckets(on connection: Connection) throws(StoreError) {
+    private static func rebuildBuckets(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
         var deltas = RollupDeltas()
         var rows = 0
         let cellColumns = "p.app, \(payloadDay), \(dims)"
@@ -118,7 +131,7 @@ enum RollupRebuilder {
                     cell: cell, source: histograms.int64(5), start: bucket.start, end: bucket.end, count: bucket.count)
             }
             rows += 1
-            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+            if rows % chunk == 0 { try flush(&deltas, on: connection, fineBuckets: fineBuckets) }
         }
         // Signpost duration histograms, keyed `signpost:<category>/<name>` in metric_names.
         let interner = Interner()
@@ -148,9 +161,9 @@ enum RollupRebuilder {
                     cell: cell, source: source, start: bucket.start, end: bucket.end, count: bucket.count)
             }
             rows += 1
-            if rows % chunk == 0 { try flush(&deltas, on: connection) }
+            if rows % chunk == 0 { try flush(&deltas, on: connection, fineBuckets: fineBuckets) }
         }
-        try flush(&deltas, on: connection)
+        try flush(&deltas, on: connection, fineBuckets: fineBuckets)
     }
 
     private static func cell(_ row: Statement) -> RollupDeltas.Cell {

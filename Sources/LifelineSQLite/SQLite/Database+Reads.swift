@@ -1,3 +1,4 @@
+import LifelineAnalysis
 import LifelineModel
 import LifelineStorage
 
@@ -61,22 +62,32 @@ extension Database {
         }
     }
 
-    /// Exit counters summed over all metric payloads of `app`, by state and reason.
+    /// Exit counters summed over all folded metric payloads of `app`, by state and reason (from
+    /// the rollups).
     package func exitTotals(app: String) throws(StoreError) -> [ExitCount] {
-        try withConnection { (connection) throws(StoreError) -> [ExitCount] in
-            try connection.query(
-                """
-                SELECT e.state, r.value, sum(e.count)
-                FROM exit_counts e
-                JOIN payloads p ON p.id = e.payload
-                JOIN exit_reasons r ON r.id = e.reason
-                WHERE p.app = (SELECT id FROM apps WHERE bundle_id = ?)
-                GROUP BY e.state, r.value
-                ORDER BY e.state, r.value
-                """, [.text(app)]
-            ) { row in
-                ExitCount(
-                    state: row.int64(0) == 0 ? .foreground : .background, reason: row.text(1), count: row.int64(2))
+        let names = self.names
+        return try withConnection { (connection) throws(StoreError) -> [ExitCount] in
+            let reader = SQLiteRollupReader(connection: connection, names: names, symbols: nil)
+            let all = Scope(app: app, days: DayRange(from: .first, to: UTCDay(ordinal: 2_000_000) ?? .first))
+            let rows: [ExitRow]
+            do {
+                rows = try reader.exits(all)
+            } catch let error as StoreError {
+                throw error
+            } catch {
+                throw StoreError(.internal, "internal storage error", cause: "\(error)")
+            }
+            var totals: [ExitCount] = []
+            for row in rows {
+                let state: AppState = row.state
+                if let index = totals.firstIndex(where: { $0.state == state && $0.reason == row.reason }) {
+                    totals[index].count.addSaturating(row.count)
+                } else {
+                    totals.append(ExitCount(state: state, reason: row.reason, count: row.count))
+                }
+            }
+            return totals.sorted {
+                ($0.state == .foreground ? 0 : 1, $0.reason) < ($1.state == .foreground ? 0 : 1, $1.reason)
             }
         }
     }

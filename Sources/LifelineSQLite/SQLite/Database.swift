@@ -31,6 +31,9 @@ package final class Database: Sendable, AggregateSource {
     let names = DimensionNames()
     /// Symbolicates sample frames from the imported debug symbols; nil without `llvm-symbolizer`.
     package let symbolicator: Symbolicator?
+    /// The aggregator's progress while an ``IngestWriter`` runs on this database in this process:
+    /// aggregate reads wait for it to fold what was acknowledged (answers never lag an ack).
+    package let fold = FoldProgress()
 
     /// Opens the database at `path`, creating the file if needed. Does not migrate: call ``migrate()``.
     package init(path: String, options: Options = Options()) throws(StoreError) {
@@ -48,6 +51,7 @@ package final class Database: Sendable, AggregateSource {
     package func read<T: Sendable>(
         _ body: @escaping @Sendable (any AggregateReader) async throws -> T
     ) async throws -> T {
+        try await fold.waitForFold(timeout: Double(max(1, options.timeoutSeconds)))
         let lease = try await readers.lease()
         let symbols = symbolicator.map { SymbolSource(directory: symbolDirectory, symbolicator: $0) }
         let result: Result<T, any Error>

@@ -4,6 +4,10 @@ import LifelineStorage
 
 /// Writes batches of ``IngestRequest``s on one connection: one transaction per batch, one
 /// savepoint per request. Used by the ``IngestWriter``'s thread only.
+///
+/// This is the door: per new document it writes the payload's index row and its raw copy (and
+/// the request's idempotency record), nothing else. What was written is kept in memory for the
+/// aggregator (``fold(limit:)``), which folds it into the rollups in later transactions.
 final class BatchWriter {
     /// The result of one batch.
     struct BatchResult {
@@ -11,6 +15,8 @@ final class BatchWriter {
         var results: [Result<IngestOutcome, StoreError>]
         /// Whether the transaction committed.
         var committed: Bool
+        /// The new documents it stored (empty when it did not commit), in id order.
+        var stored: [StoredItem] = []
     }
 
     static let findPayload = "SELECT id FROM payloads WHERE app = ? AND content_hash = ?"
@@ -28,12 +34,28 @@ final class BatchWriter {
         """
 
     let connection: Connection
-    private let interner = Interner()
+    let interner = Interner()
+    /// Stages run in the door's transaction (none by default: the door only appends).
     private let stages: [any ItemWriteStage]
+    /// Stages the aggregator runs for every folded document.
+    let foldStages: [any ItemWriteStage]
+    /// Documents committed and not folded yet, by payload id: the fold's fast path (it re-reads
+    /// the raw documents of the others). At most ``maxRetained``.
+    var unfolded: [Int64: StoredItem] = [:]
+    /// Most documents kept in memory for the fold.
+    let maxRetained: Int
+    /// New documents of the current request and of the current batch.
+    private var requestStored: [StoredItem] = []
+    private var batchStored: [StoredItem] = []
 
-    init(connection: Connection, stages: [any ItemWriteStage] = DefaultStages.make()) {
+    init(
+        connection: Connection, stages: [any ItemWriteStage] = [],
+        foldStages: [any ItemWriteStage] = DefaultStages.make(), maxRetained: Int = 16_384
+    ) {
         self.connection = connection
         self.stages = stages
+        self.foldStages = foldStages
+        self.maxRetained = maxRetained
     }
 
     /// Closes the connection (on the writer thread, when it stops).
@@ -53,23 +75,26 @@ final class BatchWriter {
     func write(_ requests: [IngestRequest]) -> BatchResult {
         let first = writeOnce(requests)
         guard !first.committed, requests.count > 1, first.storageUnavailable == false else {
-            return BatchResult(results: first.results, committed: first.committed)
+            return BatchResult(results: first.results, committed: first.committed, stored: first.stored)
         }
         var results: [Result<IngestOutcome, StoreError>] = []
         results.reserveCapacity(requests.count)
         var committed = false
+        var stored: [StoredItem] = []
         for request in requests {
             let alone = writeOnce([request])
             committed = committed || alone.committed
+            stored += alone.stored
             results.append(alone.results.first ?? .failure(StoreError(.internal, "internal storage error")))
         }
-        return BatchResult(results: results, committed: committed)
+        return BatchResult(results: results, committed: committed, stored: stored)
     }
 
     /// One attempt: the batch in one transaction.
     private func writeOnce(_ requests: [IngestRequest]) -> (
-        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool, stored: [StoredItem]
     ) {
+        batchStored.removeAll(keepingCapacity: true)
         do throws(StoreError) {
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
@@ -85,6 +110,8 @@ final class BatchWriter {
                 try connection.run("RELEASE request")
                 interner.releaseSavepoint()
                 for stage in stages { stage.requestReleased() }
+                batchStored += requestStored
+                requestStored.removeAll(keepingCapacity: true)
                 results.append(.success(outcome))
             } catch {
                 if error.code == .unavailable || error.code == .internal || !connection.inTransaction {
@@ -98,6 +125,7 @@ final class BatchWriter {
                 }
                 interner.rollbackSavepoint()
                 for stage in stages { stage.requestRolledBack() }
+                requestStored.removeAll(keepingCapacity: true)
                 results.append(.failure(error))
             }
         }
@@ -108,14 +136,19 @@ final class BatchWriter {
             return abort(requests.count, error, storage: error.code == .unavailable)
         }
         interner.commit()
-        return (results, true, false)
+        let stored = batchStored
+        batchStored.removeAll(keepingCapacity: true)
+        for item in stored where unfolded.count < maxRetained { unfolded[item.payloadID] = item }
+        return (results, true, false, stored)
     }
 
     /// Rolls the batch back; `storage` tells whether the storage itself failed (then a retry
     /// request by request cannot help).
     private func abort(_ count: Int, _ error: StoreError, storage: Bool) -> (
-        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool
+        results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool, stored: [StoredItem]
     ) {
+        requestStored.removeAll(keepingCapacity: true)
+        batchStored.removeAll(keepingCapacity: true)
         connection.rollbackQuietly()
         interner.rollback()
         for stage in stages { stage.batchAborted() }
@@ -125,7 +158,7 @@ final class BatchWriter {
         } else if !storage && failure.code != .internal {
             failure = StoreError(.internal, "internal storage error", cause: error.description)
         }
-        return (Array(repeating: .failure(failure), count: count), false, storage)
+        return (Array(repeating: .failure(failure), count: count), false, storage, [])
     }
 
     private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
@@ -197,6 +230,7 @@ final class BatchWriter {
         for stage in stages {
             try stage.write(stored, in: session)
         }
+        requestStored.append(stored)
         return (payloadID, true)
     }
 

@@ -22,14 +22,21 @@ package final class IngestWriter: Service, Sendable {
         package var maxBatchRequests: Int = 256
         /// Most items written in one transaction (a single larger request still goes alone).
         package var maxBatchItems: Int = 4_096
+        /// Aggregator: most documents folded in one transaction.
+        package var foldBatch: Int = 4_096
+        /// Aggregator: fold at the latest when the oldest unfolded document is this old, seconds
+        /// (it also folds whenever the door is idle, and at once when a reader waits).
+        package var foldDelay: Double = 0.25
 
-        package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096) {
+        package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096, foldBatch: Int = 4_096) {
             self.maxBatchRequests = max(1, maxBatchRequests)
             self.maxBatchItems = max(1, maxBatchItems)
+            self.foldBatch = max(1, foldBatch)
         }
     }
 
     private let shared: WriterQueue
+    private let progress: FoldProgress
     /// Told the number of requests of every committed batch (besides `onBatch`).
     package let batches = BatchObserver()
     private let logger: Logger
@@ -54,10 +61,23 @@ package final class IngestWriter: Service, Sendable {
         // far above the usual WAL size.
         _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
         let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
-        let owned = OwnedWriter(writer: BatchWriter(connection: connection))
+        let batchWriter = BatchWriter(connection: connection)
+        // What the last run acknowledged and did not fold is folded from the raw copies first.
+        let start = try batchWriter.foldState()
         let shared = self.shared
+        self.progress = database.fold
+        database.fold.attach(acknowledged: start.head, folded: start.folded, pending: start.pending) {
+            shared.wake()
+        }
+        if start.pending > 0 {
+            logger.info(
+                "folding documents acknowledged before the last stop",
+                metadata: ["documents": "\(start.pending)", "watermark": "\(start.folded)"])
+        }
+        let owned = OwnedWriter(writer: batchWriter)
+        let progress = database.fold
         let thread = Thread {
-            WriterQueue.loop(shared, owned.writer, checkpointer: checkpointer, logger: logger)
+            WriterQueue.loop(shared, owned.writer, progress: progress, checkpointer: checkpointer, logger: logger)
         }
         thread.name = "lifeline-writer"
         thread.start()
@@ -82,7 +102,17 @@ package final class IngestWriter: Service, Sendable {
     package var isAccepting: Bool { shared.isAccepting }
 
     /// Counters so far.
-    package var statistics: WriterStatistics { shared.statistics }
+    package var statistics: WriterStatistics {
+        var statistics = shared.statistics
+        statistics.aggregationLagDocuments = progress.lagDocuments
+        statistics.aggregationLagSeconds = progress.lagSeconds
+        return statistics
+    }
+
+    /// Returns once every document acknowledged so far is folded into the figures.
+    package func waitForFold(timeout: Double = 60) async throws(StoreError) {
+        try await progress.waitForFold(timeout: timeout)
+    }
 
     /// Runs until graceful shutdown (or cancellation), then writes what is queued and closes.
     package func run() async throws {

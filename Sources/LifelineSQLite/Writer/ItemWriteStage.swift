@@ -50,10 +50,12 @@ extension ItemWriteStage {
     func batchAborted() {}
 }
 
-/// The stages every payload goes through, in order.
+/// The stages the aggregator runs for every document it folds, in order. (``MetricRowsStage``,
+/// the per-payload normalized rows, is no longer one of them: those rows only existed to be
+/// summed into the rollups, which are folded from the documents; migration 0012.)
 enum DefaultStages {
     static func make() -> [any ItemWriteStage] {
-        [MetricRowsStage(), StateRowsStage(), DiagnosticRowsStage(), RollupStage()]
+        [StateRowsStage(), DiagnosticRowsStage(), RollupStage()]
     }
 }
 

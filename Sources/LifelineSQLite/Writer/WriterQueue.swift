@@ -99,6 +99,17 @@ final class WriterQueue: Sendable {
         }
     }
 
+    /// Wakes the writer thread (a reader asks for a fold).
+    func wake() { wakeup.signal() }
+
+    private func record(_ fold: BatchWriter.FoldResult) {
+        state.withLock { state in
+            state.statistics.folds += 1
+            state.statistics.foldedDocuments += fold.folded
+            state.statistics.foldSkipped += fold.skipped
+        }
+    }
+
     private func record(_ batch: [Pending], _ result: BatchWriter.BatchResult) {
         state.withLock { state in
             if result.committed { state.statistics.transactions += 1 } else { state.statistics.failedBatches += 1 }
@@ -108,9 +119,46 @@ final class WriterQueue: Sendable {
         }
     }
 
-    /// The writer thread's body.
-    static func loop(_ queue: WriterQueue, _ writer: BatchWriter, checkpointer: Checkpointer?, logger: Logger) {
+    /// The writer thread's body: door batches as they come, and the fold behind them — when a
+    /// reader waits for it, when the oldest unfolded document is older than
+    /// ``IngestWriter/Options/foldDelay``, when ``IngestWriter/Options/foldBatch`` documents wait,
+    /// and whenever the door is idle.
+    static func loop(
+        _ queue: WriterQueue, _ writer: BatchWriter, progress: FoldProgress, checkpointer: Checkpointer?,
+        logger: Logger
+    ) {
+        let options = queue.options
+        var retryAfter: ContinuousClock.Instant?
+        /// Folds once; false when there was nothing to fold or it failed.
+        func foldOnce() -> Bool {
+            if let retryAfter, ContinuousClock.now < retryAfter { return false }
+            do throws(StoreError) {
+                let result = try writer.fold(limit: options.foldBatch) { id, error in
+                    logger.warning(
+                        "a document could not be folded: it stays stored raw and counts nowhere",
+                        metadata: ["payload": "\(id)", "error": "\(error)"])
+                }
+                retryAfter = nil
+                // Nothing else writes on this thread meanwhile: without more documents above the
+                // watermark, everything acknowledged is folded (or was pruned before its fold).
+                progress.folded(through: result.through, count: result.folded, caughtUp: !result.more)
+                guard result.folded > 0 else { return false }
+                queue.record(result)
+                checkpointer?.committed()
+                return result.more
+            } catch {
+                logger.error("fold failed; retried in 1 s", metadata: ["error": "\(error)"])
+                retryAfter = ContinuousClock.now + .seconds(1)
+                return false
+            }
+        }
         loop: while true {
+            if progress.hasBacklog,
+                progress.foldRequested || progress.lagDocuments >= options.foldBatch
+                    || progress.lagSeconds >= options.foldDelay
+            {
+                _ = foldOnce()
+            }
             switch queue.next() {
             case .batch(let batch):
                 let result = writer.write(batch.map(\.request))
@@ -119,17 +167,37 @@ final class WriterQueue: Sendable {
                         "ingest batch rolled back", metadata: ["requests": "\(batch.count)", "error": "\(error)"])
                 }
                 queue.record(batch, result)
-                if result.committed { checkpointer?.committed() }
+                if result.committed {
+                    checkpointer?.committed()
+                    if let last = result.stored.last {
+                        progress.acknowledged(through: last.payloadID, count: result.stored.count)
+                    }
+                }
                 for (pending, outcome) in zip(batch, result.results) {
                     pending.reply.resume(returning: outcome)
                 }
                 queue.onBatch?(batch.count)
             case .idle:
-                queue.wakeup.wait()
+                let waiting = retryAfter.map { ContinuousClock.now < $0 } ?? false
+                if progress.hasBacklog, !waiting {
+                    _ = foldOnce()
+                    continue loop
+                }
+                if progress.hasBacklog {
+                    _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
+                } else {
+                    queue.wakeup.wait()
+                }
             case .finished:
+                // Everything acknowledged is folded before the writer stops (a stop cut short by
+                // the shutdown deadline leaves the rest to the next start, from the raw copies).
+                while progress.hasBacklog {
+                    if !foldOnce() { break }
+                }
                 break loop
             }
         }
+        progress.detach()
         checkpointer?.stop()
         writer.close()
         let waiters = queue.state.withLock { state in

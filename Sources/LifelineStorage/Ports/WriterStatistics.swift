@@ -15,6 +15,17 @@ package struct WriterStatistics: Sendable, Equatable {
     package var queued: Int = 0
     /// Documents of those requests.
     package var queuedDocuments: Int = 0
+    /// Aggregator: documents acknowledged and not folded into the figures yet (answers fold them
+    /// before they read: this is work behind the door, not staleness).
+    package var aggregationLagDocuments: Int = 0
+    /// Aggregator: age of the oldest acknowledged document not folded yet, seconds.
+    package var aggregationLagSeconds: Double = 0
+    /// Aggregator: fold transactions committed.
+    package var folds: Int = 0
+    /// Aggregator: documents folded.
+    package var foldedDocuments: Int = 0
+    /// Aggregator: documents the fold could not read (kept raw, counted nowhere).
+    package var foldSkipped: Int = 0
 
     package init() {}
 }

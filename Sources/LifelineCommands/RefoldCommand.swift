@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import LifelineModel
+import LifelineSQLite
+import LifelineStorage
+
+/// `lifeline refold`: rebuilds the figures from the raw documents.
+struct RefoldCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "refold",
+        abstract: "Rebuild the figures (rollups, per-state rows) from the stored raw documents.",
+        discussion: """
+            Ingest stores each document raw and the aggregator folds it into the figures behind \
+            the door. A refold throws the figures of the chosen app and days away and folds their \
+            raw documents again, in one transaction: after a fix, a new figure or a migration. \
+            Documents acknowledged but not folded yet (a server stopped mid-fold) are folded first. \
+            Days before the last day whose raw documents are gone (retention.raw_days) keep their \
+            figures as they are: there is nothing to rebuild them from. Diagnostics are counted \
+            again from their stored rows; crash groups keep their ids.
+
+            Beside a running server the refold holds the write lock while it runs (ingest waits up \
+            to database.timeout_seconds, then answers 503 with Retry-After): refold one app, or \
+            from a recent day, or stop the server for a whole large database.
+            """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(help: "Only this app (bundle id); default: every app.")
+    var app: String?
+
+    @Option(help: "First UTC day to refold (YYYY-MM-DD); default: every day.")
+    var from: String?
+
+    @Flag(help: "Print the result as JSON on standard output.")
+    var json = false
+
+    func validate() throws {
+        if let from, UTCDay(from) == nil { throw ValidationError("--from must be a UTC day YYYY-MM-DD, got \(from)") }
+        if global.isPostgres {
+            throw ValidationError("refold runs on SQLite files; on PostgreSQL the figures are folded in its writer")
+        }
+    }
+
+    func run() async throws {
+        guard FileManager.default.fileExists(atPath: global.db) else {
+            throw CommandError("no database at \(global.db)")
+        }
+        let database = try Database(path: global.db)
+        defer { database.checkpointForExit() }
+        try database.migrate()
+        let started = ContinuousClock.now
+        let pending = try database.foldPending()
+        if pending > 0 && !json { printError("folded \(pending) documents acknowledged before the last stop") }
+        let lastLine = LastLine()
+        let report = try database.refold(app: app, from: from.flatMap { UTCDay($0) }) { done, total in
+            guard !json, lastLine.due() else { return }
+            printError("… \(done)/\(total) documents refolded")
+        }
+        let elapsed = (ContinuousClock.now - started).components
+        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(
+                "refolded \(report.documents) documents and \(report.diagnostics) diagnostic cells of \(report.apps) "
+                    + "app(s) in \(String(format: "%.1f", seconds)) s"
+                    + (report.unreadable > 0 ? "; \(report.unreadable) raw documents could not be read" : ""))
+            for (bundle, day) in report.firstDays.sorted(by: { $0.key < $1.key }) {
+                print("  \(bundle): from \(day)")
+            }
+        }
+    }
+}

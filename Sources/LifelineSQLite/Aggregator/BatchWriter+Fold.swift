@@ -1,0 +1,178 @@
+import LifelineIngest
+import LifelineModel
+import LifelineStorage
+import NIOCore
+
+/// The aggregator stage: folds committed documents into the rollups, crash groups and per-state
+/// rows, in batches, behind the door, on the writer's connection (SQLite has one writer).
+///
+/// Its progress is the watermark `aggregation_state.folded_through`, read and advanced inside the
+/// fold's own transaction: a fold that does not commit leaves it where it was (the documents are
+/// folded again by the next one), a fold that commits never sees them again. Documents still in
+/// memory (``BatchWriter/unfolded``) are folded as decoded; the others (after a restart, past
+/// the memory bound, written by another process, or a refold) are decoded again from their raw
+/// copy.
+extension BatchWriter {
+    /// What one fold did.
+    struct FoldResult {
+        /// Documents folded (the watermark passed them).
+        var folded = 0
+        /// Of those, documents that could not be folded (unreadable raw copy, or a failing row):
+        /// kept raw, counted nowhere.
+        var skipped = 0
+        /// The watermark after the fold.
+        var through: Int64 = 0
+        /// Whether documents above the watermark remain.
+        var more = false
+    }
+
+    static let readWatermark = "SELECT folded_through FROM aggregation_state WHERE id = 1"
+    static let writeWatermark = "UPDATE aggregation_state SET folded_through = ?, folded_at_ms = ? WHERE id = 1"
+    static let nextUnfolded = "SELECT id FROM payloads WHERE id > ? ORDER BY id LIMIT ?"
+    static let readStored = """
+        SELECT p.app, a.bundle_id, p.kind, p.received_at_ms, r.raw
+        FROM payloads p JOIN apps a ON a.id = p.app LEFT JOIN payload_raw r ON r.payload = p.id
+        WHERE p.id = ?
+        """
+
+    /// Decoding raw copies again: the limits they were accepted under, with room (a document is
+    /// never refused by the fold for a limit lowered since it was stored).
+    static let refoldPipeline: IngestPipeline = {
+        var limits = IngestLimits()
+        limits.maxBodyBytes = 1 << 30
+        limits.maxDecompressedBytes = 1 << 30
+        limits.maxCompressionRatio = 1 << 20
+        var decode = DecodeLimits()
+        decode.maxFramesPerTree = 10_000_000
+        decode.maxFramesPerBody = 10_000_000
+        decode.maxStringBytes = 64 << 20
+        decode.maxMetricsPerDocument = 1 << 20
+        decode.maxMetricsPerBody = 1 << 20
+        decode.maxExitEntriesPerDocument = 1 << 20
+        decode.maxSignpostsPerDocument = 1 << 20
+        decode.maxBucketsPerHistogram = 1 << 20
+        return IngestPipeline(limits: limits, decodeLimits: decode)
+    }()
+
+    /// The watermark and the highest stored payload id (outside a transaction).
+    func foldState() throws(StoreError) -> (folded: Int64, head: Int64, pending: Int) {
+        let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
+        let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
+        let pending =
+            try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
+            ?? 0
+        return (folded, head, Int(pending))
+    }
+
+    /// Folds up to `limit` documents above the watermark in one transaction.
+    func fold(limit: Int, onSkip: (Int64, StoreError) -> Void = { _, _ in }) throws(StoreError) -> FoldResult {
+        try connection.execute("BEGIN IMMEDIATE")
+        var result = FoldResult()
+        do throws(StoreError) {
+            let watermark = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
+            let ids = try connection.query(Self.nextUnfolded, [.integer(watermark), .integer(Int64(limit) + 1)]) {
+                $0.int64(0)
+            }
+            result.more = ids.count > limit
+            let batch = Array(ids.prefix(limit))
+            result.through = batch.last ?? watermark
+            let counts = try foldItems(batch, useRetained: true, onSkip: onSkip)
+            result.folded = counts.folded
+            result.skipped = counts.skipped
+            try connection.run(
+                Self.writeWatermark, [.integer(result.through), .integer(WallClock.nowMilliseconds())])
+            try connection.execute("COMMIT")
+        } catch {
+            connection.rollbackQuietly()
+            interner.rollback()
+            for stage in foldStages { stage.batchAborted() }
+            throw error
+        }
+        interner.commit()
+        for id in unfolded.keys where id <= result.through { unfolded[id] = nil }
+        return result
+    }
+
+    /// Folds the documents `ids` inside the caller's transaction (the refold's): each from its
+    /// raw copy.
+    func foldAgain(_ ids: [Int64]) throws(StoreError) -> (folded: Int, skipped: Int) {
+        do throws(StoreError) {
+            return try foldItems(ids, useRetained: false, onSkip: { _, _ in })
+        } catch {
+            for stage in foldStages { stage.batchAborted() }
+            throw error
+        }
+    }
+
+    /// Runs the fold stages for `ids` (one savepoint each: a document that fails is skipped
+    /// alone) and flushes their deferred rows, inside the open transaction.
+    private func foldItems(
+        _ ids: [Int64], useRetained: Bool, onSkip: (Int64, StoreError) -> Void
+    ) throws(StoreError) -> (folded: Int, skipped: Int) {
+        var folded = 0
+        var skipped = 0
+        let session = WriteSession(connection: connection, interner: interner)
+        for id in ids {
+            folded += 1
+            let stored: StoredItem
+            do throws(StoreError) {
+                if useRetained, let retained = unfolded[id] {
+                    stored = retained
+                } else {
+                    guard let decoded = try readStoredItem(id) else { throw Self.unreadable(id, "no raw copy") }
+                    stored = decoded
+                }
+            } catch {
+                skipped += 1
+                onSkip(id, error)
+                continue
+            }
+            try connection.run("SAVEPOINT fold")
+            do throws(StoreError) {
+                for stage in foldStages { try stage.write(stored, in: session) }
+                try connection.run("RELEASE fold")
+                interner.releaseSavepoint()
+                for stage in foldStages { stage.requestReleased() }
+            } catch {
+                if error.code == .unavailable || !connection.inTransaction { throw error }
+                try connection.run("ROLLBACK TO fold")
+                try connection.run("RELEASE fold")
+                interner.rollbackSavepoint()
+                for stage in foldStages { stage.requestRolledBack() }
+                skipped += 1
+                onSkip(id, error)
+            }
+        }
+        for stage in foldStages { try stage.beforeCommit(on: connection) }
+        return (folded, skipped)
+    }
+
+    /// Decodes payload `id` again from its raw copy, as ingest decided it.
+    private func readStoredItem(_ id: Int64) throws(StoreError) -> StoredItem? {
+        let row = try connection.first(Self.readStored, [.integer(id)]) {
+            (
+                app: $0.int64(0), bundle: $0.text(1), kind: $0.text(2), received: $0.int64(3),
+                raw: $0.isNull(4) ? nil : $0.blob(4)
+            )
+        }
+        guard let row, let raw = row.raw else { return nil }
+        let family: DocumentFamily = row.kind == "diagnostic" ? .diagnostic : .metric
+        let items: [IngestItem]
+        do {
+            items = try Self.refoldPipeline.prepare(
+                body: ByteBuffer(bytes: raw), encoding: raw.starts(with: [0x1f, 0x8b]) ? .gzip : .identity,
+                family: family, app: row.bundle,
+                receivedAt: row.received)
+        } catch {
+            throw Self.unreadable(id, error.description)
+        }
+        guard items.count == 1, let item = items.first else {
+            throw Self.unreadable(id, "its raw copy holds \(items.count) documents")
+        }
+        return StoredItem(payloadID: id, appID: row.app, item: item, occurredAt: item.occurredAt, day: item.day.string)
+    }
+
+    private static func unreadable(_ id: Int64, _ why: String) -> StoreError {
+        StoreError(.invalid, "payload \(id) could not be folded", cause: why)
+    }
+}

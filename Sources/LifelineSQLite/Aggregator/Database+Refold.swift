@@ -1,0 +1,150 @@
+import LifelineModel
+import LifelineStorage
+
+/// What a refold did.
+package struct RefoldReport: Sendable, Equatable, Codable {
+    /// Apps refolded.
+    package var apps: Int = 0
+    /// Metric documents folded again from their raw copies.
+    package var documents: Int = 0
+    /// Documents whose raw copy could not be read (their figures are gone from the refolded days).
+    package var unreadable: Int = 0
+    /// Diagnostics counted again from their stored rows.
+    package var diagnostics: Int = 0
+    /// Per app, the first day refolded (`YYYY-MM-DD`); later than asked when raw copies of earlier
+    /// days are gone (those days keep their figures as they were).
+    package var firstDays: [String: String] = [:]
+
+    package init() {}
+}
+
+extension Database {
+    /// Rebuilds the figures (rollups and per-state rows) of `app` (every app when `nil`) from day
+    /// `from` on (every day when `nil`) from the raw documents, in one transaction: readers see
+    /// the old figures or the new ones, never a mix.
+    ///
+    /// Only documents at or below the aggregator's watermark are refolded (the ones above are
+    /// the fold's, which carries on). Diagnostics are counted again from their stored rows (their
+    /// crash groups keep their ids). Days before the last day of an app with a metric document
+    /// whose raw copy is gone (raw retention) keep their figures as they are: there is nothing to
+    /// rebuild them from.
+    ///
+    /// Runs on its own write connection: offline, or beside a running server, whose writer waits
+    /// (up to the database timeout, then it answers 503) while the refold holds the write lock.
+    package func refold(
+        app: String? = nil, from: UTCDay? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(StoreError) -> RefoldReport {
+        let connection = try openConnection()
+        defer { connection.close() }
+        try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
+        let writer = BatchWriter(connection: connection, foldStages: [StateRowsStage(), RollupStage()])
+        var report = RefoldReport()
+        try connection.execute("BEGIN IMMEDIATE")
+        do throws(StoreError) {
+            let watermark = try connection.first(BatchWriter.readWatermark) { $0.int64(0) } ?? 0
+            var apps: [(id: Int64, bundle: String)]
+            if let app {
+                apps = try connection.query("SELECT id, bundle_id FROM apps WHERE bundle_id = ?", [.text(app)]) {
+                    ($0.int64(0), $0.text(1))
+                }
+                guard !apps.isEmpty else { throw StoreError(.notFound, "no data for app \(app)") }
+            } else {
+                apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY id") { ($0.int64(0), $0.text(1)) }
+            }
+            let total =
+                try connection.first(
+                    "SELECT count(*) FROM payloads WHERE kind = 'metric' AND id <= ?", [.integer(watermark)]
+                ) { Int($0.int64(0)) } ?? 0
+            var done = 0
+            for (appID, bundle) in apps {
+                // Days whose raw copies are gone keep their figures.
+                let lastRawless: UTCDay? =
+                    try connection.first(
+                        """
+                        SELECT max(p.day) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
+                        WHERE p.app = ? AND p.kind = 'metric' AND r.payload IS NULL
+                        """, [.integer(appID)]
+                    ) { $0.isNull(0) ? nil : UTCDay($0.text(0)) } ?? nil
+                var first = from ?? .first
+                if let lastRawless, let next = UTCDay(ordinal: lastRawless.ordinal + 1), next > first { first = next }
+                report.apps += 1
+                report.firstDays[bundle] = first.string
+                let day = SQLValue.integer(Int64(first.ordinal))
+                let scope: [SQLValue] = [.integer(appID), day]
+                for table in [
+                    "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
+                ] {
+                    try connection.run("DELETE FROM \(table) WHERE app = ? AND day >= ?", scope)
+                }
+                for table in ["rollup_diagnostics", "rollup_diagnostics_by_version"] {
+                    try connection.run("DELETE FROM \(table) WHERE app = ? AND day >= ?", scope)
+                }
+                report.diagnostics += try connection.run(
+                    """
+                    INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
+                    SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400 AS d_day,
+                        coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
+                        d.kind, d.crash_group, count(*)
+                    FROM diagnostics d JOIN payloads p ON p.id = d.payload
+                    WHERE p.app = ?1 AND p.id <= ?3 AND d_day >= ?2
+                    GROUP BY 1, 2, 3, 4, 5, 6, 7
+                    """, scope + [.integer(watermark)])
+                try connection.run(
+                    """
+                    INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
+                    SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics
+                    WHERE app = ? AND day >= ? GROUP BY 1, 2, 3, 4, 5
+                    """, scope)
+                let payloads = try connection.query(
+                    "SELECT id FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ? ORDER BY id",
+                    [.integer(appID), .text(first.string), .integer(watermark)]
+                ) { $0.int64(0) }
+                for table in ["payload_states", "state_exit_counts", "state_histograms", "state_signposts"] {
+                    try connection.run(
+                        """
+                        DELETE FROM \(table) WHERE payload IN (SELECT id FROM payloads
+                            WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
+                        """, [.integer(appID), .text(first.string), .integer(watermark)])
+                }
+                try connection.run(
+                    """
+                    DELETE FROM interval_slices WHERE payload IN (SELECT id FROM payloads
+                        WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
+                    """, [.integer(appID), .text(first.string), .integer(watermark)])
+                for chunk in stride(from: 0, to: payloads.count, by: 2_000) {
+                    let ids = Array(payloads[chunk..<min(payloads.count, chunk + 2_000)])
+                    let folded = try writer.foldAgain(ids)
+                    report.documents += folded.folded - folded.skipped
+                    report.unreadable += folded.skipped
+                    done += ids.count
+                    progress?(done, total)
+                }
+            }
+            try connection.execute("COMMIT")
+        } catch {
+            connection.rollbackQuietly()
+            throw error
+        }
+        return report
+    }
+}
+
+extension Database {
+    /// Folds the documents acknowledged and not yet folded (a server stopped before its fold
+    /// caught up, or `kill -9`ed): for commands that read the file without a running server.
+    /// Returns the number of documents folded. Safe beside a running server: each fold reads and
+    /// advances the watermark in its own write transaction, so no document is folded twice.
+    @discardableResult
+    package func foldPending(batch: Int = 4_096) throws(StoreError) -> Int {
+        let connection = try openConnection()
+        defer { connection.close() }
+        try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
+        let writer = BatchWriter(connection: connection)
+        var total = 0
+        while true {
+            let result = try writer.fold(limit: batch)
+            total += result.folded
+            if !result.more { return total }
+        }
+    }
+}

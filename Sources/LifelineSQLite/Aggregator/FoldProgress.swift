@@ -1,0 +1,151 @@
+import Foundation
+import LifelineStorage
+import LifelineModel
+import Synchronization
+
+/// How far the aggregator has folded what the door acknowledged, shared by the writer thread
+/// (which appends and folds) and the readers (which wait for the fold to reach what was
+/// acknowledged before they read: an answer never lags an acknowledgement).
+///
+/// Payload ids grow in commit order on SQLite (one writer connection), so "folded through id N"
+/// is exact: every document with an id ≤ N is in the rollups, none above.
+package final class FoldProgress: Sendable {
+    private struct Waiter {
+        var id: UInt64
+        var through: Int64
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        /// Highest payload id committed (by this process's door, or found at start).
+        var acknowledged: Int64 = 0
+        /// Watermark: every payload id ≤ this is folded.
+        var folded: Int64 = 0
+        /// Documents acknowledged and not folded yet (this process's count; the start's backlog included).
+        var pendingDocuments = 0
+        /// (highest id of a committed door batch, when it committed, epoch ms), oldest first, for the lag in seconds.
+        var marks: [(through: Int64, at: Int64)] = []
+        var waiters: [Waiter] = []
+        var nextWaiter: UInt64 = 0
+        /// A reader waits: fold before the next door batch.
+        var requested = false
+        /// Wakes the writer thread (nil while no writer runs in this process).
+        var wake: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
+
+    package init() {}
+
+    /// A writer thread started: it folds from `folded`; `acknowledged` is the highest stored id.
+    func attach(acknowledged: Int64, folded: Int64, pending: Int, wake: @escaping @Sendable () -> Void) {
+        state.withLock { state in
+            state.acknowledged = acknowledged
+            state.folded = folded
+            state.pendingDocuments = pending
+            state.marks = acknowledged > folded ? [(acknowledged, WallClock.nowMilliseconds())] : []
+            state.wake = wake
+        }
+    }
+
+    /// The writer thread stopped: readers no longer wait for a fold (an offline reader folds first).
+    func detach() {
+        let waiters = state.withLock { state in
+            state.wake = nil
+            let waiters = state.waiters
+            state.waiters = []
+            return waiters
+        }
+        for waiter in waiters { waiter.continuation.resume(returning: false) }
+    }
+
+    /// A door batch committed `count` new documents, the highest with id `through`.
+    func acknowledged(through: Int64, count: Int) {
+        guard count > 0 else { return }
+        state.withLock { state in
+            state.acknowledged = max(state.acknowledged, through)
+            state.pendingDocuments += count
+            state.marks.append((through, WallClock.nowMilliseconds()))
+        }
+    }
+
+    /// A fold committed: every id ≤ `through` is folded, `count` documents of them in this fold;
+    /// `caughtUp`: no document above it was left (everything acknowledged so far is folded).
+    func folded(through: Int64, count: Int, caughtUp: Bool) {
+        let ready: [Waiter] = state.withLock { state in
+            state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)
+            state.pendingDocuments = max(0, state.pendingDocuments - count)
+            if state.folded >= state.acknowledged { state.pendingDocuments = 0 }
+            state.marks.removeAll { $0.through <= state.folded }
+            state.requested = false
+            let folded = state.folded
+            let ready = state.waiters.filter { $0.through <= folded }
+            state.waiters.removeAll { $0.through <= folded }
+            if !state.waiters.isEmpty { state.requested = true }
+            return ready
+        }
+        for waiter in ready { waiter.continuation.resume(returning: true) }
+    }
+
+    /// Whether acknowledged documents wait for the fold.
+    var hasBacklog: Bool { state.withLock { $0.folded < $0.acknowledged } }
+
+    /// Whether a reader is waiting for a fold.
+    var foldRequested: Bool { state.withLock { $0.requested } }
+
+    /// The watermark.
+    package var foldedThrough: Int64 { state.withLock { $0.folded } }
+
+    /// Documents acknowledged and not yet folded.
+    package var lagDocuments: Int { state.withLock { $0.pendingDocuments } }
+
+    /// Age of the oldest acknowledged document not yet folded, seconds (0 when caught up).
+    package var lagSeconds: Double {
+        let oldest = state.withLock { $0.marks.first?.at }
+        guard let oldest else { return 0 }
+        return max(0, Double(WallClock.nowMilliseconds() - oldest) / 1_000)
+    }
+
+    /// Returns once everything acknowledged when it was called is folded (at once when no writer
+    /// runs in this process). Throws ``StoreError/Code/unavailable`` after `timeout` seconds.
+    package func waitForFold(timeout: Double) async throws(StoreError) {
+        let registration: (id: UInt64, wake: (@Sendable () -> Void)?)? = state.withLock { state in
+            guard state.wake != nil, state.folded < state.acknowledged else { return nil }
+            state.nextWaiter &+= 1
+            state.requested = true
+            return (state.nextWaiter, state.wake)
+        }
+        guard let registration else { return }
+        let caughtUp = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let resumeNow = state.withLock { state -> Bool in
+                guard state.wake != nil, state.folded < state.acknowledged else { return true }
+                state.waiters.append(
+                    Waiter(id: registration.id, through: state.acknowledged, continuation: continuation))
+                return false
+            }
+            if resumeNow {
+                continuation.resume(returning: true)
+                return
+            }
+            registration.wake?()
+            let id = registration.id
+            Task { [weak self] in
+                try? await Task.sleep(for: .milliseconds(Int64(max(0.001, timeout) * 1_000)))
+                self?.expire(id)
+            }
+        }
+        guard caughtUp else {
+            throw StoreError(
+                .unavailable, "the aggregator is behind",
+                cause: "the fold did not reach the acknowledged documents within \(timeout) s")
+        }
+    }
+
+    private func expire(_ id: UInt64) {
+        let expired = state.withLock { state -> Waiter? in
+            guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: index)
+        }
+        expired?.continuation.resume(returning: false)
+    }
+}

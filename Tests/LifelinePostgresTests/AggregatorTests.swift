@@ -1,0 +1,119 @@
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+import LifelineSQLite
+import LifelineStorage
+import LifelineTestSupport
+import Testing
+
+/// The aggregator stage on SQLite: the door appends, the fold follows, answers are exact at any
+/// moment, and the figures can be rebuilt from the raw documents.
+@Suite("Aggregator")
+struct AggregatorTests {
+    static let app = PostgresStoreTests.app
+
+    static func ingest(_ items: [IngestItem], into writer: IngestWriter, chunk: Int = 7) async throws {
+        for start in stride(from: 0, to: items.count, by: chunk) {
+            _ = try await writer.submit(
+                IngestRequest(app: app, items: Array(items[start..<min(start + chunk, items.count)])))
+        }
+    }
+
+    /// The names of the figures whose descriptions differ (for a readable failure message; a
+    /// dictionary's order may differ too).
+    static func differences(_ a: PostgresStoreTests.Figures, _ b: PostgresStoreTests.Figures) -> [String] {
+        zip(Mirror(reflecting: a).children, Mirror(reflecting: b).children).compactMap { x, y in
+            "\(x.value)" == "\(y.value)" ? nil : x.label
+        }
+    }
+
+    @Test("a refold answers every figure exactly as the fold did, and a second refold changes nothing")
+    func refoldReproducesEveryFigure() async throws {
+        let items = try PostgresStoreTests.items(devices: 40, days: 4)
+        let sqlite = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(items, into: writer)
+        }
+        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(folded.apps.first?.metricPayloads ?? 0 > 100)
+        #expect(!folded.crashes.isEmpty && !folded.handlers.isEmpty && !folded.exitsByAppState.isEmpty)
+
+        let report = try sqlite.database.refold()
+        let metrics = items.filter { $0.family == .metric }.count
+        #expect(report.documents == metrics && report.unreadable == 0)
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(refolded == folded, "differ: \(Self.differences(refolded, folded))")
+
+        // One app from a later day: the days before it are left alone, the others rebuilt.
+        let partial = try sqlite.database.refold(app: Self.app, from: UTCDay("2026-10-03"))
+        #expect(partial.firstDays == [Self.app: "2026-10-03"])
+        #expect(partial.documents > 0 && partial.documents < metrics)
+        let again = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(again == folded, "differ: \(Self.differences(again, folded))")
+        #expect(try sqlite.database.integrityCheck() == "ok")
+    }
+
+    @Test("an answer never lags an acknowledgement: post and read in a tight loop")
+    func answersNeverLag() async throws {
+        let items = try PostgresStoreTests.items(devices: 30, days: 2).filter { item in
+            item.family == .metric && item.isDeviceDay
+        }
+        #expect(items.count >= 40)
+        let sqlite = try TemporaryDatabase()
+        let runner = AnalysisRunner(source: sqlite.database)
+        let scope = Scope(app: Self.app, days: DayRange(from: "2026-09-01", to: "2026-11-30"))
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            for (index, item) in items.enumerated() {
+                let outcome = try await writer.submit(IngestRequest(app: Self.app, items: [item]))
+                #expect(outcome.accepted == 1)
+                let deviceDays = try await runner.analyze { try await $0.usage(scope).map(\.payloads).reduce(0, +) }
+                #expect(deviceDays == Int64(index + 1), "after \(index + 1) acknowledgements")
+                if deviceDays != Int64(index + 1) { break }
+            }
+            let statistics = writer.statistics
+            #expect(statistics.foldedDocuments == items.count)
+            #expect(statistics.aggregationLagDocuments == 0)
+        }
+    }
+
+    @Test("documents acknowledged but never folded are folded from their raw copies at the next start, once")
+    func backlogFoldedAtStart() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let reference = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: reference.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(items, into: writer)
+        }
+        let expected = try await PostgresStoreTests.Figures.read(reference.database)
+
+        // The same documents on a database whose aggregator never ran: as after a kill -9
+        // between the door's commit and the fold's. The watermark is put back to 0 and the
+        // derived rows emptied, which is what such a database holds.
+        let sqlite = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(items, into: writer)
+        }
+        for table in [
+            "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
+            "rollup_diagnostics", "rollup_diagnostics_by_version", "diagnostic_frames", "diagnostic_states",
+            "diagnostics", "crash_groups", "payload_states", "state_exit_counts", "state_histograms",
+            "state_signposts", "interval_slices",
+        ] {
+            try sqlite.database.execute("DELETE FROM \(table)")
+        }
+        try sqlite.database.execute("UPDATE aggregation_state SET folded_through = 0")
+        // A new writer folds the backlog; a read waits for it.
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(actual == expected)
+            #expect(writer.statistics.foldedDocuments == items.count)
+        }
+        // Nothing is folded twice by a later start.
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            let again = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(again == expected)
+            #expect(writer.statistics.foldedDocuments == 0)
+        }
+        let pending = try sqlite.database.foldPending()
+        #expect(pending == 0)
+    }
+}
