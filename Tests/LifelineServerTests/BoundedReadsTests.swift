@@ -313,4 +313,29 @@ struct BoundedReadsTests {
             }
         }
     }
+
+    @Test("the query: section of the config file is checked: ranges and unknown keys are named")
+    func configSection() throws {
+        let env = try TemporaryDatabase()
+        defer { env.remove() }
+        let good = try env.write(
+            "query.yaml",
+            "query:\n  max_rows: 500\n  max_source_rows: 20000\n  timeout_seconds: 2.5\n  max_concurrent: 3\n"
+                + "  queue_wait_seconds: 0\n")
+        let loaded = try Lifeline.run(["prune", "--db", env.path, "--config", good, "--dry-run"])
+        #expect(loaded.status == 0, "\(loaded.stderr)")
+        for (text, message) in [
+            ("query:\n  max_rows: 0\n", "query.max_rows must be 1…1000000, got 0"),
+            ("query:\n  max_source_rows: -5\n", "query.max_source_rows must be 1…100000000, got -5"),
+            ("query:\n  timeout_seconds: 0\n", "query.timeout_seconds must be 0.001…3600, got 0.0"),
+            ("query:\n  max_concurrent: 5000\n", "query.max_concurrent must be 1…1024, got 5000"),
+            ("query:\n  queue_wait_seconds: 61\n", "query.queue_wait_seconds must be 0…60, got 61.0"),
+            ("query:\n  max_rowz: 10\n", "query.max_rowz is not a known key"),
+        ] {
+            let file = try env.write("bad.yaml", text)
+            let refused = try Lifeline.run(["prune", "--db", env.path, "--config", file, "--dry-run"])
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains(message), "\(refused.stderr)")
+        }
+    }
 }
