@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import LifelineStorage
 
@@ -36,7 +37,14 @@ struct HealthController: Sendable {
             if admission.diskStatus().low {
                 return Self.json(.serviceUnavailable, "{\"status\":\"not_ready\",\"reason\":\"disk_space\"}")
             }
-            return Self.json(.ok, "{\"status\":\"ready\",\"leader\":\(leader())}")
+            // The aggregator's lag is reported, not judged: a backlog is folded behind the door
+            // while the node keeps taking writes.
+            let statistics = health.writerStatistics
+            let lag = String(format: "%.3f", statistics.aggregationLagSeconds)
+            return Self.json(
+                .ok,
+                "{\"status\":\"ready\",\"leader\":\(leader()),\"aggregation\":{\"lag_documents\":"
+                    + "\(statistics.aggregationLagDocuments),\"lag_seconds\":\(lag)}}")
         }
     }
 

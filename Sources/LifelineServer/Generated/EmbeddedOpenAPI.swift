@@ -996,6 +996,16 @@ package enum EmbeddedOpenAPI {
               properties:
                 status: { type: string }
                 reason: { type: string }
+                leader: { type: boolean, description: "`/readyz`: whether this process runs the singletons (alerting, retention)." }
+                aggregation:
+                  type: object
+                  description: |
+                    `/readyz`: the aggregator's lag behind the door — documents acknowledged and not yet
+                    folded into the figures, and the age of the oldest. Reported, not judged: answers fold
+                    what was acknowledged before they read, so a lag delays reads, never falsifies them.
+                  properties:
+                    lag_documents: { type: integer, minimum: 0 }
+                    lag_seconds: { type: number, minimum: 0 }
             Error:
               type: object
               required: [error]

@@ -81,6 +81,18 @@ struct MetricsController: Sendable {
             gauge("writer_queue_depth", "Ingest requests waiting for the writer").set(Double(statistics.queued))
             gauge("writer_queued_documents", "Documents waiting for the writer").set(
                 Double(statistics.queuedDocuments))
+            gauge(
+                "aggregation_lag_documents",
+                "Documents acknowledged and not yet folded into the figures (answers fold them before they read)"
+            ).set(Double(statistics.aggregationLagDocuments))
+            gauge("aggregation_lag_seconds", "Age of the oldest acknowledged document not yet folded, seconds").set(
+                statistics.aggregationLagSeconds)
+            gauge("aggregation_folded_documents", "Documents folded by this process's aggregator since it started")
+                .set(Double(statistics.foldedDocuments))
+            gauge(
+                "aggregation_unreadable_documents",
+                "Documents this process's aggregator could not read (kept raw, counted nowhere)"
+            ).set(Double(statistics.foldSkipped))
         }
         if let admission {
             registry.makeGauge(
