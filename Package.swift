@@ -289,6 +289,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "LifelineAnalysisTests",
+            dependencies: ["LifelineAnalysis", "LifelineModel"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "LifelineSQLiteTests",
             dependencies: [
                 "LifelineStoreTestSupport", "LifelineTestFixtures", "LifelineAlertState", "LifelineStorage", "LifelineSQLite",

@@ -1,0 +1,184 @@
+/// Why bytes could not be read back as a ``QuantileSketch`` or ``Moments``.
+package enum SketchDecodingError: Error, Sendable, Equatable {
+    /// Empty input, or a format version this build does not know.
+    case unsupportedVersion(UInt8?)
+    /// The bytes end inside a field.
+    case truncated
+    /// A varint longer than 10 bytes or above `UInt64.max`.
+    case badVarint
+    /// A field out of its range (index, bucket count, span, non-finite or negative number,
+    /// counts that do not add up, a zero bucket count).
+    case invalid(String)
+    /// Bytes after the last field.
+    case trailingBytes
+}
+
+/// The binary form of a ``QuantileSketch``, for a BLOB (SQLite) or `bytea` (PostgreSQL) column.
+///
+/// Version 1, all integers unsigned LEB128 varints unless said otherwise:
+///
+/// ```
+/// u8      version (1)
+/// varint  zeroCount
+/// f64 LE  sum, min, max          (IEEE 754 bits, 8 bytes each; all +0 when empty)
+/// varint  k                      non-empty buckets (0…2048)
+/// zigzag  first index            (only when k > 0)
+/// varint  count of that bucket
+/// k − 1 × (varint gap ≥ 1 to the next non-empty index, varint count)
+/// ```
+///
+/// `count` is not stored: it is `zeroCount` plus the bucket counts. α and the bucket bound are
+/// those of version 1; a change of either is a new version. The same sketch always encodes to the
+/// same bytes (only non-empty buckets, fixed field order), so equal states compare equal as
+/// blobs. Decoding checks every field (version, varint length, indexes within ±40,000, a span of
+/// at most 2,048 buckets, no zero bucket count, counts without overflow, sum/min/max finite, non-
+/// negative and ordered, no trailing bytes) and allocates at most one array of 2,048 counts, so
+/// arbitrary bytes throw ``SketchDecodingError`` and never trap.
+extension QuantileSketch {
+    /// The current encoding version.
+    package static let encodingVersion: UInt8 = 1
+
+    /// The version-1 bytes of this sketch.
+    package func encoded() -> [UInt8] {
+        var out: [UInt8] = [Self.encodingVersion]
+        out.reserveCapacity(32 + counts.count * 3)
+        ByteWriter.varint(zeroCount, into: &out)
+        let empty = count == 0
+        ByteWriter.double(empty ? 0 : sum, into: &out)
+        ByteWriter.double(empty ? 0 : min ?? 0, into: &out)
+        ByteWriter.double(empty ? 0 : max ?? 0, into: &out)
+        let present = buckets
+        ByteWriter.varint(UInt64(present.count), into: &out)
+        var previous: Int?
+        for bucket in present {
+            if let previous {
+                ByteWriter.varint(UInt64(bucket.index - previous), into: &out)
+            } else {
+                ByteWriter.varint(ByteWriter.zigzag(Int64(bucket.index)), into: &out)
+            }
+            ByteWriter.varint(bucket.count, into: &out)
+            previous = bucket.index
+        }
+        return out
+    }
+
+    /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.
+    package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+        guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any sketch") }
+        var reader = ByteReader(Array(bytes))
+        let version = reader.byte()
+        guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
+        let zeroCount = try reader.varint()
+        let sum = try reader.double()
+        let minValue = try reader.double()
+        let maxValue = try reader.double()
+        guard sum.isFinite, minValue.isFinite, maxValue.isFinite, sum >= 0, minValue >= 0, maxValue >= minValue
+        else { throw .invalid("sum, min or max not finite, negative or out of order") }
+        let k = try reader.varint()
+        guard k <= UInt64(Self.maxBuckets) else { throw .invalid("more than \(Self.maxBuckets) buckets") }
+        var total = zeroCount
+        var counts: [UInt64] = []
+        var offset = 0
+        if k > 0 {
+            let first = ByteWriter.unzigzag(try reader.varint())
+            guard first >= -Int64(Self.indexLimit), first <= Int64(Self.indexLimit) else {
+                throw .invalid("bucket index out of range")
+            }
+            offset = Int(first)
+            var index = offset
+            for n in 0..<Int(k) {
+                if n > 0 {
+                    let gap = try reader.varint()
+                    guard gap >= 1, gap < UInt64(Self.maxBuckets), index - offset + Int(gap) < Self.maxBuckets else {
+                        throw .invalid("bucket span above \(Self.maxBuckets)")
+                    }
+                    counts.append(contentsOf: repeatElement(0, count: Int(gap) - 1))
+                    index += Int(gap)
+                }
+                let c = try reader.varint()
+                guard c > 0 else { throw .invalid("empty bucket") }
+                let (t, overflow) = total.addingReportingOverflow(c)
+                guard !overflow else { throw .invalid("counts above UInt64.max") }
+                total = t
+                counts.append(c)
+            }
+            guard index <= Self.indexLimit else { throw .invalid("bucket index out of range") }
+        }
+        guard reader.atEnd else { throw .trailingBytes }
+        if total == 0 {
+            guard sum == 0, minValue == 0, maxValue == 0 else { throw .invalid("an empty sketch with values") }
+        } else if zeroCount > 0 {
+            guard minValue == 0 else { throw .invalid("zeros counted but min above 0") }
+        }
+        self.init(
+            checkedCounts: counts, offset: offset, zeroCount: zeroCount, count: total, sum: sum,
+            min: minValue, max: maxValue)
+    }
+
+    /// An upper bound of the encoded size: header + 2,048 buckets of two 10-byte varints.
+    package static let maxEncodedSize: Int = 1 + 10 + 24 + 10 + 10 + maxBuckets * 20
+}
+
+/// Little-endian writers shared by the encodings of this folder.
+enum ByteWriter {
+    static func varint(_ value: UInt64, into out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(truncatingIfNeeded: v))
+    }
+
+    static func double(_ value: Double, into out: inout [UInt8]) {
+        let bits = value.bitPattern
+        for shift in stride(from: 0, to: 64, by: 8) {
+            out.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift)))
+        }
+    }
+
+    static func zigzag(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: (value << 1) ^ (value >> 63))
+    }
+
+    static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: (value >> 1) ^ (0 &- (value & 1)))
+    }
+}
+
+/// A bounds-checked reader over bytes: every read throws instead of reading past the end.
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { position == bytes.count }
+
+    mutating func byte() -> UInt8? {
+        guard position < bytes.count else { return nil }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func varint() throws(SketchDecodingError) -> UInt64 {
+        var result: UInt64 = 0
+        for n in 0..<10 {
+            guard let b = byte() else { throw .truncated }
+            if n == 9, b > 1 { throw .badVarint }
+            result |= UInt64(b & 0x7F) << UInt64(7 * n)
+            if b & 0x80 == 0 { return result }
+        }
+        throw .badVarint
+    }
+
+    mutating func double() throws(SketchDecodingError) -> Double {
+        guard bytes.count - position >= 8 else { throw .truncated }
+        var bits: UInt64 = 0
+        for n in 0..<8 {
+            bits |= UInt64(bytes[position + n]) << UInt64(8 * n)
+        }
+        position += 8
+        return Double(bitPattern: bits)
+    }
+}

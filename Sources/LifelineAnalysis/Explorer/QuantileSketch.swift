@@ -1,0 +1,221 @@
+import Foundation
+
+/// A mergeable quantile sketch (DDSketch, Masson, Rim & Lee, VLDB 2019) of non-negative values,
+/// the state a store keeps per group for a per-device-day value (peak memory, daily logical
+/// writes, hang seconds per hour…) so that percentiles across device-days come from a fold, not
+/// from the raw rows.
+///
+/// **Accuracy.** A positive value `x` falls in bucket `i = ⌈log_γ x⌉` with `γ = (1 + α) / (1 − α)`
+/// and `α = 0.01`; every bucket answers `2γ^i / (γ + 1)`, which is within `α` (1 %) of every value
+/// it holds. ``quantile(_:)`` returns the bucket of the element of rank `⌊q × (count − 1)⌋` (the
+/// lower empirical quantile), clamped to [``min``, ``max``], so its answer is within 1 % relative
+/// error of that exact element, whatever the distribution.
+///
+/// **Zero and negative values.** Zeros (a device-day without a hang) are counted apart
+/// (``zeroCount``) and answer exactly 0. Negative, NaN and infinite values are refused (``add(_:count:)``
+/// returns `false` and the sketch is unchanged): every MetricKit quantity is a duration, a size, a
+/// count or a ratio, so a negative one is a corrupt value, never a measurement.
+///
+/// **Bounded size.** At most ``maxBuckets`` (2,048) buckets are kept. When the span of bucket
+/// indexes would exceed it, the lowest buckets are collapsed into the lowest kept one, so the
+/// high quantiles (p50, p90, p95: the ones reported) keep their 1 % guarantee and only quantiles
+/// below the collapsed range lose it (they read high). 2,048 buckets at 1 % span a ratio of
+/// `γ^2048 ≈ 6 × 10^17` between the smallest and the largest value kept, so no MetricKit figure
+/// collapses in practice. Memory is at most 16 KiB; the ``encoded()`` form only stores non-empty
+/// buckets.
+///
+/// **Merging** adds bucket counts. Collapsing depends only on the highest index, so merging is
+/// exactly associative and commutative for ``count``, ``zeroCount``, buckets, ``min`` and ``max``:
+/// the merge of sketches equals the sketch of the union. ``sum`` is a floating-point sum and may
+/// differ in the last bits with the merge order.
+package struct QuantileSketch: Sendable, Equatable {
+    /// The relative accuracy α.
+    package static let relativeAccuracy: Double = 0.01
+    /// γ = (1 + α) / (1 − α).
+    package static let gamma: Double = (1 + relativeAccuracy) / (1 - relativeAccuracy)
+    /// The most buckets kept (see the type's documentation).
+    package static let maxBuckets: Int = 2048
+    /// Bucket indexes of every finite positive `Double` lie within ±`indexLimit`
+    /// (`ln(Double.greatestFiniteMagnitude) / ln γ ≈ 35,490`; subnormals ≈ −37,200).
+    package static let indexLimit: Int = 40_000
+
+    private static let logGamma: Double = log(gamma)
+
+    /// Counts of the buckets `offset`, `offset + 1`, … (empty while there is no positive value).
+    package private(set) var counts: [UInt64] = []
+    /// The index of `counts[0]`.
+    package private(set) var offset: Int = 0
+    /// Values equal to zero.
+    package private(set) var zeroCount: UInt64 = 0
+    /// Values added (zeros included), saturating at `UInt64.max`.
+    package private(set) var count: UInt64 = 0
+    /// The sum of the values added.
+    package private(set) var sum: Double = 0
+    private var minimum: Double = 0
+    private var maximum: Double = 0
+
+    /// An empty sketch.
+    package init() {}
+
+    /// A sketch of `values` (refused values skipped).
+    package init(_ values: some Sequence<Double>) {
+        for value in values { add(value) }
+    }
+
+    /// The smallest value added; `nil` when empty.
+    package var min: Double? { count == 0 ? nil : minimum }
+    /// The largest value added; `nil` when empty.
+    package var max: Double? { count == 0 ? nil : maximum }
+    /// `sum / count`; `nil` when empty.
+    package var mean: Double? { count == 0 ? nil : sum / Double(count) }
+    /// Whether nothing was added.
+    package var isEmpty: Bool { count == 0 }
+
+    /// The bucket index of a positive finite value.
+    package static func index(of value: Double) -> Int {
+        let raw = (log(value) / logGamma).rounded(.up)
+        return Int(Swift.min(Swift.max(raw, -Double(indexLimit)), Double(indexLimit)))
+    }
+
+    /// The value a bucket answers: `2γ^i / (γ + 1)`, within α of everything in it.
+    package static func value(ofIndex index: Int) -> Double {
+        2 * exp(Double(index) * logGamma) / (gamma + 1)
+    }
+
+    /// Adds `value` `count` times. Returns `false` (and changes nothing) for a negative, NaN or
+    /// infinite value; a `count` of 0 adds nothing.
+    @discardableResult
+    package mutating func add(_ value: Double, count n: UInt64 = 1) -> Bool {
+        guard value.isFinite, value >= 0 else { return false }
+        guard n > 0 else { return true }
+        let v = value == 0 ? 0 : value  // −0 → +0
+        if count == 0 {
+            minimum = v
+            maximum = v
+        } else {
+            minimum = Swift.min(minimum, v)
+            maximum = Swift.max(maximum, v)
+        }
+        count = count.addingSaturating(n)
+        sum += v * Double(n)
+        if v == 0 {
+            zeroCount = zeroCount.addingSaturating(n)
+        } else {
+            addToBucket(Self.index(of: v), n)
+        }
+        return true
+    }
+
+    /// Adds everything of `other` to this sketch.
+    package mutating func merge(_ other: QuantileSketch) {
+        guard other.count > 0 else { return }
+        if count == 0 {
+            minimum = other.minimum
+            maximum = other.maximum
+        } else {
+            minimum = Swift.min(minimum, other.minimum)
+            maximum = Swift.max(maximum, other.maximum)
+        }
+        count = count.addingSaturating(other.count)
+        zeroCount = zeroCount.addingSaturating(other.zeroCount)
+        sum += other.sum
+        for (k, c) in other.counts.enumerated() where c > 0 {
+            addToBucket(other.offset + k, c)
+        }
+    }
+
+    /// This sketch merged with `other`.
+    package func merging(_ other: QuantileSketch) -> QuantileSketch {
+        var copy = self
+        copy.merge(other)
+        return copy
+    }
+
+    /// The `q`-quantile (`q` clamped to 0…1): the value of the element of rank `⌊q × (count − 1)⌋`
+    /// within 1 % relative error; `nil` when empty.
+    package func quantile(_ q: Double) -> Double? {
+        guard count > 0 else { return nil }
+        let clamped = q.isNaN ? 0 : Swift.min(Swift.max(q, 0), 1)
+        let rank = (clamped * Double(count - 1)).rounded(.down)
+        return value(atRank: rank >= Double(UInt64.max) ? count - 1 : UInt64(rank))
+    }
+
+    /// The value of the element of 0-based rank `rank` (clamped to `count − 1`) in sorted order,
+    /// within 1 % relative error (exact for the smallest and the largest); 0 when empty.
+    package func value(atRank rank: UInt64) -> Double {
+        guard count > 0 else { return 0 }
+        let r = Swift.min(rank, count - 1)
+        if r == 0 { return minimum }  // the extremes are kept exactly
+        if r == count - 1 { return maximum }
+        if r < zeroCount { return 0 }
+        var below = zeroCount
+        for (k, c) in counts.enumerated() where c > 0 {
+            below = below.addingSaturating(c)
+            if r < below { return clamp(Self.value(ofIndex: offset + k)) }
+        }
+        return maximum
+    }
+
+    /// Non-empty buckets as `(index, count)`, in index order.
+    package var buckets: [(index: Int, count: UInt64)] {
+        counts.enumerated().compactMap { $0.element > 0 ? (offset + $0.offset, $0.element) : nil }
+    }
+
+    private func clamp(_ value: Double) -> Double {
+        Swift.min(Swift.max(value, minimum), maximum)
+    }
+
+    private mutating func addToBucket(_ index: Int, _ n: UInt64) {
+        if counts.isEmpty {
+            counts = [n]
+            offset = index
+            return
+        }
+        let top = offset + counts.count - 1
+        if index > top {
+            counts.append(contentsOf: repeatElement(0, count: index - top))
+        } else if index < offset {
+            // Never grow below the collapse floor of the current highest index.
+            let floor = Swift.max(index, top - Self.maxBuckets + 1)
+            if floor < offset {
+                counts.insert(contentsOf: repeatElement(0, count: offset - floor), at: 0)
+                offset = floor
+            }
+        }
+        let slot = Swift.max(index, offset) - offset
+        counts[slot] = counts[slot].addingSaturating(n)
+        collapseIfNeeded()
+    }
+
+    /// Folds the buckets below `highest − maxBuckets + 1` into that bucket.
+    private mutating func collapseIfNeeded() {
+        guard counts.count > Self.maxBuckets else { return }
+        let excess = counts.count - Self.maxBuckets
+        var folded: UInt64 = 0
+        for c in counts[0...excess] { folded = folded.addingSaturating(c) }
+        counts.removeFirst(excess)
+        counts[0] = folded
+        offset += excess
+    }
+
+    /// Rebuilds a sketch from checked parts (decoding).
+    init(checkedCounts: [UInt64], offset: Int, zeroCount: UInt64, count: UInt64, sum: Double, min: Double, max: Double)
+    {
+        counts = checkedCounts
+        self.offset = offset
+        self.zeroCount = zeroCount
+        self.count = count
+        self.sum = sum
+        minimum = min
+        maximum = max
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, `UInt64.max` on overflow: counts folded from stored rows never trap.
+    @inline(__always)
+    package func addingSaturating(_ other: UInt64) -> UInt64 {
+        let (result, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : result
+    }
+}
