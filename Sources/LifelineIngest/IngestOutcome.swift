@@ -8,6 +8,11 @@ package struct IngestOutcome: Sendable, Equatable {
     package var ids: [Int64]
     /// `true` when answered from a stored idempotency key (then everything counts as duplicate).
     package var replayed: Bool
+    /// Bodies kept raw because Lifeline cannot read them yet (0 or 1; a repeat counts as a duplicate).
+    package var keptRaw: Int = 0
+    /// Why a body was kept raw, and the decoder's words (`nil` for a body that was read).
+    package var keptReason: String?
+    package var keptDetail: String?
 
     package init(accepted: Int, duplicates: Int, ids: [Int64], replayed: Bool = false) {
         self.accepted = accepted

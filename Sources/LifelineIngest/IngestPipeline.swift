@@ -96,6 +96,22 @@ package struct IngestPipeline: Sendable {
         return items
     }
 
+    /// A body the decoder could not read (``DecodeError/Code/unsupportedVersion``), ready to be
+    /// kept raw: hashed like a document, compressed like a raw copy. Bounded like any body.
+    package func unread(
+        body: ByteBuffer, encoding: BodyEncoding, app: String, receivedAt: Int64, reason: String, detail: String
+    ) throws(IngestError) -> UnreadDocument {
+        let json: ByteBuffer
+        switch encoding {
+        case .identity: json = body
+        case .gzip: json = try inflate(body)
+        }
+        let hash = json.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
+        let raw = encoding == .gzip ? Array(buffer: body) : try Self.gzip(json)
+        return UnreadDocument(
+            app: app, contentHash: hash, raw: raw, receivedAt: receivedAt, reason: reason, detail: detail)
+    }
+
     /// Inflates a gzip body, refusing it as soon as it passes its budget (bounded memory).
     package func inflate(_ body: ByteBuffer) throws(IngestError) -> ByteBuffer {
         let budget = limits.inflateBudget(compressedBytes: body.readableBytes)

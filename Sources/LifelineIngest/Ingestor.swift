@@ -56,8 +56,33 @@ package struct Ingestor: Sendable {
         } catch {
             throw IngestError(.unavailable, code: "unavailable", "the server is shutting down; retry later")
         }
-        let items = try prepared.get()
-        return try await writer.write(IngestRequest(app: app, items: items, idempotencyKey: idempotencyKey))
+        switch prepared {
+        case .success(let items):
+            return try await writer.write(IngestRequest(app: app, items: items, idempotencyKey: idempotencyKey))
+        case .failure(let error) where error.code == "unsupported_version":
+            // A format Lifeline does not read yet: kept raw, counted nowhere, never refused.
+            let unread: Result<UnreadDocument, IngestError>
+            do {
+                unread = try await Self.decodeThreads.runIfActive {
+                    Result { () throws(IngestError) -> UnreadDocument in
+                        try pipeline.unread(
+                            body: body, encoding: encoding, app: app, receivedAt: receivedAt, reason: error.code,
+                            detail: error.message)
+                    }
+                }
+            } catch {
+                throw IngestError(.unavailable, code: "unavailable", "the server is shutting down; retry later")
+            }
+            let isNew = try await writer.keep(try unread.get())
+            var outcome = IngestOutcome(accepted: 0, duplicates: isNew ? 0 : 1, ids: [])
+            outcome.keptRaw = isNew ? 1 : 0
+            outcome.keptReason = error.code
+            outcome.keptDetail =
+                "\(error.message); kept raw and counted nowhere until a release that reads it (lifeline refold)"
+            return outcome
+        case .failure(let error):
+            throw error
+        }
     }
 
     /// Ingests one file of `app` (gzip or plain JSON: detected by its magic bytes), read on the

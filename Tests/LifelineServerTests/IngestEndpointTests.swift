@@ -52,6 +52,38 @@ struct IngestEndpointTests {
     }
 
     @Test(
+        "a report of a major version Lifeline does not read is kept raw, once, answered as such, counted nowhere",
+        arguments: Backend.allCases)
+    func unknownMajorVersionIsKeptRaw(_ backend: Backend) async throws {
+        try await TestStore.with(backend) { env in
+            let token = try await env.token(.ingest, app: "com.example.app")
+            let admin = try await env.token(.admin)
+            let report = Data(
+                #"{"version":"3.0.0","timeRange":{"begin":810918462,"end":810918500},"environment":{"bundleIdentifier":"com.example.app"},"someFutureSection":{"x":1}}"#
+                    .utf8)
+            try await env.withLiveServer { client in
+                for (attempt, gzipped) in [(0, true), (1, false)] {
+                    let body = gzipped ? try gzip(report) : ByteBuffer(bytes: report)
+                    let response = try await client.execute(
+                        uri: "/v1/metrics", method: .post, headers: ingestHeaders(token, gzip: gzipped), body: body)
+                    #expect(response.status == .accepted, "\(String(buffer: response.body))")
+                    let answer = try json(response.body)
+                    #expect(answer["accepted"] as? Int == 0)
+                    #expect(answer["kept_raw"] as? Int == (attempt == 0 ? 1 : 0))
+                    #expect(answer["duplicates"] as? Int == (attempt == 0 ? 0 : 1))
+                    #expect(answer["reason"] as? String == "unsupported_version")
+                    #expect((answer["message"] as? String)?.contains("3.0.0") == true)
+                }
+                let metrics = try await client.execute(
+                    uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(admin)"])
+                #expect(String(buffer: metrics.body).contains(#"lifeline_ingest_payloads_total{outcome="kept_raw"} 1"#))
+            }
+            #expect(try await env.unreadDocumentCount(app: "com.example.app") == 1)
+            #expect(try await env.payloadCount(app: "com.example.app", kind: .metric) == 0)
+        }
+    }
+
+    @Test(
         "the same document posted twice is stored once and answered as a duplicate with the same id",
         arguments: Backend.allCases)
     func duplicateIsNotDoubleCounted(_ backend: Backend) async throws {

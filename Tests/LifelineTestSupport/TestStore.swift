@@ -153,6 +153,14 @@ package final class TestStore: Sendable {
         return kind == .metric ? info.metricPayloads : info.diagnosticPayloads
     }
 
+    /// Bodies kept raw for `app` because they could not be read (an unknown major version).
+    package func unreadDocumentCount(app: String) async throws -> Int {
+        switch store {
+        case .sqlite(let database): try database.unreadDocumentCount(app: app)
+        case .postgres(let store): try await store.unreadDocumentCount(app: app)
+        }
+    }
+
     /// Writes `text` to `name` in the store's directory and returns its path.
     @discardableResult
     package func write(_ name: String, _ text: String) throws -> String { try directory.write(name, text) }

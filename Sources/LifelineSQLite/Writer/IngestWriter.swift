@@ -36,6 +36,8 @@ package final class IngestWriter: Service, Sendable {
     }
 
     private let shared: WriterQueue
+    /// The database (for what is written beside the writer's queue: bodies kept raw).
+    let database: Database
     private let progress: FoldProgress
     /// Told the number of requests of every committed batch (besides `onBatch`).
     package let batches = BatchObserver()
@@ -52,6 +54,7 @@ package final class IngestWriter: Service, Sendable {
         let connection = try database.openConnection()
         try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
         self.logger = logger
+        self.database = database
         let batches = self.batches
         self.shared = WriterQueue(options: options) { requests in
             batches.batchCommitted(requests: requests)

@@ -34,7 +34,7 @@ struct IngestController: Sendable {
         do {
             let (response, outcome) = try await accept(request, context: context, family: family)
             metrics?.ingest(
-                accepted: outcome.accepted, duplicates: outcome.duplicates, refused: 0,
+                accepted: outcome.accepted, duplicates: outcome.duplicates, refused: 0, keptRaw: outcome.keptRaw,
                 duration: started.duration(to: .now))
             return response
         } catch {
@@ -128,7 +128,13 @@ struct IngestController: Sendable {
         return buffer
     }
 
-    /// `{"accepted": n, "duplicates": m, "ids": [...]}`, written by hand: this is the hot path.
+    /// A JSON string literal of `text`.
+    static func jsonString(_ text: String) -> String {
+        (try? String(decoding: JSONEncoder().encode(text), as: UTF8.self)) ?? "\"\""
+    }
+
+    /// `{"accepted": n, "duplicates": m, "ids": [...]}` (plus `kept_raw`, `reason`, `message` for
+    /// a body kept raw), written by hand: this is the hot path.
     static func encode(_ outcome: IngestOutcome) -> ByteBuffer {
         var out = ByteBuffer()
         out.reserveCapacity(48 + outcome.ids.count * 8)
@@ -137,7 +143,14 @@ struct IngestController: Sendable {
             if i > 0 { out.writeString(",") }
             out.writeString(String(id))
         }
-        out.writeString("]}")
+        out.writeString("]")
+        if let reason = outcome.keptReason {
+            out.writeString(",\"kept_raw\":\(outcome.keptRaw),\"reason\":")
+            out.writeString(Self.jsonString(reason))
+            out.writeString(",\"message\":")
+            out.writeString(Self.jsonString(outcome.keptDetail ?? ""))
+        }
+        out.writeString("}")
         return out
     }
 }

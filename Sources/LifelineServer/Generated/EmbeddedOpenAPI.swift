@@ -743,6 +743,14 @@ package enum EmbeddedOpenAPI {
                         type: array
                         description: One stored payload id per document, in body order.
                         items: { type: integer }
+                      kept_raw:
+                        type: integer
+                        description: |
+                          Present when the body is of a major version this release does not read
+                          (`"version": "3.0.0"`): 1 when it was kept raw now, 0 when it already was
+                          (then `duplicates` is 1). Kept bodies are counted nowhere.
+                      reason: { type: string, description: "With `kept_raw`: why the body was not read (`unsupported_version`)." }
+                      message: { type: string, description: "With `kept_raw`: what happened, naming the version." }
             Error:
               description: Refused; the message names the problem.
               content:

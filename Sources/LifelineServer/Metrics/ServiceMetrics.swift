@@ -38,13 +38,17 @@ package final class ServiceMetrics: Sendable {
     }
 
     /// One ingest request: its documents by outcome, and how long it took until the durable answer.
-    func ingest(accepted: Int, duplicates: Int, refused: Int, duration: Duration) {
-        for (outcome, count) in [("accepted", accepted), ("duplicate", duplicates), ("refused", refused)]
+    func ingest(accepted: Int, duplicates: Int, refused: Int, keptRaw: Int = 0, duration: Duration) {
+        for (outcome, count) in [
+            ("accepted", accepted), ("duplicate", duplicates), ("refused", refused), ("kept_raw", keptRaw),
+        ]
         where count > 0 {
             registry.makeCounter(
                 descriptor: .init(
                     namespace: "lifeline", subsystem: "ingest", metricName: "payloads", unitName: "total",
-                    helpText: "Ingested documents by outcome (accepted, duplicate, refused request)"),
+                    helpText:
+                        "Ingested documents by outcome (accepted, duplicate, refused request, kept_raw: a format not read yet, stored raw)"
+                ),
                 labels: [("outcome", outcome)]
             ).increment(by: Int64(count))
         }
