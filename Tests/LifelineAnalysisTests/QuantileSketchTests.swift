@@ -146,7 +146,7 @@ struct QuantileSketchTests {
     func hostileBytes() throws {
         var rng = BootstrapRNG(seed: 5)
         var draws = Draws(seed: 6)
-        let good = QuantileSketch((0..<2_000).map { _ in draws.logNormal(median: 500, sigma: 1) }).encoded()
+        let good = QuantileSketch((0..<500).map { _ in draws.logNormal(median: 500, sigma: 0.5) }).encoded()
         for cut in 0..<good.count {
             #expect(throws: SketchDecodingError.self) { try QuantileSketch(decoding: good[0..<cut]) }
         }
@@ -155,7 +155,7 @@ struct QuantileSketchTests {
             try QuantileSketch(decoding: [2] + good.dropFirst())
         }
         var decodedSome = 0
-        for _ in 0..<20_000 {
+        for _ in 0..<5_000 {
             var bytes = good
             for _ in 0..<(1 + Int(rng.next() % 4)) {
                 let at = Int(rng.next() % UInt64(bytes.count))
@@ -169,7 +169,7 @@ struct QuantileSketchTests {
             }
         }
         for length in [1, 2, 9, 30, 100, 5_000] {
-            for _ in 0..<500 {
+            for _ in 0..<100 {
                 let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
                 if let sketch = try? QuantileSketch(decoding: [1] + bytes) { _ = sketch.quantile(0.5) }
             }
@@ -184,7 +184,7 @@ struct QuantileSketchTests {
         #expect(throws: SketchDecodingError.badVarint) {
             try QuantileSketch(decoding: [1] + [UInt8](repeating: 0xFF, count: 11))
         }
-        #expect(decodedSome < 20_000)
+        #expect(decodedSome < 5_000)
     }
 }
 
