@@ -185,6 +185,12 @@ struct QuantileSketchTests {
             try QuantileSketch(decoding: [1] + [UInt8](repeating: 0xFF, count: 11))
         }
         #expect(decodedSome < 5_000)
+        // Huge values keep a finite sum, so the sketch still encodes to bytes its decoder accepts.
+        var huge = QuantileSketch()
+        huge.add(.greatestFiniteMagnitude, count: 10)
+        huge.merge(huge)
+        #expect(huge.sum == .greatestFiniteMagnitude)
+        #expect(try QuantileSketch(decoding: huge.encoded()) == huge)
     }
 }
 

@@ -49,7 +49,7 @@ package struct QuantileSketch: Sendable, Equatable {
     package private(set) var zeroCount: UInt64 = 0
     /// Values added (zeros included), saturating at `UInt64.max`.
     package private(set) var count: UInt64 = 0
-    /// The sum of the values added.
+    /// The sum of the values added (capped at `Double.greatestFiniteMagnitude`).
     package private(set) var sum: Double = 0
     private var minimum: Double = 0
     private var maximum: Double = 0
@@ -97,7 +97,7 @@ package struct QuantileSketch: Sendable, Equatable {
             maximum = Swift.max(maximum, v)
         }
         count = count.addingSaturating(n)
-        sum += v * Double(n)
+        sum = Self.finiteSum(sum, v * Double(n))
         if v == 0 {
             zeroCount = zeroCount.addingSaturating(n)
         } else {
@@ -118,7 +118,7 @@ package struct QuantileSketch: Sendable, Equatable {
         }
         count = count.addingSaturating(other.count)
         zeroCount = zeroCount.addingSaturating(other.zeroCount)
-        sum += other.sum
+        sum = Self.finiteSum(sum, other.sum)
         for (k, c) in other.counts.enumerated() where c > 0 {
             addToBucket(other.offset + k, c)
         }
@@ -159,6 +159,12 @@ package struct QuantileSketch: Sendable, Equatable {
     /// Non-empty buckets as `(index, count)`, in index order.
     package var buckets: [(index: Int, count: UInt64)] {
         counts.enumerated().compactMap { $0.element > 0 ? (offset + $0.offset, $0.element) : nil }
+    }
+
+    /// `a + b` capped at the largest finite `Double`, so a sketch always encodes to bytes its
+    /// decoder accepts.
+    private static func finiteSum(_ a: Double, _ b: Double) -> Double {
+        Swift.min(a + b, .greatestFiniteMagnitude)
     }
 
     private func clamp(_ value: Double) -> Double {
