@@ -1,4 +1,5 @@
 import Foundation
+import LifelineAnalysis
 import HTTPTypes
 import HummingbirdTesting
 import LifelineSQLite
@@ -80,5 +81,33 @@ struct CrashRecoveryTests {
         #expect(restarted.wait() == 0, "graceful shutdown exits 0")
         #expect(try env.database.payloadCount(app: "com.example.app", kind: .metric) == stored)
         #expect(try env.database.integrityCheck() == "ok")
+
+        // Killed mid-fold, restarted, stopped: every figure equals a fresh refold of the raw
+        // documents (nothing folded twice, nothing skipped), and every stored document counts.
+        let folded = try await Self.figures(env.database)
+        #expect(folded.deviceDays == stored)
+        _ = try env.database.refold()
+        #expect(try await Self.figures(env.database) == folded)
+    }
+
+    /// The figures a kill could disturb: device-days, exits by version × OS × device, signposts and
+    /// launch percentiles by version.
+    struct Figures: Equatable {
+        var deviceDays: Int64
+        var exits: [ExitFigure]
+        var signposts: [SignpostRow]
+        var launch: [PercentileFigure]
+    }
+
+    static func figures(_ database: Database) async throws -> Figures {
+        try await AnalysisRunner(source: database).analyze { analyzer in
+            let scope = Scope(app: "com.example.app", days: DayRange(from: "2000-01-01", to: "2100-01-01"))
+            return Figures(
+                deviceDays: try await analyzer.usage(scope).map(\.payloads).reduce(0, +),
+                exits: try await analyzer.exits(scope.grouped(by: [.version, .os, .device])),
+                signposts: try await analyzer.signposts(scope.grouped(by: [.version])),
+                launch: try await analyzer.percentiles(
+                    scope.grouped(by: [.version]), source: Analyzer.launchHistograms[0].source))
+        }
     }
 }

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Ingest over HTTP with the aggregator stage (issue 25): the reference load for SECONDS at full
+# speed (wrk -t1 -c32, rate limits raised, 202 after COMMIT), then how long the fold takes to
+# catch up once the load stops, with the server's own counters: peak RSS, bytes written
+# (/proc/PID/io), the WAL's largest size while serving, stored bytes per payload.
+#
+# usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS, PORT, CONNECTIONS)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin="$(realpath "${BIN:-.build/release/lifeline}")"
+out="${OUT:-bench-out}"
+payloads="${PAYLOADS:-$out/bodies60k.bin}"
+seconds="${SECONDS_RUN:-12}"
+port="${PORT:-18097}"
+connections="${CONNECTIONS:-32}"
+mkdir -p "$out"
+[ -f "$payloads" ] || python3 ../shared/bench/make_payloads.py 60000 "$payloads"
+cat >"$out/aggregator-limits.yaml" <<YAML
+limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
+YAML
+work="$(mktemp -d -p "$out")"
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+db="$work/db.sqlite"
+"$bin" migrate --db "$db" >/dev/null
+key="$("$bin" keys create --db "$db" --role ingest --app com.example.app | tail -n 1)"
+admin="$("$bin" keys create --db "$db" --role admin | tail -n 1)"
+"$bin" serve --db "$db" --config "$out/aggregator-limits.yaml" --port "$port" --log-level warning &
+server=$!
+for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
+wal_max=0
+( while kill -0 $server 2>/dev/null; do
+    s=$(stat -c %s "$db-wal" 2>/dev/null || echo 0); echo "$s"; sleep 0.2
+  done ) >"$work/wal.log" &
+sampler=$!
+report="$(LIFELINE_KEY=$key PAYLOADS="$payloads" wrk -t1 -c"$connections" -d"${seconds}s" --latency \
+    -s ../shared/bench/load.lua "http://127.0.0.1:$port/v1/metrics")"
+stopped=$(date +%s.%N)
+lag() {
+    curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics" |
+        awk '/^lifeline_aggregation_lag_documents / {print $2}'
+}
+lag_at_stop="$(lag)"
+while [ "$(lag)" != "0" ] && [ "$(lag)" != "0.0" ]; do sleep 0.05; done
+caught_up=$(date +%s.%N)
+written=$(awk '/^write_bytes/ {print $2}' /proc/$server/io)
+rss=$(awk '/^VmHWM/ {print $2}' /proc/$server/status)
+stored=$(curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics" |
+    awk '/^lifeline_aggregation_folded_documents / {printf "%d", $2}')
+kill $server; wait $server 2>/dev/null || true
+kill $sampler 2>/dev/null || true
+wal_max=$(sort -n "$work/wal.log" | tail -n 1)
+size=$(stat -c %s "$db")
+requests=$(echo "$report" | awk '/requests in/ {print $1}')
+printf 'http %s req/s  p50 %s  p99 %s  non-2xx %s  requests %s\n' \
+    "$(echo "$report" | awk '/Requests\/sec/ {print $2}')" "$(echo "$report" | awk '$1 == "50%" {print $2}')" \
+    "$(echo "$report" | awk '$1 == "99%" {print $2}')" "$(echo "$report" | awk '/Non-2xx/ {print $NF}')" "$requests"
+printf 'fold: lag at stop %s documents, caught up %.2f s after the load stopped; %s documents folded\n' \
+    "$lag_at_stop" "$(echo "$caught_up - $stopped" | bc)" "$stored"
+printf 'server: peak RSS %d MB, written %d MB (%d KB per payload), WAL max %d MB, database %d MB (%d B per payload)\n' \
+    $((rss / 1024)) $((written / 1048576)) $((written / 1024 / ${stored:-1})) $((wal_max / 1048576)) \
+    $((size / 1048576)) $((size / ${stored:-1}))
