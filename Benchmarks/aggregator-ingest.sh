@@ -4,7 +4,7 @@
 # catch up once the load stops, with the server's own counters: peak RSS, bytes written
 # (/proc/PID/io), the WAL's largest size while serving, stored bytes per payload.
 #
-# usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS, PORT, CONNECTIONS)
+# usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -21,6 +21,9 @@ YAML
 work="$(mktemp -d -p "$out")"
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 db="$work/db.sqlite"
+if [ -n "${PAGE_SIZE:-}" ]; then # a fresh file with another page size (it holds from the first page on)
+    python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA page_size=$PAGE_SIZE'); c.execute('CREATE TABLE t(x)'); c.execute('DROP TABLE t'); c.commit()" "$db"
+fi
 "$bin" migrate --db "$db" >/dev/null
 key="$("$bin" keys create --db "$db" --role ingest --app com.example.app | tail -n 1)"
 admin="$("$bin" keys create --db "$db" --role admin | tail -n 1)"

@@ -45,6 +45,7 @@ struct AlertOutboxTakeoverTests {
                     webhook: {url: "http://127.0.0.1:\(port)/hook"}
                     max_attempts: 100
                     initial_backoff: 300ms
+                    timeout: 60s
                 route:
                   receiver: hook
                 """)
