@@ -187,7 +187,7 @@ enum SyntheticPayload {
     static let devices = ["iPhone14,5", "iPhone14,7", "iPhone15,2", "iPhone15,3", "iPhone16,1"]
 
     static func json(index: Int, app: String, days: Int) -> String {
-        var rng = LifelineSimulator.SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
+        var rng = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9_7F4A_7C15 &+ 1)
         let day = lastDay.advanced(by: -(index % days)).string
         let version = versions[Int(rng.next() % UInt64(versions.count))]
         let os = oses[Int(rng.next() % UInt64(oses.count))]

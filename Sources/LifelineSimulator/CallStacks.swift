@@ -1,3 +1,4 @@
+import LifelineModel
 /// A loaded binary image: its name, UUID and load address.
 package struct BinaryImage: Sendable, Equatable {
     package var name: String

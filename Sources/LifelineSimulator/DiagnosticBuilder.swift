@@ -1,3 +1,4 @@
+import LifelineModel
 /// What happened on one device-day that MetricKit reports as diagnostics.
 struct DiagnosticEvents: Sendable {
     var crashes: [SimulatedCrash] = []

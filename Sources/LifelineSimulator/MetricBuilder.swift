@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 
 /// What one device did on one day, drawn before any JSON is written: the metric payload's
 /// counters and the diagnostics they imply are drawn together so they agree.

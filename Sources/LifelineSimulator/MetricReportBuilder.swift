@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 
 /// Writes an iOS 27 `MetricReport` (`"version": "2.0.0"`, METRICKIT-27.md) for one device-day,
 /// from the same ``DayActivity`` as ``MetricBuilder``, so both formats carry the same figures.

@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 
 /// An OS release as devices report it.
 package struct OSRelease: Sendable, Equatable {

@@ -1,3 +1,4 @@
+import LifelineModel
 /// One payload of a simulation, ready to post or write.
 package struct GeneratedPayload: Sendable, Equatable {
     /// Metric or diagnostic document.

@@ -1,23 +1,11 @@
 import Foundation
+import LifelineModel
 
-/// SplitMix64 (Steele, Lea & Flood, 2014): a tiny, fast, seeded generator, so every bootstrap and
-/// every simulated scenario is reproducible: the same seed gives the same stream on every
-/// platform (no system entropy, no `Double.random`).
-package struct BootstrapRNG: RandomNumberGenerator, Sendable {
-    private var state: UInt64
+/// The bootstrap's generator: the shared seeded SplitMix64 (``LifelineModel/SplitMix64``), so every
+/// bootstrap is reproducible (no system entropy, no `Double.random`), with the draws it needs.
+package typealias BootstrapRNG = SplitMix64
 
-    /// A generator starting from `seed`.
-    package init(seed: UInt64) { state = seed }
-
-    /// The next 64 random bits.
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// Uniform in the open interval (0, 1), 53 bits.
     package mutating func nextUnit() -> Double {
         (Double(next() >> 11) + 0.5) * 0x1p-53

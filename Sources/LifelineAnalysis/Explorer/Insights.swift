@@ -1,4 +1,5 @@
 import Foundation
+import LifelineModel
 
 /// Which way a metric gets worse.
 package enum MetricDirection: String, Sendable, Equatable, Codable {

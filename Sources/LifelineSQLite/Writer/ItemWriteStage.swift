@@ -50,9 +50,10 @@ extension ItemWriteStage {
     func batchAborted() {}
 }
 
-/// The stages the aggregator runs for every document it folds, in order. (``MetricRowsStage``,
-/// the per-payload normalized rows, is no longer one of them: those rows only existed to be
-/// summed into the rollups, which are folded from the documents; migration 0012.)
+/// The stages the aggregator runs for every document it folds, in order. (The per-payload
+/// normalized rows — exit counts, signposts, histograms, scalars — are no longer written: they
+/// only existed to be summed into the rollups, which are folded from the documents; migration
+/// 0012. `RollupRebuilder` still reads the rows older databases hold, when they are upgraded.)
 enum DefaultStages {
     static func make() -> [any ItemWriteStage] {
         [StateRowsStage(), DiagnosticRowsStage(), RollupStage()]

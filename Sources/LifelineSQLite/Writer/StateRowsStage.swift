@@ -6,7 +6,7 @@ import LifelineStorage
 /// ~3-hour interval slices, and the states active before a diagnostic.
 ///
 /// Within one state, repeated exit keys are summed and the first histogram or signpost of a name
-/// wins, as for the payload's own rows (``MetricRowsStage``).
+/// wins, as the rollups count a payload's own (``RollupStage``).
 struct StateRowsStage: ItemWriteStage {
     static let upsertState = """
         INSERT INTO app_state_values (domain, label, metadata) VALUES (?1, ?2, ?3)
@@ -38,6 +38,11 @@ struct StateRowsStage: ItemWriteStage {
         INSERT INTO diagnostic_states (diagnostic, app_state) VALUES (?1, ?2) ON CONFLICT DO NOTHING
         """
 
+    /// Sum of a histogram's non-negative bucket counts.
+    static func total(_ histogram: Histogram) -> Int64 {
+        histogram.buckets.lazy.map { max(0, $0.count) }.saturatingSum()
+    }
+
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
         let payload = SQLValue.integer(stored.payloadID)
@@ -59,7 +64,7 @@ struct StateRowsStage: ItemWriteStage {
                     Self.insertHistogram,
                     [
                         payload, state, .integer(metricID), .integer(UnitCode.id(named.histogram.unit)),
-                        .integer(MetricRowsStage.total(named.histogram)),
+                        .integer(Self.total(named.histogram)),
                         .blob(HistogramCodec.encode(named.histogram.buckets)),
                     ])
             }
