@@ -17,6 +17,11 @@ package struct RefoldReport: Sendable, Equatable, Codable {
     package var firstDays: [String: String] = [:]
 
     package init() {}
+
+    enum CodingKeys: String, CodingKey {
+        case apps, documents, unreadable, diagnostics
+        case firstDays = "first_days"
+    }
 }
 
 extension Database {
@@ -43,18 +48,22 @@ extension Database {
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let watermark = try connection.first(BatchWriter.readWatermark) { $0.int64(0) } ?? 0
-            var apps: [(id: Int64, bundle: String)]
-            if let app {
-                apps = try connection.query("SELECT id, bundle_id FROM apps WHERE bundle_id = ?", [.text(app)]) {
-                    ($0.int64(0), $0.text(1))
+            let apps: [(id: Int64, bundle: String)] =
+                if let app {
+                    try connection.query("SELECT id, bundle_id FROM apps WHERE bundle_id = ?", [.text(app)]) {
+                        ($0.int64(0), $0.text(1))
+                    }
+                } else {
+                    try connection.query("SELECT id, bundle_id FROM apps ORDER BY id") { ($0.int64(0), $0.text(1)) }
                 }
-                guard !apps.isEmpty else { throw StoreError(.notFound, "no data for app \(app)") }
-            } else {
-                apps = try connection.query("SELECT id, bundle_id FROM apps ORDER BY id") { ($0.int64(0), $0.text(1)) }
-            }
+            if let app, apps.isEmpty { throw StoreError(.notFound, "no data for app \(app)") }
+            // For the progress line: the metric documents in scope (fewer when raw copies are gone).
             let total =
                 try connection.first(
-                    "SELECT count(*) FROM payloads WHERE kind = 'metric' AND id <= ?", [.integer(watermark)]
+                    """
+                    SELECT count(*) FROM payloads WHERE kind = 'metric' AND id <= ?1 AND day >= ?2
+                        AND (?3 IS NULL OR app = (SELECT id FROM apps WHERE bundle_id = ?3))
+                    """, [.integer(watermark), .text((from ?? .first).string), app.map { .text($0) } ?? .null]
                 ) { Int($0.int64(0)) } ?? 0
             var done = 0
             for (appID, bundle) in apps {
