@@ -1,4 +1,3 @@
-import LifelineIngest
 import LifelineModel
 import LifelineStorage
 
@@ -79,48 +78,28 @@ extension Database {
                 if let lastRawless, let next = UTCDay(ordinal: lastRawless.ordinal + 1), next > first { first = next }
                 report.apps += 1
                 report.firstDays[bundle] = first.string
-                let day = SQLValue.integer(Int64(first.ordinal))
-                let scope: [SQLValue] = [.integer(appID), day]
-                for table in [
-                    "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
-                ] {
-                    try connection.run("DELETE FROM \(table) WHERE app = ? AND day >= ?", scope)
+                for level in RollupLevel.allCases {
+                    for table in level.tables {
+                        try connection.run(
+                            "DELETE FROM \(table) WHERE app = ? AND day >= ?",
+                            [.integer(appID), .integer(Int64(first.ordinal))])
+                    }
                 }
-                for table in ["rollup_diagnostics", "rollup_diagnostics_by_version"] {
-                    try connection.run("DELETE FROM \(table) WHERE app = ? AND day >= ?", scope)
-                }
-                report.diagnostics += try connection.run(
-                    """
-                    INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
-                    SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400 AS d_day,
-                        coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
-                        d.kind, d.crash_group, count(*)
-                    FROM diagnostics d JOIN payloads p ON p.id = d.payload
-                    WHERE p.app = ?1 AND p.id <= ?3 AND d_day >= ?2
-                    GROUP BY 1, 2, 3, 4, 5, 6, 7
-                    """, scope + [.integer(watermark)])
-                try connection.run(
-                    """
-                    INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
-                    SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics
-                    WHERE app = ? AND day >= ? GROUP BY 1, 2, 3, 4, 5
-                    """, scope)
+                report.diagnostics += try RollupRebuilder.countDiagnostics(
+                    on: connection, app: appID, fromDay: Int64(first.ordinal), throughPayload: watermark)
                 let payloads = try connection.query(
                     "SELECT id FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ? ORDER BY id",
                     [.integer(appID), .text(first.string), .integer(watermark)]
                 ) { $0.int64(0) }
-                for table in ["payload_states", "state_exit_counts", "state_histograms", "state_signposts"] {
+                for table in [
+                    "payload_states", "state_exit_counts", "state_histograms", "state_signposts", "interval_slices",
+                ] {
                     try connection.run(
                         """
                         DELETE FROM \(table) WHERE payload IN (SELECT id FROM payloads
                             WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
                         """, [.integer(appID), .text(first.string), .integer(watermark)])
                 }
-                try connection.run(
-                    """
-                    DELETE FROM interval_slices WHERE payload IN (SELECT id FROM payloads
-                        WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
-                    """, [.integer(appID), .text(first.string), .integer(watermark)])
                 for chunk in stride(from: 0, to: payloads.count, by: 2_000) {
                     let ids = Array(payloads[chunk..<min(payloads.count, chunk + 2_000)])
                     let folded = try writer.foldAgain(ids)
@@ -155,37 +134,6 @@ extension Database {
             let result = try writer.fold(limit: batch)
             total += result.folded
             if !result.more { return total }
-        }
-    }
-}
-
-extension Database {
-    /// Keeps a body Lifeline cannot read yet, raw, once per app and content (migration 0013).
-    /// Returns whether it was new. Durable when it returns (this object's connection, its own
-    /// transaction).
-    package func keepUnread(_ document: UnreadDocument) throws(StoreError) -> Bool {
-        try withConnection { (connection) throws(StoreError) -> Bool in
-            try connection.run(
-                """
-                INSERT INTO unread_documents (app, content_hash, received_at_ms, reason, detail, raw)
-                VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (app, content_hash) DO NOTHING
-                """,
-                [
-                    .text(document.app), .blob(document.contentHash), .integer(document.receivedAt),
-                    .text(document.reason), .text(String(document.detail.prefix(1_000))), .blob(document.raw),
-                ]) == 1
-        }
-    }
-}
-
-extension Database {
-    /// Bodies kept raw for `app` (not read yet).
-    package func unreadDocumentCount(app: String) throws(StoreError) -> Int {
-        try withConnection { (connection) throws(StoreError) -> Int in
-            Int(
-                try connection.first("SELECT count(*) FROM unread_documents WHERE app = ?", [.text(app)]) {
-                    $0.int64(0)
-                } ?? 0)
         }
     }
 }

@@ -90,8 +90,16 @@ package final class FoldProgress: Sendable {
     /// Whether acknowledged documents wait for the fold.
     var hasBacklog: Bool { state.withLock { $0.folded < $0.acknowledged } }
 
-    /// Whether a reader is waiting for a fold.
-    var foldRequested: Bool { state.withLock { $0.requested } }
+    /// Whether the writer should fold before its next door batch: documents wait and a reader
+    /// waits for them, or `batch` of them wait, or the oldest is `delay` seconds old.
+    func foldDue(batch: Int, delay: Double) -> Bool {
+        state.withLock { state in
+            guard state.folded < state.acknowledged else { return false }
+            if state.requested || state.pendingDocuments >= batch { return true }
+            guard let oldest = state.marks.first?.at else { return false }
+            return Double(WallClock.nowMilliseconds() - oldest) / 1_000 >= delay
+        }
+    }
 
     /// The watermark.
     package var foldedThrough: Int64 { state.withLock { $0.folded } }

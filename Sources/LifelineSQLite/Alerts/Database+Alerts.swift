@@ -116,7 +116,7 @@ extension Database {
     package func finishOutbox(ids: [Int64], failed: Bool, at: Int64) throws(StoreError) {
         guard !ids.isEmpty else { return }
         let list = try Self.encodeJSON(ids)
-        try withConnection { (connection) throws(StoreError) in
+        _ = try withConnection { (connection) throws(StoreError) in
             try connection.run(
                 """
                 UPDATE alert_outbox SET finished_at = ?, failed = ?

@@ -21,18 +21,39 @@ enum RollupRebuilder {
                 try connection.execute("DELETE FROM \(table)")
             }
         }
-        try connection.run(
+        try rebuildMetrics(on: connection, fineBuckets: fineBuckets)
+        try rebuildBuckets(on: connection, fineBuckets: fineBuckets)
+        try countDiagnostics(on: connection)
+    }
+
+    /// Counts the stored diagnostics into the fine cells, then sums the version cells from them:
+    /// every diagnostic (a rebuild), or those of one app from one day on and of payloads up to an
+    /// id (a refold; the cells of those days must have been deleted). Returns the fine cells written.
+    @discardableResult
+    static func countDiagnostics(
+        on connection: Connection, app: Int64? = nil, fromDay: Int64? = nil, throughPayload: Int64? = nil
+    ) throws(StoreError) -> Int {
+        let scope: [SQLValue] = [
+            app.map { .integer($0) } ?? .null, fromDay.map { .integer($0) } ?? .null,
+            throughPayload.map { .integer($0) } ?? .null,
+        ]
+        let cells = try connection.run(
             """
             INSERT INTO rollup_diagnostics (app, day, app_version, os_version, device_type, kind, crash_group, count)
-            SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400,
+            SELECT p.app, (d.occurred_at - ((d.occurred_at % 86400) + 86400) % 86400) / 86400 AS d_day,
                 coalesce(d.app_version, 0), coalesce(d.os_version, 0), coalesce(d.device_type, 0),
                 d.kind, d.crash_group, count(*)
             FROM diagnostics d JOIN payloads p ON p.id = d.payload
+            WHERE (?1 IS NULL OR p.app = ?1) AND (?2 IS NULL OR d_day >= ?2) AND (?3 IS NULL OR p.id <= ?3)
             GROUP BY 1, 2, 3, 4, 5, 6, 7
-            """)
-        try rebuildMetrics(on: connection, fineBuckets: fineBuckets)
-        try rebuildBuckets(on: connection, fineBuckets: fineBuckets)
-        try deriveVersionLevel(on: connection)
+            """, scope)
+        try connection.run(
+            """
+            INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
+            SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics
+            WHERE (?1 IS NULL OR app = ?1) AND (?2 IS NULL OR day >= ?2) GROUP BY 1, 2, 3, 4, 5
+            """, Array(scope.prefix(2)))
+        return cells
     }
 
     /// Usage, exit counts and signpost totals (clamped at 0 as the writer does) per cell, into the metric cells.
@@ -171,12 +192,4 @@ enum RollupRebuilder {
             app: row.int64(0), day: row.int64(1), version: row.int64(2), os: row.int64(3), device: row.int64(4))
     }
 
-    /// The flusher wrote the metric and bucket cells of both levels; diagnostics sum the fine ones.
-    private static func deriveVersionLevel(on connection: Connection) throws(StoreError) {
-        try connection.execute(
-            """
-            INSERT INTO rollup_diagnostics_by_version (app, day, app_version, kind, crash_group, count)
-            SELECT app, day, app_version, kind, crash_group, sum(count) FROM rollup_diagnostics GROUP BY 1, 2, 3, 4, 5;
-            """)
-    }
 }

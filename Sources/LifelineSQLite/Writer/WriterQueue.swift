@@ -153,12 +153,7 @@ final class WriterQueue: Sendable {
             }
         }
         loop: while true {
-            if progress.hasBacklog,
-                progress.foldRequested || progress.lagDocuments >= options.foldBatch
-                    || progress.lagSeconds >= options.foldDelay
-            {
-                _ = foldOnce()
-            }
+            if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) { _ = foldOnce() }
             switch queue.next() {
             case .batch(let batch):
                 let result = writer.write(batch.map(\.request))
