@@ -79,7 +79,10 @@ package enum Backends {
             retention: PostgresRetention(store: store, policy: config.retention, leader: leader),
             leader: leader, localDiskDirectory: nil,
             // First registered, last stopped: the pool closes after the server finished its requests.
-            services: [PostgresPoolService(store: store), LeaderService(election: election)],
+            services: [
+                PostgresPoolService(store: store), LeaderService(election: election),
+                AggregatorService(store: store, leader: leader),
+            ],
             close: { await store.shutdown() })
     }
 
@@ -132,6 +135,18 @@ struct PostgresPoolService: Service {
 }
 
 /// Campaigns for leadership until shutdown (then the lock goes with the connection).
+/// The aggregator stage: the leader folds what the nodes appended; every node follows the lag.
+struct AggregatorService: Service {
+    let store: PostgresStore
+    let leader: @Sendable () -> Bool
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            await store.runAggregator(isLeader: leader)
+        }
+    }
+}
+
 struct LeaderService: Service {
     let election: LeaderElection
 

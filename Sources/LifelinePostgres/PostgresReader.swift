@@ -24,24 +24,50 @@ extension PostgresStore: AggregateSource {
         do {
             return try await withDeadline(limit, "read") {
                 try await self.waitForPool()
-                return try await client.withConnection { connection in
-                    try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
-                    do {
-                        if let budget {
-                            // The read's time left bounds each of its statements (server side: 57014).
-                            let left = budget.remaining.components
-                            let milliseconds = max(1, left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000)
-                            try await connection.query(
-                                PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"),
-                                logger: logger)
+                // The answer is exact: its snapshot must hold every document acknowledged before
+                // the read folded. While the fold is behind, the read waits for it (and after
+                // `helpAfter` folds itself, under the same lock: a leader being replaced does not
+                // hold the answers).
+                let clock = ContinuousClock()
+                let start = clock.now
+                var target: Int64?
+                while true {
+                    let outcome: ReadAttempt<T> = try await client.withConnection { connection in
+                        try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
+                        do {
+                            if let budget {
+                                // The read's time left bounds each of its statements (server side: 57014).
+                                let left = budget.remaining.components
+                                let milliseconds = max(
+                                    1, left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000)
+                                try await connection.query(
+                                    PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"),
+                                    logger: logger)
+                            }
+                            let barrier = try await Self.foldBarrier(
+                                target: target, on: connection, logger: logger)
+                            if barrier.pending {
+                                try await connection.query("ROLLBACK", logger: logger)
+                                return .behind(barrier.target)
+                            }
+                            let result = try await body(
+                                PostgresReader(connection: connection, logger: logger, symbols: symbols))
+                            try await connection.query("COMMIT", logger: logger)
+                            return .done(result)
+                        } catch {
+                            _ = try? await connection.query("ROLLBACK", logger: logger)
+                            throw error
                         }
-                        let result = try await body(
-                            PostgresReader(connection: connection, logger: logger, symbols: symbols))
-                        try await connection.query("COMMIT", logger: logger)
-                        return result
-                    } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: logger)
-                        throw error
+                    }
+                    switch outcome {
+                    case .done(let result): return result
+                    case .behind(let bound):
+                        target = bound
+                        if clock.now - start >= Self.helpAfter {
+                            _ = try await self.foldOnce()
+                        } else {
+                            try await Task.sleep(for: .milliseconds(2))
+                        }
                     }
                 }
             }
@@ -55,7 +81,16 @@ extension PostgresStore: AggregateSource {
     }
 }
 
+/// One attempt of a read: its answer, or the fold was behind what was acknowledged before it.
+private enum ReadAttempt<T: Sendable>: Sendable {
+    case done(T)
+    case behind(Int64)
+}
+
 extension PostgresStore {
+    /// How long a read waits for the leader's fold before folding itself.
+    static let helpAfter: Duration = .milliseconds(100)
+
     /// A read's failure as the server answers it: the database unreachable, restarting, out of
     /// connections, or past the time bound is ``StoreError/Code/unavailable`` (503); a wrong query
     /// stays what it is (500).

@@ -35,7 +35,16 @@ extension PostgresStore: KeyStore, SessionStore, StoreHealth {
     /// Every node writes; there is no single writer to stop.
     package var isAcceptingWrites: Bool { true }
 
-    package var writerStatistics: WriterStatistics { writeQueue.statistics }
+    package var writerStatistics: WriterStatistics {
+        var statistics = writeQueue.statistics
+        let counters = aggregation.withLock { $0 }
+        statistics.aggregationLagDocuments = counters.lagDocuments
+        statistics.aggregationLagSeconds = counters.lagSeconds
+        statistics.folds = counters.folds
+        statistics.foldedDocuments = counters.foldedDocuments
+        statistics.foldSkipped = counters.skipped
+        return statistics
+    }
 
     package var batches: BatchObserver { writeQueue.batches }
 }

@@ -18,6 +18,8 @@ extension PostgresStore {
         policy: RetentionPolicy, now: Int64 = WallClock.nowSeconds(), dryRun: Bool = false, batchSize: Int = 1_000,
         progress: @escaping @Sendable (PruneReport) -> Void = { _ in }
     ) async throws -> PruneReport {
+        // A raw copy is the only source of a document the fold has not reached: fold first.
+        if !dryRun { try await foldAll() }
         let data = RetentionPolicy.firstKeptDay(policy.dataDays, now: now).flatMap { UTCDay(ordinal: $0) }
         let raw = RetentionPolicy.firstKeptDay(policy.rawDays, now: now).flatMap { UTCDay(ordinal: $0) }
         var report = PruneReport()

@@ -9,9 +9,9 @@ import PostgresNIO
 /// its transaction's COMMIT. Idempotency is the database's: `(app, content_hash)` and `(app,
 /// idempotency key)` are unique, and `INSERT … ON CONFLICT DO NOTHING` waits for a concurrent
 /// transaction holding the same key, so two nodes receiving the same document at once store it
-/// once. Rollups are summed by upserts
-/// (`count = count + excluded.count`) in key order; a deadlock or serialization failure between
-/// writers is retried.
+/// once. The door appends: a transaction writes the index row (`payloads`) and the raw copy of each
+/// new document, nothing else; the leader's aggregator (``PostgresStore/foldOnce(limit:)``) folds
+/// them into the figures behind it. A deadlock or serialization failure between writers is retried.
 extension PostgresStore: DocumentWriter {
     package func write(_ request: IngestRequest) async throws(IngestError) -> IngestOutcome {
         if request.items.contains(where: { $0.contentHash.count != 32 }) {
@@ -122,7 +122,7 @@ extension PostgresStore: DocumentWriter {
     private func writeOnce(_ jobs: [WriteJob]) async throws -> [IngestOutcome] {
         let logger = self.logger
         let cached = appIDs.withLock { cache in cache }
-        let (outcomes, created) = try await client.withTransaction(logger: logger) { connection in
+        let (outcomes, created, fresh) = try await client.withTransaction(logger: logger) { connection in
             var apps: [String: Int64] = [:]
             var created: [String: Int64] = [:]
             for name in Set(jobs.map(\.request.app)).sorted() {
@@ -183,13 +183,9 @@ extension PostgresStore: DocumentWriter {
                 return (a.job, a.item) < (b.job, b.item)
             }
             var stored = jobs.map { [(id: Int64, isNew: Bool)?](repeating: nil, count: $0.items.count) }
-            var rollups: [Int64: RollupRows] = [:]
-            var states = StateRows()
             for (job, item) in order {
-                let app = appOf[job]
-                stored[job][item] = try await Self.write(
-                    jobs[job].items[item], app: app, rollups: &rollups[app, default: RollupRows()], states: &states,
-                    on: connection, logger: logger)
+                stored[job][item] = try await Self.append(
+                    jobs[job].items[item], app: appOf[job], on: connection, logger: logger)
             }
             for index in jobs.indices where outcomes[index] == nil && replays[index] == nil {
                 var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
@@ -214,14 +210,18 @@ extension PostgresStore: DocumentWriter {
                     WHERE app = \(app) AND key = \(key)
                     """, logger: logger)
             }
-            for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
-                try await rows.flush(app: app, on: connection, logger: logger)
+            var fresh: [(Int64, IngestItem)] = []
+            for (job, item) in order {
+                if let entry = stored[job][item], entry.isNew { fresh.append((entry.id, jobs[job].items[item])) }
             }
-            try await states.flush(on: connection, logger: logger)
-            return (outcomes.compactMap { $0 }, created)
+            return (outcomes.compactMap { $0 }, created, fresh)
         }
         // Known after COMMIT only: an app row created by a transaction that rolled back is no id.
         if !created.isEmpty { appIDs.withLock { $0.merge(created) { old, _ in old } } }
+        // Committed: the leader's fold may take them decoded.
+        retained.withLock { retained in
+            for (id, item) in fresh { retained.add(id, item) }
+        }
         return outcomes
     }
 
@@ -237,11 +237,9 @@ extension PostgresStore: DocumentWriter {
         throw PostgresStoreError("app row missing after insert")
     }
 
-    /// Writes one item unless its content is stored already; its rollup rows go to `rollups`, its
-    /// per-state rows (iOS 27) to `states`.
-    private static func write(
-        _ item: IngestItem, app: Int64, rollups: inout RollupRows, states: inout StateRows,
-        on connection: PostgresConnection, logger: Logger
+    /// Appends one item (its index row and raw copy) unless its content is stored already.
+    private static func append(
+        _ item: IngestItem, app: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
         let meta = item.meta
         // Everything about the item was decided by ingest (bounded values); '' stands for unknown.
@@ -282,28 +280,10 @@ extension PostgresStore: DocumentWriter {
         let raw = ByteBuffer(bytes: item.raw)
         try await connection.query(
             "INSERT INTO payload_raw (day, payload, raw) VALUES (\(day)::date, \(payload), \(raw))", logger: logger)
-        switch item.document.content {
-        case .metric(let metric):
-            rollups.add(metric, cell: RollupRows.Cell(day: day, version: version, os: os, device: device))
-            states.add(metric, payload: payload)
-        case .diagnostic(let diagnostics):
-            for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
-                let group = try await crashGroup(
-                    diagnostic, app: app, occurredAt: item.occurredAt, on: connection, logger: logger)
-                let cell = RollupRows.Cell(
-                    day: day, version: diagnostic.meta.appVersion ?? "", os: diagnostic.meta.osVersion ?? "",
-                    device: diagnostic.meta.deviceType ?? "")
-                let id = try await insert(
-                    diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
-                    occurredAt: item.occurredAt, on: connection, logger: logger)
-                states.addDiagnostic(id, day: day, states: diagnostic.appStates)
-                rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
-            }
-        }
         return (payload, true)
     }
 
-    private static func crashGroup(
+    static func crashGroup(
         _ diagnostic: Diagnostic, app: Int64, occurredAt: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64 {
         let (fingerprint, kind) = StoredValue.crashGroup(diagnostic)
@@ -324,7 +304,7 @@ extension PostgresStore: DocumentWriter {
     }
 
     /// Inserts one diagnostic and its frames in the partitions of `day` (its payload's); returns its id.
-    private static func insert(
+    static func insert(
         _ diagnostic: Diagnostic, ordinal: Int, payload: Int64, day: String, group: Int64, cell: RollupRows.Cell,
         occurredAt: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> Int64 {

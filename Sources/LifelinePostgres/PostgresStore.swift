@@ -34,6 +34,10 @@ package final class PostgresStore: Sendable {
     package let symbolicator: Symbolicator?
     /// Groups this node's ingest requests into transactions.
     let writeQueue: WriteQueue
+    /// The aggregator's counters and lag as this node saw them last.
+    let aggregation = Mutex(AggregationCounters())
+    /// Documents this node appended, kept decoded for its fold while it leads.
+    let retained = Mutex(RetainedItems())
     /// Bytes per stored chunk of a debug-symbol slice: what one statement carries, and what a
     /// node holds in memory at a time.
     let symbolChunkBytes: Int

@@ -35,25 +35,6 @@ extension BatchWriter {
         WHERE p.id = ?
         """
 
-    /// Decoding raw copies again: the limits they were accepted under, with room (a document is
-    /// never refused by the fold for a limit lowered since it was stored).
-    static let refoldPipeline: IngestPipeline = {
-        var limits = IngestLimits()
-        limits.maxBodyBytes = 1 << 30
-        limits.maxDecompressedBytes = 1 << 30
-        limits.maxCompressionRatio = 1 << 20
-        var decode = DecodeLimits()
-        decode.maxFramesPerTree = 10_000_000
-        decode.maxFramesPerBody = 10_000_000
-        decode.maxStringBytes = 64 << 20
-        decode.maxMetricsPerDocument = 1 << 20
-        decode.maxMetricsPerBody = 1 << 20
-        decode.maxExitEntriesPerDocument = 1 << 20
-        decode.maxSignpostsPerDocument = 1 << 20
-        decode.maxBucketsPerHistogram = 1 << 20
-        return IngestPipeline(limits: limits, decodeLimits: decode)
-    }()
-
     /// The watermark and the highest stored payload id (outside a transaction).
     func foldState() throws(StoreError) -> (folded: Int64, head: Int64, pending: Int) {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
@@ -156,18 +137,10 @@ extension BatchWriter {
             )
         }
         guard let row, let raw = row.raw else { return nil }
-        let family: DocumentFamily = row.kind == "diagnostic" ? .diagnostic : .metric
-        let items: [IngestItem]
-        do {
-            items = try Self.refoldPipeline.prepare(
-                body: ByteBuffer(bytes: raw), encoding: raw.starts(with: [0x1f, 0x8b]) ? .gzip : .identity,
-                family: family, app: row.bundle,
-                receivedAt: row.received)
-        } catch {
-            throw Self.unreadable(id, error.description)
-        }
-        guard items.count == 1, let item = items.first else {
-            throw Self.unreadable(id, "its raw copy holds \(items.count) documents")
+        let item: IngestItem
+        switch IngestPipeline.redecode(raw: raw, kind: row.kind, app: row.bundle, receivedAt: row.received) {
+        case .success(let decoded): item = decoded
+        case .failure(let error): throw Self.unreadable(id, error.reason)
         }
         return StoredItem(payloadID: id, appID: row.app, item: item, occurredAt: item.occurredAt, day: item.day.string)
     }

@@ -1,0 +1,400 @@
+import Foundation
+import LifelineIngest
+import LifelineModel
+import LifelineStorage
+import PostgresNIO
+import Synchronization
+
+/// What one fold did.
+package struct PostgresFoldResult: Sendable, Equatable {
+    /// Documents folded (counted in the figures, or skipped as unreadable).
+    package var folded = 0
+    /// Of those, documents whose raw copy could not be decoded again: kept raw, counted nowhere.
+    package var skipped = 0
+    /// Whether folded documents remain beyond this fold's batch.
+    package var more = false
+    /// Another process held the fold (its lock): this one did nothing.
+    package var busy = false
+}
+
+/// The aggregator's counters and lag, as this node last saw them (``PostgresStore/writerStatistics``).
+struct AggregationCounters {
+    var folds = 0
+    var foldedDocuments = 0
+    var skipped = 0
+    var lagDocuments = 0
+    var lagSeconds: Double = 0
+}
+
+/// Documents this node appended, decoded, kept for the fold when this node is the leader (it
+/// then folds them without reading and decoding their raw copies again). Bounded: past
+/// ``limit`` the oldest go, and the fold reads them from their raw copies.
+struct RetainedItems {
+    static let limit = 4_096
+    var enabled = false
+    var items: [Int64: IngestItem] = [:]
+    var order: [Int64] = []
+
+    mutating func add(_ id: Int64, _ item: IngestItem) {
+        guard enabled else { return }
+        items[id] = item
+        order.append(id)
+        if order.count > Self.limit * 2 { order.removeAll { items[$0] == nil } }
+        while items.count > Self.limit, !order.isEmpty { items[order.removeFirst()] = nil }
+    }
+
+    mutating func take(_ id: Int64) -> IngestItem? { items.removeValue(forKey: id) }
+
+    mutating func disable() {
+        enabled = false
+        items = [:]
+        order = []
+    }
+}
+
+/// The aggregator stage on PostgreSQL: nodes only append (``DocumentWriter``); the leader folds
+/// committed documents into the rollups, crash groups, diagnostics and per-state rows, in
+/// batches, one fold at a time (the row of `aggregation_state` is locked by the fold's
+/// transaction: one writer of rollup rows, no hot rows between nodes).
+///
+/// Progress is a watermark over the inserting transactions' ids (`payloads.xact`), not the
+/// documents' ids, which commit out of order across nodes: the fold reads its snapshot's xmin,
+/// below which every transaction has finished, and never moves the watermark past it, so a
+/// document whose transaction is still open is never passed over. Documents committed above the
+/// watermark are folded at once and listed in `folded_ahead` until the watermark passes them. The
+/// watermark, that list and the figures change in one transaction: a fold that does not commit
+/// leaves everything as it was; one that commits never sees its documents again.
+extension PostgresStore {
+    /// The documents appended and not folded (any transaction, as this statement's snapshot sees).
+    static let pendingCondition = """
+        p.xact >= s.folded_xact AND NOT EXISTS (SELECT 1 FROM folded_ahead f WHERE f.payload = p.id)
+        """
+
+    /// Folds up to `limit` documents in one transaction. When another process holds the fold
+    /// (the leader, a refold) it returns at once with ``PostgresFoldResult/busy``.
+    package func foldOnce(limit: Int = 1_024) async throws -> PostgresFoldResult {
+        try await waitForPool()
+        var attempt = 0
+        var careful = false
+        while true {
+            attempt += 1
+            do {
+                let result = try await client.withConnection { connection in
+                    try await self.foldTransaction(limit: max(1, limit), careful: careful, on: connection)
+                }
+                aggregation.withLock { counters in
+                    counters.folds += result.folded > 0 ? 1 : 0
+                    counters.foldedDocuments += result.folded
+                    counters.skipped += result.skipped
+                }
+                return result
+            } catch {
+                guard let server = Self.serverError(error) else { throw error }
+                let state = server.serverInfo?[.sqlState]
+                // 55P03: NOWAIT found the fold's lock taken.
+                if state == "55P03" { return PostgresFoldResult(busy: true) }
+                if Self.isRetryable(server), attempt < 5 { continue }
+                if Self.isUnavailable(server) || careful || attempt >= 5 { throw error }
+                // A document whose rows fail: once more, each diagnostic document on its own
+                // savepoint, so the failing one is skipped instead of holding the fold.
+                logger.warning("fold failed; folding again document by document", metadata: ["error": "\(error)"])
+                careful = true
+            }
+        }
+    }
+
+    private func foldTransaction(limit: Int, careful: Bool, on connection: PostgresConnection) async throws
+        -> PostgresFoldResult
+    {
+        let logger = self.logger
+        try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
+        do {
+            let result = try await fold(limit: limit, careful: careful, on: connection)
+            try await connection.query("COMMIT", logger: logger)
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    private struct Candidate {
+        var id: Int64
+        var app: Int64
+        var bundle: String
+        var kind: String
+        var received: Int64
+        var day: String
+        var xact: Int64
+    }
+
+    /// The fold inside its transaction (REPEATABLE READ: the watermark row, the snapshot's xmin and
+    /// the candidates are of one snapshot).
+    private func fold(limit: Int, careful: Bool, on connection: PostgresConnection) async throws
+        -> PostgresFoldResult
+    {
+        let logger = self.logger
+        var watermark: Int64 = 0
+        var xmin: Int64 = 0
+        for try await (folded, snapshotXmin) in try await connection.query(
+            """
+            SELECT folded_xact, pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+            FROM aggregation_state WHERE id = 1 FOR UPDATE NOWAIT
+            """, logger: logger
+        ).decode((Int64, Int64).self) {
+            (watermark, xmin) = (folded, snapshotXmin)
+        }
+        let fetch = Int64(limit) + 1
+        var candidates: [Candidate] = []
+        for try await (id, app, bundle, kind, received, day, xact) in try await connection.query(
+            """
+            SELECT p.id, p.app, a.bundle_id, p.kind, p.received_at_ms, p.day::text, p.xact
+            FROM payloads p JOIN apps a ON a.id = p.app
+            WHERE p.xact >= \(watermark)
+                AND NOT EXISTS (SELECT 1 FROM folded_ahead f WHERE f.payload = p.id)
+            ORDER BY p.xact, p.id LIMIT \(fetch)
+            """, logger: logger
+        ).decode((Int64, Int64, String, String, Int64, String, Int64).self) {
+            candidates.append(
+                Candidate(id: id, app: app, bundle: bundle, kind: kind, received: received, day: day, xact: xact))
+        }
+        var result = PostgresFoldResult()
+        result.more = candidates.count > limit
+        // Every transaction below `xmin` has finished; past the batch, the next transaction's
+        // documents wait for the next fold.
+        var next = max(watermark, xmin)
+        if result.more { next = max(watermark, min(next, candidates[limit].xact)) }
+        let batch = Array(candidates.prefix(limit))
+        guard !batch.isEmpty || next != watermark else { return result }
+
+        let items = try await items(for: batch, on: connection)
+        var rollups: [Int64: RollupRows] = [:]
+        var states = StateRows()
+        for candidate in batch {
+            result.folded += 1
+            guard let item = items[candidate.id] else {
+                result.skipped += 1
+                continue
+            }
+            if careful, item.family == .diagnostic {
+                try await connection.query("SAVEPOINT fold", logger: logger)
+                do {
+                    try await Self.fold(
+                        item, payload: candidate.id, app: candidate.app,
+                        rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
+                        on: connection, logger: logger)
+                    try await connection.query("RELEASE fold", logger: logger)
+                } catch {
+                    try await connection.query("ROLLBACK TO fold", logger: logger)
+                    logger.error(
+                        "payload \(candidate.id) could not be folded: kept raw, counted nowhere",
+                        metadata: ["error": "\(String(reflecting: error))"])
+                    result.skipped += 1
+                }
+            } else {
+                try await Self.fold(
+                    item, payload: candidate.id, app: candidate.app,
+                    rollups: &rollups[candidate.app, default: RollupRows()], states: &states, on: connection,
+                    logger: logger)
+            }
+        }
+        for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
+            try await rows.flush(app: app, on: connection, logger: logger)
+        }
+        try await states.flush(on: connection, logger: logger)
+        let ahead = batch.filter { $0.xact >= next }
+        if !ahead.isEmpty {
+            let (ids, xacts) = (ahead.map(\.id), ahead.map(\.xact))
+            try await connection.query(
+                """
+                INSERT INTO folded_ahead (payload, xact)
+                SELECT * FROM unnest(\(ids)::bigint[], \(xacts)::bigint[])
+                """, logger: logger)
+        }
+        if next != watermark {
+            try await connection.query("DELETE FROM folded_ahead WHERE xact < \(next)", logger: logger)
+        }
+        let (now, count) = (WallClock.nowMilliseconds(), Int64(result.folded))
+        try await connection.query(
+            """
+            UPDATE aggregation_state SET folded_xact = \(next), folded_at_ms = \(now),
+                folded_documents = folded_documents + \(count)
+            WHERE id = 1
+            """, logger: logger)
+        return result
+    }
+
+    /// The decoded documents of `batch`: those this node retained, the others decoded again from
+    /// their raw copies. Missing: a document that cannot be read again (logged).
+    private func items(for batch: [Candidate], on connection: PostgresConnection) async throws -> [Int64: IngestItem] {
+        var items: [Int64: IngestItem] = [:]
+        retained.withLock { retained in
+            for candidate in batch { items[candidate.id] = retained.take(candidate.id) }
+        }
+        let missing = batch.filter { items[$0.id] == nil }
+        guard !missing.isEmpty else { return items }
+        let ids = missing.map(\.id)
+        let days = Array(Set(missing.map(\.day)))
+        var raws: [Int64: ByteBuffer] = [:]
+        for try await (id, raw) in try await connection.query(
+            "SELECT payload, raw FROM payload_raw WHERE day = ANY(\(days)::text[]::date[]) AND payload = ANY(\(ids))",
+            logger: logger
+        ).decode((Int64, ByteBuffer).self) {
+            raws[id] = raw
+        }
+        for candidate in missing {
+            guard let raw = raws[candidate.id] else {
+                logger.error("payload \(candidate.id) has no raw copy: counted nowhere")
+                continue
+            }
+            switch IngestPipeline.redecode(
+                raw: Array(buffer: raw), kind: candidate.kind, app: candidate.bundle, receivedAt: candidate.received)
+            {
+            case .success(let item): items[candidate.id] = item
+            case .failure(let error):
+                logger.error("payload \(candidate.id) could not be decoded again: counted nowhere: \(error)")
+            }
+        }
+        return items
+    }
+
+    /// Folds one document: its rollup rows to `rollups`, its per-state rows (iOS 27) to `states`,
+    /// its diagnostics (crash groups, rows, frames) written now.
+    static func fold(
+        _ item: IngestItem, payload: Int64, app: Int64, rollups: inout RollupRows, states: inout StateRows,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let meta = item.meta
+        let day = item.day.string
+        switch item.document.content {
+        case .metric(let metric):
+            let cell = RollupRows.Cell(
+                day: day, version: meta.appVersion ?? "", os: meta.osVersion ?? "", device: meta.deviceType ?? "")
+            rollups.add(metric, cell: cell)
+            states.add(metric, payload: payload)
+        case .diagnostic(let diagnostics):
+            for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
+                let group = try await crashGroup(
+                    diagnostic, app: app, occurredAt: item.occurredAt, on: connection, logger: logger)
+                let cell = RollupRows.Cell(
+                    day: day, version: diagnostic.meta.appVersion ?? "", os: diagnostic.meta.osVersion ?? "",
+                    device: diagnostic.meta.deviceType ?? "")
+                let id = try await insert(
+                    diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
+                    occurredAt: item.occurredAt, on: connection, logger: logger)
+                states.addDiagnostic(id, day: day, states: diagnostic.appStates)
+                rollups.addDiagnostic(cell: cell, kind: diagnostic.kind.rawValue, group: group)
+            }
+        }
+    }
+
+    /// Folds until every document acknowledged before the call is folded (another process
+    /// folding: waits for it), within the store's time bound per batch.
+    package func foldAll() async throws {
+        try await waitForPool()
+        let logger = self.logger
+        var idle = 0
+        var target: Int64?
+        while true {
+            let barrier = try await client.withConnection { connection in
+                try await Self.foldBarrier(target: target, on: connection, logger: logger)
+            }
+            target = barrier.target
+            guard barrier.pending else { return }
+            let result = try await withDeadline(timeout, "fold") { try await self.foldOnce() }
+            if result.busy {
+                idle += 1
+                try await Task.sleep(for: .milliseconds(min(100, 2 * idle)))
+            } else {
+                idle = 0
+            }
+        }
+    }
+
+    // MARK: Lag and the answers' barrier
+
+    /// Documents appended and not folded, and the age of the oldest (seconds); also kept for
+    /// ``writerStatistics``.
+    @discardableResult
+    package func refreshAggregationLag() async throws -> (documents: Int, seconds: Double) {
+        try await waitForPool()
+        var lag = (documents: 0, seconds: 0.0)
+        for try await (count, oldest) in try await client.query(
+            """
+            SELECT count(*), COALESCE(min(p.received_at_ms), 0) FROM payloads p, aggregation_state s
+            WHERE s.id = 1 AND \(unescaped: Self.pendingCondition)
+            """, logger: logger
+        ).decode((Int64, Int64).self) {
+            let age = count > 0 ? Double(max(0, WallClock.nowMilliseconds() - oldest)) / 1_000 : 0
+            lag = (Int(count), age)
+        }
+        aggregation.withLock { counters in
+            counters.lagDocuments = lag.documents
+            counters.lagSeconds = lag.seconds
+        }
+        return lag
+    }
+
+    /// Whether documents are waiting for the fold (a read-only statement: no transaction id).
+    func hasPendingDocuments() async throws -> Bool {
+        var pending = false
+        for try await value in try await client.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM payloads p, aggregation_state s
+                WHERE s.id = 1 AND \(unescaped: Self.pendingCondition))
+            """, logger: logger
+        ).decode(Bool.self) {
+            pending = value
+        }
+        return pending
+    }
+
+    /// The first statement of a read's transaction: the bound every document acknowledged before
+    /// the read is below (`target`, or this snapshot's xmax on the first attempt), and whether
+    /// this snapshot holds a document below it that is not folded yet.
+    static func foldBarrier(target: Int64?, on connection: PostgresConnection, logger: Logger) async throws -> (
+        target: Int64, pending: Bool
+    ) {
+        for try await (bound, pending) in try await connection.query(
+            """
+            WITH t AS (SELECT COALESCE(\(target), pg_snapshot_xmax(pg_current_snapshot())::text::bigint) AS bound)
+            SELECT t.bound, EXISTS (SELECT 1 FROM payloads p, aggregation_state s
+                WHERE s.id = 1 AND p.xact < t.bound AND \(unescaped: pendingCondition))
+            FROM t
+            """, logger: logger
+        ).decode((Int64, Bool).self) {
+            return (bound, pending)
+        }
+        throw PostgresStoreError("the fold barrier returned no row")
+    }
+
+    /// Runs the fold while this node leads (``isLeader``), until cancelled; every node refreshes
+    /// its view of the lag each second. A batch follows a batch while documents wait; idle, it
+    /// looks every 10 ms with a read-only statement (no transaction id, no WAL).
+    package func runAggregator(isLeader: @escaping @Sendable () -> Bool) async {
+        let clock = ContinuousClock()
+        var lastLag = clock.now - .seconds(10)
+        while !Task.isCancelled {
+            var more = false
+            let leader = isLeader()
+            retained.withLock { retained in
+                if leader { retained.enabled = true } else if retained.enabled { retained.disable() }
+            }
+            do {
+                if leader, try await hasPendingDocuments() {
+                    let result = try await foldOnce()
+                    more = result.more
+                }
+                if clock.now - lastLag >= .seconds(1) {
+                    lastLag = clock.now
+                    try await refreshAggregationLag()
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("aggregator: \(error)")
+                try? await Task.sleep(for: .seconds(1))
+            }
+            if !more { try? await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+}
