@@ -125,7 +125,7 @@ package struct PostgresLocation: Sendable, CustomStringConvertible {
     }
 
     /// The configuration of one connection outside the pool (leader election).
-    func connectionConfiguration() throws(PostgresStoreError) -> PostgresConnection.Configuration {
+    package func connectionConfiguration() throws(PostgresStoreError) -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
         if let (settings, required) = tlsSettings() {
             let context: NIOSSLContext

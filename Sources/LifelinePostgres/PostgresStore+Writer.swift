@@ -226,7 +226,7 @@ extension PostgresStore: DocumentWriter {
     }
 
     /// The id of `bundleID`, created if new (without locking an existing row).
-    static func appID(_ bundleID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+    package static func appID(_ bundleID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
         try await connection.query(
             "INSERT INTO apps (bundle_id) VALUES (\(bundleID)) ON CONFLICT DO NOTHING", logger: logger)
         for try await id in try await connection.query(
@@ -238,7 +238,7 @@ extension PostgresStore: DocumentWriter {
     }
 
     /// Appends one item (its index row and raw copy) unless its content is stored already.
-    private static func append(
+    package static func append(
         _ item: IngestItem, app: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
         let meta = item.meta

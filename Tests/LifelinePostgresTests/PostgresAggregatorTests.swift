@@ -1,0 +1,131 @@
+import Foundation
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+import LifelinePostgres
+import LifelineStorage
+import LifelineTestSupport
+import Logging
+import PostgresNIO
+import Testing
+
+/// The aggregator stage on PostgreSQL against a real server: nodes append, one process folds,
+/// the watermark never passes a transaction still open, and answers never lag what was
+/// acknowledged.
+@Suite("PostgreSQL aggregator")
+struct PostgresAggregatorTests {
+    static let app = PostgresStoreTests.app
+    static let logger = PostgresStoreTests.quiet
+
+    static func metricItems(devices: Int, days: Int, seed: UInt64) throws -> [IngestItem] {
+        try PostgresStoreTests.items(devices: devices, days: days, seed: seed).filter { item in
+            item.family == .metric && item.isDeviceDay
+        }
+    }
+
+    static func watermark(_ location: PostgresLocation) async throws -> (folded: Int64, ahead: Int) {
+        let configuration = try location.connectionConfiguration()
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        defer { Task { try? await connection.close() } }
+        var result: (Int64, Int) = (0, 0)
+        for try await (folded, ahead) in try await connection.query(
+            "SELECT folded_xact, (SELECT count(*) FROM folded_ahead)::bigint FROM aggregation_state", logger: logger
+        ).decode((Int64, Int64).self) {
+            result = (folded, Int(ahead))
+        }
+        return result
+    }
+
+    static func deviceDays(_ store: PostgresStore) async throws -> Int64 {
+        let scope = Scope(app: app, days: DayRange(from: "2026-09-01", to: "2026-11-30"))
+        return try await AnalysisRunner(source: store).analyze { try await $0.usage(scope) }.map(\.payloads).reduce(
+            0, +)
+    }
+
+    @Test("a transaction held open on one node: the watermark stays below it, later documents are folded ahead, and once it commits its document is counted once")
+    func watermarkNeverPassesAnOpenTransaction() async throws {
+        guard let first = try await PostgresStoreTests.store() else { return }
+        let second = try PostgresStore(location: first.location, logger: Self.logger)
+        let items = try Self.metricItems(devices: 12, days: 2, seed: 21)
+        #expect(items.count >= 12)
+        let (held, before, after) = (items[0], Array(items[1..<4]), Array(items[4...]))
+        _ = try await first.write(IngestRequest(app: Self.app, items: before))
+        try await first.foldAll()
+
+        // Node one's door transaction appends a document and stays open.
+        let connection = try await PostgresConnection.connect(
+            configuration: try first.location.connectionConfiguration(), id: 2, logger: Self.logger)
+        try await connection.query("BEGIN", logger: Self.logger)
+        let appID = try await PostgresStore.appID(Self.app, on: connection, logger: Self.logger)
+        let (heldID, isNew) = try await PostgresStore.append(held, app: appID, on: connection, logger: Self.logger)
+        #expect(isNew)
+        var heldXact: Int64 = 0
+        for try await xact in try await connection.query("SELECT pg_current_xact_id()::text::bigint", logger: Self.logger)
+            .decode(Int64.self)
+        {
+            heldXact = xact
+        }
+
+        // Node two appends and acknowledges the others while it is open: higher payload ids and
+        // transaction ids, committed first (ids commit out of order).
+        for chunk in stride(from: 0, to: after.count, by: 3) {
+            let outcome = try await second.write(
+                IngestRequest(app: Self.app, items: Array(after[chunk..<min(chunk + 3, after.count)])))
+            #expect(outcome.accepted == min(3, after.count - chunk))
+        }
+        // Answers include every acknowledged document at once, and the open one not.
+        #expect(try await Self.deviceDays(second) == Int64(before.count + after.count))
+        let (folded, ahead) = try await Self.watermark(first.location)
+        #expect(folded <= heldXact, "the watermark passed a transaction still open")
+        #expect(ahead == after.count, "the documents committed above the watermark are folded ahead")
+        // Folding again changes nothing while it stays open.
+        try await first.foldAll()
+        #expect(try await Self.deviceDays(first) == Int64(before.count + after.count))
+
+        try await connection.query("COMMIT", logger: Self.logger)
+        try await connection.close()
+        // Acknowledged now: the next answer counts it, once; the watermark passes everything.
+        #expect(try await Self.deviceDays(second) == Int64(items.count))
+        #expect(try await Self.deviceDays(first) == Int64(items.count))
+        let end = try await Self.watermark(first.location)
+        #expect(end.folded > heldXact && end.ahead == 0)
+        let statistics = second.writerStatistics
+        #expect(statistics.foldSkipped == 0)
+        #expect(try await second.write(IngestRequest(app: Self.app, items: [held])).ids == [heldID])
+
+        // The same documents written in one go by one node give the same figures.
+        guard let alone = try await PostgresStoreTests.store() else { return }
+        _ = try await alone.write(IngestRequest(app: Self.app, items: items))
+        let expected = try await PostgresStoreTests.Figures.read(alone)
+        let actual = try await PostgresStoreTests.Figures.read(second)
+        #expect(actual == expected, "differ: \(AggregatorTests.differences(actual, expected))")
+        await alone.shutdown()
+        await second.shutdown()
+        await first.shutdown()
+    }
+
+    @Test("the leader folds behind two appending nodes; a follower's answer never lags its acknowledgements")
+    func followersNeverLag() async throws {
+        guard let leader = try await PostgresStoreTests.store() else { return }
+        let follower = try PostgresStore(location: leader.location, logger: Self.logger)
+        let folding = Task { await leader.runAggregator(isLeader: { true }) }
+        let items = try Self.metricItems(devices: 30, days: 2, seed: 23)
+        #expect(items.count >= 40)
+        for (index, item) in items.enumerated() {
+            let node = index.isMultiple(of: 2) ? leader : follower
+            let outcome = try await node.write(IngestRequest(app: Self.app, items: [item]))
+            #expect(outcome.accepted == 1)
+            let seen = try await Self.deviceDays(follower)
+            #expect(seen == Int64(index + 1), "after \(index + 1) acknowledgements")
+            if seen != Int64(index + 1) { break }
+        }
+        try await leader.foldAll()
+        let lag = try await follower.refreshAggregationLag()
+        #expect(lag.documents == 0)
+        #expect(leader.writerStatistics.foldedDocuments > 0, "the leader folded")
+        folding.cancel()
+        await folding.value
+        await follower.shutdown()
+        await leader.shutdown()
+    }
+}
