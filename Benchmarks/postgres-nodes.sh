@@ -54,6 +54,21 @@ summary() { # $1 = label, wrk reports on stdin (one or two)
         END { printf "%-16s %9.0f payloads/s   p50 %7.2f ms   p99 %7.2f ms   non-2xx %d\n", label, rps, p50, p99, bad }'
 }
 
+# The aggregator behind the door: documents not yet folded when the load stops, and how long
+# the leader takes to fold them (lifeline_aggregation_lag_documents, refreshed each second).
+fold_drain() { # $1 = port
+    local start lag
+    start=$(date +%s.%N)
+    lag=$(curl -sf "http://127.0.0.1:$1/metrics" | awk '/^lifeline_aggregation_lag_documents/ {print $2}')
+    for _ in $(seq 1 300); do
+        now=$(curl -sf "http://127.0.0.1:$1/metrics" | awk '/^lifeline_aggregation_lag_documents/ {print $2}')
+        [ "${now:-1}" = 0 ] && break
+        sleep 0.1
+    done
+    printf "                 fold lag when the load stopped: %s documents; back to 0 after %.1f s (1 s refresh)\n" \
+        "${lag:-?}" "$(echo "$(date +%s.%N) - $start" | bc)"
+}
+
 round=0
 echo "binary $bin; $n distinct payloads; ${seconds}s runs; PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}')"
 for _ in $(seq 1 "$rounds"); do
@@ -78,6 +93,7 @@ for _ in $(seq 1 "$rounds"); do
             serve "$url" 18103
             { load "$key" 18102 16 & load "$key" 18103 16 & wait; } | summary "postgres 2 nodes"
         fi
+        fold_drain 18102
         pkill -f "serve --db postgres://lifeline@127.0.0.1:$pgport/$db" || true
         sleep 1
     done

@@ -183,10 +183,9 @@ extension PostgresStore: DocumentWriter {
                 return (a.job, a.item) < (b.job, b.item)
             }
             var stored = jobs.map { [(id: Int64, isNew: Bool)?](repeating: nil, count: $0.items.count) }
-            for (job, item) in order {
-                stored[job][item] = try await Self.append(
-                    jobs[job].items[item], app: appOf[job], on: connection, logger: logger)
-            }
+            let appended = try await Self.append(
+                order.map { (appOf[$0.job], jobs[$0.job].items[$0.item]) }, on: connection, logger: logger)
+            for ((job, item), entry) in zip(order, appended) { stored[job][item] = entry }
             for index in jobs.indices where outcomes[index] == nil && replays[index] == nil {
                 var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
                 for entry in stored[index] {
@@ -241,46 +240,83 @@ extension PostgresStore: DocumentWriter {
     package static func append(
         _ item: IngestItem, app: Int64, on connection: PostgresConnection, logger: Logger
     ) async throws -> (Int64, Bool) {
-        let meta = item.meta
-        // Everything about the item was decided by ingest (bounded values); '' stands for unknown.
-        let version = meta.appVersion ?? ""
-        let build = meta.appBuildVersion ?? ""
-        let os = meta.osVersion ?? ""
-        let device = meta.deviceType ?? ""
-        let region = meta.regionFormat ?? ""
-        let arch = meta.platformArchitecture ?? ""
-        let (kind, day, begin, end, received, hash, format, deviceDay) = (
-            item.family.rawValue, item.day.string, item.begin?.epochSeconds, item.end?.epochSeconds, item.receivedAt,
-            item.contentHash, item.format.rawValue, item.isDeviceDay
-        )
-        let unparsed = Int64(max(0, item.document.unparsedMeasurements))
-        let dropped = Int64(max(0, item.document.droppedValues))
-        var inserted: Int64?
-        for try await id in try await connection.query(
+        guard let result = try await append([(app, item)], on: connection, logger: logger).first else {
+            throw PostgresStoreError("the append returned nothing")
+        }
+        return result
+    }
+
+    /// Appends `entries` (their index rows and raw copies) in three statements, in the given order
+    /// (the caller's lock order): one id per entry, and whether it is new. Of the entries holding
+    /// one content, the first is new (if no transaction stored it before) and the others are
+    /// duplicates of it, as sequential requests would be.
+    static func append(
+        _ entries: [(app: Int64, item: IngestItem)], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [(Int64, Bool)] {
+        guard !entries.isEmpty else { return [] }
+        var columns = AppendColumns()
+        for (app, item) in entries { columns.add(app: app, item) }
+        struct Key: Hashable {
+            var app: Int64
+            var hash: ByteBuffer
+        }
+        var inserted: [Key: Int64] = [:]
+        let c = columns
+        for try await (id, app, hash) in try await connection.query(
             """
             INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day, begin_at,
                 end_at, received_at_ms, content_hash, format, device_day, unparsed_measurements, dropped_values)
-            VALUES (\(app), \(kind), \(version), \(build), \(os), \(device), \(region), \(arch), \(day)::date,
-                \(begin), \(end), \(received), \(ByteBuffer(bytes: hash)), \(format), \(deviceDay), \(unparsed),
-                \(dropped))
-            ON CONFLICT (app, content_hash) DO NOTHING RETURNING id
+            SELECT a, k, v, b, o, d, r, h, y::date, NULLIF(bg, \(AppendColumns.none)), NULLIF(en, \(AppendColumns.none)),
+                rc, ch, f, dd, u, dr
+            FROM unnest(\(c.apps)::bigint[], \(c.kinds)::text[], \(c.versions)::text[], \(c.builds)::text[],
+                \(c.oses)::text[], \(c.devices)::text[], \(c.regions)::text[], \(c.archs)::text[], \(c.days)::text[],
+                \(c.begins)::bigint[], \(c.ends)::bigint[], \(c.received)::bigint[], \(c.hashes)::bytea[],
+                \(c.formats)::text[], \(c.deviceDays)::boolean[], \(c.unparsed)::bigint[], \(c.dropped)::bigint[])
+                WITH ORDINALITY AS x (a, k, v, b, o, d, r, h, y, bg, en, rc, ch, f, dd, u, dr, n)
+            ORDER BY n
+            ON CONFLICT (app, content_hash) DO NOTHING RETURNING id, app, content_hash
             """, logger: logger
-        ).decode(Int64.self) {
-            inserted = id
+        ).decode((Int64, Int64, ByteBuffer).self) {
+            inserted[Key(app: app, hash: hash)] = id
         }
-        guard let payload = inserted else {
-            for try await id in try await connection.query(
-                "SELECT id FROM payloads WHERE app = \(app) AND content_hash = \(ByteBuffer(bytes: hash))",
-                logger: logger
-            ).decode(Int64.self) {
-                return (id, false)
+        var known: [Key: Int64] = [:]
+        let missing = Set(zip(c.apps, c.hashes).map { Key(app: $0, hash: $1) }).subtracting(inserted.keys)
+        if !missing.isEmpty {
+            let (apps, hashes) = (missing.map(\.app), missing.map(\.hash))
+            for try await (id, app, hash) in try await connection.query(
+                """
+                SELECT p.id, p.app, p.content_hash FROM payloads p
+                JOIN unnest(\(apps)::bigint[], \(hashes)::bytea[]) AS m (a, h) ON p.app = m.a AND p.content_hash = m.h
+                """, logger: logger
+            ).decode((Int64, Int64, ByteBuffer).self) {
+                known[Key(app: app, hash: hash)] = id
             }
-            throw PostgresStoreError("payload row missing after a conflict")
         }
-        let raw = ByteBuffer(bytes: item.raw)
-        try await connection.query(
-            "INSERT INTO payload_raw (day, payload, raw) VALUES (\(day)::date, \(payload), \(raw))", logger: logger)
-        return (payload, true)
+        var results: [(Int64, Bool)] = []
+        var rawDays: [String] = []
+        var rawIDs: [Int64] = []
+        var raws: [ByteBuffer] = []
+        for (index, key) in zip(c.apps, c.hashes).map({ Key(app: $0, hash: $1) }).enumerated() {
+            if let id = inserted.removeValue(forKey: key) {
+                known[key] = id
+                results.append((id, true))
+                rawDays.append(c.days[index])
+                rawIDs.append(id)
+                raws.append(ByteBuffer(bytes: entries[index].item.raw))
+            } else if let id = known[key] {
+                results.append((id, false))
+            } else {
+                throw PostgresStoreError("payload row missing after a conflict")
+            }
+        }
+        if !rawIDs.isEmpty {
+            try await connection.query(
+                """
+                INSERT INTO payload_raw (day, payload, raw)
+                SELECT d::date, p, r FROM unnest(\(rawDays)::text[], \(rawIDs)::bigint[], \(raws)::bytea[]) AS x (d, p, r)
+                """, logger: logger)
+        }
+        return results
     }
 
     static func crashGroup(
@@ -347,5 +383,51 @@ extension PostgresStore: DocumentWriter {
                 \(offsets)::bigint[]) AS f (p, n, u, a, o)
             """, logger: logger)
         return id
+    }
+}
+
+/// The index rows of appended documents as column arrays, for one `INSERT … SELECT FROM unnest`.
+/// Everything about an item was decided by ingest (bounded values); '' stands for unknown.
+struct AppendColumns {
+    /// Stands for a missing begin or end time in a bigint array (no document has it).
+    static let none = Int64.min
+
+    var apps: [Int64] = []
+    var kinds: [String] = []
+    var versions: [String] = []
+    var builds: [String] = []
+    var oses: [String] = []
+    var devices: [String] = []
+    var regions: [String] = []
+    var archs: [String] = []
+    var days: [String] = []
+    var begins: [Int64] = []
+    var ends: [Int64] = []
+    var received: [Int64] = []
+    var hashes: [ByteBuffer] = []
+    var formats: [String] = []
+    var deviceDays: [Bool] = []
+    var unparsed: [Int64] = []
+    var dropped: [Int64] = []
+
+    mutating func add(app: Int64, _ item: IngestItem) {
+        let meta = item.meta
+        apps.append(app)
+        kinds.append(item.family.rawValue)
+        versions.append(meta.appVersion ?? "")
+        builds.append(meta.appBuildVersion ?? "")
+        oses.append(meta.osVersion ?? "")
+        devices.append(meta.deviceType ?? "")
+        regions.append(meta.regionFormat ?? "")
+        archs.append(meta.platformArchitecture ?? "")
+        days.append(item.day.string)
+        begins.append(item.begin?.epochSeconds ?? Self.none)
+        ends.append(item.end?.epochSeconds ?? Self.none)
+        received.append(item.receivedAt)
+        hashes.append(ByteBuffer(bytes: item.contentHash))
+        formats.append(item.format.rawValue)
+        deviceDays.append(item.isDeviceDay)
+        unparsed.append(Int64(max(0, item.document.unparsedMeasurements)))
+        dropped.append(Int64(max(0, item.document.droppedValues)))
     }
 }
