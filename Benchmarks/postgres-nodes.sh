@@ -30,6 +30,7 @@ as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -o "-p $pgport -k $work -c
 cleanup() {
     pkill -f "lifeline-bench-node" 2>/dev/null || true
     pkill -f "serve --db $work" 2>/dev/null || true
+    pkill -f "serve --db postgres://lifeline@127.0.0.1:$pgport" 2>/dev/null || true
     as_pg "$pgbin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
     rm -rf "$work"
 }
@@ -56,12 +57,16 @@ summary() { # $1 = label, wrk reports on stdin (one or two)
 
 # The aggregator behind the door: documents not yet folded when the load stops, and how long
 # the leader takes to fold them (lifeline_aggregation_lag_documents, refreshed each second).
-fold_drain() { # $1 = port
-    local start lag
+lag_documents() { # $1 = port, $2 = admin token
+    curl -sf -H "Authorization: Bearer $2" "http://127.0.0.1:$1/metrics" |
+        awk '/^lifeline_aggregation_lag_documents / {print $2 + 0}' || true
+}
+fold_drain() { # $1 = port, $2 = admin token
+    local start lag now
     start=$(date +%s.%N)
-    lag=$(curl -sf "http://127.0.0.1:$1/metrics" | awk '/^lifeline_aggregation_lag_documents/ {print $2}')
+    lag=$(lag_documents "$1" "$2")
     for _ in $(seq 1 300); do
-        now=$(curl -sf "http://127.0.0.1:$1/metrics" | awk '/^lifeline_aggregation_lag_documents/ {print $2}')
+        now=$(lag_documents "$1" "$2")
         [ "${now:-1}" = 0 ] && break
         sleep 0.1
     done
@@ -86,6 +91,7 @@ for _ in $(seq 1 "$rounds"); do
         "$pgbin/createdb" -h 127.0.0.1 -p $pgport -U lifeline "$db"
         url="postgres://lifeline@127.0.0.1:$pgport/$db?sslmode=disable&pool=16"
         key="$("$bin" keys create --db "$url" --role ingest --app com.example.app | tail -n 1)"
+        admin="$("$bin" keys create --db "$url" --role admin | tail -n 1)"
         serve "$url" 18102
         if [ "$nodes" = 1 ]; then
             load "$key" 18102 32 | summary "postgres 1 node"
@@ -93,7 +99,7 @@ for _ in $(seq 1 "$rounds"); do
             serve "$url" 18103
             { load "$key" 18102 16 & load "$key" 18103 16 & wait; } | summary "postgres 2 nodes"
         fi
-        fold_drain 18102
+        fold_drain 18102 "$admin"
         pkill -f "serve --db postgres://lifeline@127.0.0.1:$pgport/$db" || true
         sleep 1
     done

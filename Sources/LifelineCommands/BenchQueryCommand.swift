@@ -40,7 +40,14 @@ struct BenchQueryCommand: AsyncParsableCommand {
     func run() async throws {
         if global.isPostgres {
             try await global.withPostgres { store in
-                try await bench(source: store) { start in try await fill(store, from: start) }
+                // This process folds what it appends, as a leader would, while it fills.
+                let folding = Task { await store.runAggregator(isLeader: { true }) }
+                defer { folding.cancel() }
+                try await store.foldAll()
+                try await bench(source: store) { start in
+                    try await fill(store, from: start)
+                    try await store.foldAll()
+                }
             }
             return
         }

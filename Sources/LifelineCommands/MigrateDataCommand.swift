@@ -49,6 +49,8 @@ struct MigrateDataCommand: AsyncParsableCommand {
         let store = try await global.openPostgres(logger: global.makeLogger())
         do {
             try await copy(from: source, to: store, target: global.dbDescription)
+            // The copied documents are appended; fold them now rather than at the first read.
+            try await store.foldAll()
         } catch {
             await store.shutdown()
             throw error

@@ -38,7 +38,8 @@ struct RefoldCommand: AsyncParsableCommand {
     func validate() throws {
         if let from, UTCDay(from) == nil { throw ValidationError("--from must be a UTC day YYYY-MM-DD, got \(from)") }
         if global.isPostgres {
-            throw ValidationError("refold runs on SQLite files; on PostgreSQL the figures are folded in its writer")
+            throw ValidationError(
+                "refold runs on SQLite files; on PostgreSQL the leader folds behind the door, and a refold is not built yet")
         }
     }
 

@@ -106,6 +106,8 @@ struct ReportCommand: AsyncParsableCommand {
         let handlerFlag = file?.analysis?.handlerFlag ?? HandlerFlagRule()
         if global.isPostgres {
             try await global.withPostgres(options: file?.databaseOptions() ?? Database.Options()) { store in
+                // What the nodes acknowledged and the leader has not folded yet is in the report.
+                try await store.foldAll()
                 try await run(source: store, alerts: store, conventions: conventions, handlerFlag: handlerFlag)
             }
             return

@@ -156,12 +156,18 @@ struct PostgresReader: AggregateReader {
         var condition: String
         var binds = PostgresBindings()
         var dimensions: [GroupDimension]
+        /// The version-level tables (`_v`) answer: the scope neither filters nor groups by OS or
+        /// device.
+        var versionLevel: Bool
 
         /// Nil for a scope about iOS 27 app states: those are answered from the per-state rows
         /// (``PostgresStateQuery``), not the rollups.
         init?(_ scope: Scope) {
             guard !scope.usesAppStates else { return nil }
             dimensions = scope.groupBy
+            versionLevel =
+                scope.oses.isEmpty && scope.devices.isEmpty
+                && !scope.groupBy.contains(.os) && !scope.groupBy.contains(.device)
             binds.append(scope.app)
             binds.append(scope.days.from.string)
             binds.append(scope.days.to.string)
@@ -188,6 +194,7 @@ struct PostgresReader: AggregateReader {
         /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`.
         func sql(_ table: String, columns: [String], extraKeys: [String] = [], extra: String? = nil) -> String {
             let groups = keys + extraKeys
+            let table = versionLevel ? table + "_v" : table
             var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }
             if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }

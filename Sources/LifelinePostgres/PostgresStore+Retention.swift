@@ -11,6 +11,7 @@ import PostgresNIO
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
     static let rollupTables = ["usage_rollup", "exit_rollup", "signpost_rollup", "bucket_rollup", "diagnostic_rollup"]
+        .flatMap { [$0, $0 + "_v"] }
 
     /// Applies `policy` as of `now` (epoch seconds); `progress` is told after each transaction.
     /// A dry run counts what would go and removes nothing.

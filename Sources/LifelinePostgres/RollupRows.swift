@@ -106,8 +106,36 @@ struct RollupRows {
         diagnostics[Keyed(cell: cell, key: DiagnosticKey(kind: kind, group: group)), default: 0] += 1
     }
 
-    /// Upserts every table's rows, in key order.
+    /// The same rows at the version level (migration `postgres/0012`): OS and device ''.
+    func byVersion() -> RollupRows {
+        func coarse(_ cell: Cell) -> Cell { Cell(day: cell.day, version: cell.version, os: "", device: "") }
+        var rows = RollupRows()
+        for (cell, value) in usage {
+            let key = coarse(cell)
+            rows.usage[key, default: Usage()].payloads += value.payloads
+            rows.usage[key, default: Usage()].foreground += value.foreground
+            rows.usage[key, default: Usage()].background += value.background
+        }
+        for (key, count) in exits { rows.exits[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count }
+        for (key, count) in signposts {
+            rows.signposts[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count
+        }
+        for (key, count) in buckets { rows.buckets[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count }
+        for (key, count) in diagnostics {
+            rows.diagnostics[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count
+        }
+        return rows
+    }
+
+    /// Upserts every table's rows, in key order, at both levels (the fine cells, then the
+    /// version-level ones).
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await flush(app: app, suffix: "", on: connection, logger: logger)
+        try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
+    }
+
+    /// Upserts every table's rows into the tables named with `suffix`, in key order.
+    private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
         if !usage.isEmpty {
             let rows = usage.sorted { $0.key < $1.key }
             let cells = Columns(rows.map(\.key))
@@ -116,15 +144,15 @@ struct RollupRows {
             let background = rows.map(\.value.background)
             try await connection.query(
                 """
-                INSERT INTO usage_rollup (app, day, version, os, device, payloads, foreground_ms, background_ms)
+                INSERT INTO usage_rollup\(unescaped: suffix) (app, day, version, os, device, payloads, foreground_ms, background_ms)
                 SELECT \(app), d::date, v, o, e, p, f, b
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(payloads)::bigint[], \(foreground)::float8[], \(background)::float8[])
                     AS r (d, v, o, e, p, f, b)
                 ON CONFLICT (app, day, version, os, device) DO UPDATE SET
-                    payloads = usage_rollup.payloads + excluded.payloads,
-                    foreground_ms = usage_rollup.foreground_ms + excluded.foreground_ms,
-                    background_ms = usage_rollup.background_ms + excluded.background_ms
+                    payloads = usage_rollup\(unescaped: suffix).payloads + excluded.payloads,
+                    foreground_ms = usage_rollup\(unescaped: suffix).foreground_ms + excluded.foreground_ms,
+                    background_ms = usage_rollup\(unescaped: suffix).background_ms + excluded.background_ms
                 """, logger: logger)
         }
         if !exits.isEmpty {
@@ -135,13 +163,13 @@ struct RollupRows {
             let counts = rows.map(\.value)
             try await connection.query(
                 """
-                INSERT INTO exit_rollup (app, day, version, os, device, state, reason, count)
+                INSERT INTO exit_rollup\(unescaped: suffix) (app, day, version, os, device, state, reason, count)
                 SELECT \(app), d::date, v, o, e, s, r, c
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
                     AS x (d, v, o, e, s, r, c)
                 ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
-                    count = exit_rollup.count + excluded.count
+                    count = exit_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
         }
         if !signposts.isEmpty {
@@ -152,13 +180,13 @@ struct RollupRows {
             let counts = rows.map(\.value)
             try await connection.query(
                 """
-                INSERT INTO signpost_rollup (app, day, version, os, device, category, name, count)
+                INSERT INTO signpost_rollup\(unescaped: suffix) (app, day, version, os, device, category, name, count)
                 SELECT \(app), d::date, v, o, e, k, n, c
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
                     AS x (d, v, o, e, k, n, c)
                 ON CONFLICT (app, day, version, os, device, category, name) DO UPDATE SET
-                    count = signpost_rollup.count + excluded.count
+                    count = signpost_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
         }
         if !buckets.isEmpty {
@@ -170,13 +198,13 @@ struct RollupRows {
             let counts = rows.map(\.value)
             try await connection.query(
                 """
-                INSERT INTO bucket_rollup (app, day, version, os, device, source, bucket_start, bucket_end, count)
+                INSERT INTO bucket_rollup\(unescaped: suffix) (app, day, version, os, device, source, bucket_start, bucket_end, count)
                 SELECT \(app), d::date, v, o, e, s, a, b, c
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(sources)::text[], \(starts)::float8[], \(ends)::float8[],
                     \(counts)::bigint[]) AS x (d, v, o, e, s, a, b, c)
                 ON CONFLICT (app, day, version, os, device, source, bucket_start, bucket_end) DO UPDATE SET
-                    count = bucket_rollup.count + excluded.count
+                    count = bucket_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
         }
         if !diagnostics.isEmpty {
@@ -187,13 +215,13 @@ struct RollupRows {
             let counts = rows.map(\.value)
             try await connection.query(
                 """
-                INSERT INTO diagnostic_rollup (app, day, version, os, device, kind, crash_group, count)
+                INSERT INTO diagnostic_rollup\(unescaped: suffix) (app, day, version, os, device, kind, crash_group, count)
                 SELECT \(app), d::date, v, o, e, k, g, c
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(kinds)::text[], \(groups)::bigint[], \(counts)::bigint[])
                     AS x (d, v, o, e, k, g, c)
                 ON CONFLICT (app, day, version, os, device, kind, crash_group) DO UPDATE SET
-                    count = diagnostic_rollup.count + excluded.count
+                    count = diagnostic_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
         }
     }
