@@ -37,13 +37,23 @@ struct RefoldCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let from, UTCDay(from) == nil { throw ValidationError("--from must be a UTC day YYYY-MM-DD, got \(from)") }
-        if global.isPostgres {
-            throw ValidationError(
-                "refold runs on SQLite files; on PostgreSQL the leader folds behind the door, and a refold is not built yet")
-        }
     }
 
     func run() async throws {
+        if global.isPostgres {
+            let started = ContinuousClock.now
+            let json = self.json
+            let lastLine = LastLine()
+            let report = try await global.withPostgres { store in
+                // What the leader has not folded yet stays its own; the refold covers the rest.
+                try await store.refold(app: app, from: from.flatMap { UTCDay($0) }) { done, total in
+                    guard !json, lastLine.due() else { return }
+                    printError("… \(done)/\(total) documents refolded")
+                }
+            }
+            try show(report, since: started)
+            return
+        }
         guard FileManager.default.fileExists(atPath: global.db) else {
             throw CommandError("no database at \(global.db)")
         }
@@ -58,6 +68,10 @@ struct RefoldCommand: AsyncParsableCommand {
             guard !json, lastLine.due() else { return }
             printError("… \(done)/\(total) documents refolded")
         }
+        try show(report, since: started)
+    }
+
+    private func show(_ report: RefoldReport, since started: ContinuousClock.Instant) throws {
         let elapsed = (ContinuousClock.now - started).components
         let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
         if json {

@@ -128,4 +128,36 @@ struct PostgresAggregatorTests {
         await follower.shutdown()
         await leader.shutdown()
     }
+
+    @Test("a PostgreSQL refold answers every figure exactly as the fold did, for all days and from a day on")
+    func refoldReproducesEveryFigure() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try PostgresStoreTests.items(devices: 30, days: 4, seed: 29)
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await store.write(IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        try await store.foldAll()
+        let folded = try await PostgresStoreTests.Figures.read(store)
+        #expect(!folded.crashes.isEmpty && !folded.handlers.isEmpty && !folded.exitsByAppState.isEmpty)
+
+        let report: RefoldReport
+        do {
+            report = try await store.refold()
+        } catch {
+            Issue.record("refold failed: \(String(reflecting: error))")
+            return
+        }
+        let metrics = items.filter { $0.family == .metric }.count
+        #expect(report.documents == metrics && report.unreadable == 0 && report.diagnostics > 0)
+        let refolded = try await PostgresStoreTests.Figures.read(store)
+        #expect(refolded == folded, "differ: \(AggregatorTests.differences(refolded, folded))")
+
+        let partial = try await store.refold(app: Self.app, from: UTCDay("2026-10-03"))
+        #expect(partial.firstDays == [Self.app: "2026-10-03"])
+        #expect(partial.documents > 0 && partial.documents < metrics)
+        let again = try await PostgresStoreTests.Figures.read(store)
+        #expect(again == folded, "differ: \(AggregatorTests.differences(again, folded))")
+        await #expect(throws: StoreError.self) { try await store.refold(app: "com.example.unknown") }
+        await store.shutdown()
+    }
 }
