@@ -225,7 +225,9 @@ extension PostgresStore: DocumentWriter {
     }
 
     /// The id of `bundleID`, created if new (without locking an existing row).
-    package static func appID(_ bundleID: String, on connection: PostgresConnection, logger: Logger) async throws -> Int64 {
+    package static func appID(_ bundleID: String, on connection: PostgresConnection, logger: Logger) async throws
+        -> Int64
+    {
         try await connection.query(
             "INSERT INTO apps (bundle_id) VALUES (\(bundleID)) ON CONFLICT DO NOTHING", logger: logger)
         for try await id in try await connection.query(

@@ -42,7 +42,9 @@ struct PostgresAggregatorTests {
             0, +)
     }
 
-    @Test("a transaction held open on one node: the watermark stays below it, later documents are folded ahead, and once it commits its document is counted once")
+    @Test(
+        "a transaction held open on one node: the watermark stays below it, later documents are folded ahead, and once it commits its document is counted once"
+    )
     func watermarkNeverPassesAnOpenTransaction() async throws {
         guard let first = try await PostgresStoreTests.store() else { return }
         let second = try PostgresStore(location: first.location, logger: Self.logger)
@@ -60,9 +62,10 @@ struct PostgresAggregatorTests {
         let (heldID, isNew) = try await PostgresStore.append(held, app: appID, on: connection, logger: Self.logger)
         #expect(isNew)
         var heldXact: Int64 = 0
-        for try await xact in try await connection.query("SELECT pg_current_xact_id()::text::bigint", logger: Self.logger)
-            .decode(Int64.self)
-        {
+        for try await xact in try await connection.query(
+            "SELECT pg_current_xact_id()::text::bigint", logger: Self.logger
+        )
+        .decode(Int64.self) {
             heldXact = xact
         }
 
@@ -134,7 +137,8 @@ struct PostgresAggregatorTests {
         guard let store = try await PostgresStoreTests.store() else { return }
         let items = try PostgresStoreTests.items(devices: 30, days: 4, seed: 29)
         for chunk in stride(from: 0, to: items.count, by: 7) {
-            _ = try await store.write(IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+            _ = try await store.write(
+                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
         }
         try await store.foldAll()
         let folded = try await PostgresStoreTests.Figures.read(store)
