@@ -194,7 +194,11 @@ struct PostgresReader: AggregateReader {
         /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`.
         func sql(_ table: String, columns: [String], extraKeys: [String] = [], extra: String? = nil) -> String {
             let groups = keys + extraKeys
-            let table = versionLevel ? table + "_v" : table
+            var table = versionLevel ? table + "_v" : table
+            if table.hasPrefix("bucket_cells") {
+                // One row per cell and source: its buckets are three arrays (migration postgres/0013).
+                table += " CROSS JOIN LATERAL unnest(starts, ends, counts) AS b (bucket_start, bucket_end, count)"
+            }
             var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }
             if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
@@ -270,7 +274,7 @@ struct PostgresReader: AggregateReader {
         guard var query = Query(scope) else { return try await stateBuckets(scope, source: source) }
         query.binds.append(source.storageKey)
         let sql = query.sql(
-            "bucket_rollup", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
+            "bucket_cells", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
             extra: "source = $\(query.binds.count)")
         let first = query.keys.count
         return try await rows(sql, query.binds).map { row in

@@ -198,13 +198,17 @@ struct RollupRows {
             let counts = rows.map(\.value)
             try await connection.query(
                 """
-                INSERT INTO bucket_rollup\(unescaped: suffix) (app, day, version, os, device, source, bucket_start, bucket_end, count)
-                SELECT \(app), d::date, v, o, e, s, a, b, c
+                INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, source, starts, ends, counts)
+                SELECT \(app), d::date, v, o, e, s, array_agg(a ORDER BY a, b), array_agg(b ORDER BY a, b),
+                    array_agg(c ORDER BY a, b)
                 FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
                     \(cells.devices)::text[], \(sources)::text[], \(starts)::float8[], \(ends)::float8[],
                     \(counts)::bigint[]) AS x (d, v, o, e, s, a, b, c)
-                ON CONFLICT (app, day, version, os, device, source, bucket_start, bucket_end) DO UPDATE SET
-                    count = bucket_rollup\(unescaped: suffix).count + excluded.count
+                GROUP BY d, v, o, e, s ORDER BY d, v, o, e, s
+                ON CONFLICT (app, day, version, os, device, source) DO UPDATE SET (starts, ends, counts) = (
+                    SELECT m.starts, m.ends, m.counts FROM ll_merge_buckets(
+                        bucket_cells\(unescaped: suffix).starts, bucket_cells\(unescaped: suffix).ends,
+                        bucket_cells\(unescaped: suffix).counts, excluded.starts, excluded.ends, excluded.counts) AS m)
                 """, logger: logger)
         }
         if !diagnostics.isEmpty {
