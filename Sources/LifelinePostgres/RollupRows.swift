@@ -24,10 +24,17 @@ struct RollupRows {
         var background: Double = 0
     }
 
-    struct Keyed<Key: Hashable & Comparable>: Hashable, Comparable {
-        var cell: Cell
+    /// A row's key: its cell (interned, ``cells``) and its own key.
+    struct Keyed<Key: Hashable>: Hashable {
+        var cell: Int32
         var key: Key
-        static func < (a: Keyed, b: Keyed) -> Bool { a.cell == b.cell ? a.key < b.key : a.cell < b.cell }
+    }
+
+    /// A bucket of a histogram source (interned, ``names``).
+    struct BucketRef: Hashable {
+        var source: Int32
+        var start: Double
+        var end: Double
     }
 
     struct Pair: Hashable, Comparable {
@@ -58,13 +65,37 @@ struct RollupRows {
     static let foregroundTime = "applicationTimeMetrics.cumulativeForegroundTime"
     static let backgroundTime = "applicationTimeMetrics.cumulativeBackgroundTime"
 
-    var usage: [Cell: Usage] = [:]
+    // Cells and histogram sources are interned: a key of plain numbers hashes, compares and
+    // copies without reference counting (the fold adds ~60 buckets per document).
+    private(set) var cells: [Cell] = []
+    private var cellIDs: [Cell: Int32] = [:]
+    private(set) var names: [String] = []
+    private var nameIDs: [String: Int32] = [:]
+
+    var usage: [Int32: Usage] = [:]
     var exits: [Keyed<ExitKey>: Int64] = [:]
     var signposts: [Keyed<Pair>: Int64] = [:]
-    var buckets: [Keyed<BucketKey>: Int64] = [:]
+    var buckets: [Keyed<BucketRef>: Int64] = [:]
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
 
+    private mutating func id(_ cell: Cell) -> Int32 {
+        if let id = cellIDs[cell] { return id }
+        let id = Int32(cells.count)
+        cells.append(cell)
+        cellIDs[cell] = id
+        return id
+    }
+
+    private mutating func id(name: String) -> Int32 {
+        if let id = nameIDs[name] { return id }
+        let id = Int32(names.count)
+        names.append(name)
+        nameIDs[name] = id
+        return id
+    }
+
     mutating func add(_ metric: MetricPayload, cell: Cell) {
+        let cell = id(cell)
         let foreground = metric.scalars.first { $0.name == Self.foregroundTime }?.measurement.finiteValue
         let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
         usage[cell, default: Usage()].payloads += metric.isDeviceDay ? 1 : 0
@@ -94,37 +125,55 @@ struct RollupRows {
         }
     }
 
-    private mutating func addBucket(cell: Cell, source: String, _ bucket: HistogramBucket) {
+    private mutating func addBucket(cell: Int32, source: String, _ bucket: HistogramBucket) {
         guard bucket.count > 0, let low = bucket.start ?? bucket.end, let high = bucket.end ?? bucket.start,
             low.isFinite, high.isFinite
         else { return }
-        buckets[Keyed(cell: cell, key: BucketKey(source: source, start: low, end: high)), default: 0]
+        let source = id(name: source)
+        buckets[Keyed(cell: cell, key: BucketRef(source: source, start: low, end: high)), default: 0]
             .addSaturating(bucket.count)
     }
 
     mutating func addDiagnostic(cell: Cell, kind: String, group: Int64) {
-        diagnostics[Keyed(cell: cell, key: DiagnosticKey(kind: kind, group: group)), default: 0] += 1
+        diagnostics[Keyed(cell: id(cell), key: DiagnosticKey(kind: kind, group: group)), default: 0] += 1
     }
 
     /// The same rows at the version level (migration `postgres/0012`): OS and device ''.
     func byVersion() -> RollupRows {
-        func coarse(_ cell: Cell) -> Cell { Cell(day: cell.day, version: cell.version, os: "", device: "") }
         var rows = RollupRows()
+        rows.names = names
+        rows.nameIDs = nameIDs
+        let coarse = cells.map { rows.id(Cell(day: $0.day, version: $0.version, os: "", device: "")) }
         for (cell, value) in usage {
-            let key = coarse(cell)
+            let key = coarse[Int(cell)]
             rows.usage[key, default: Usage()].payloads += value.payloads
             rows.usage[key, default: Usage()].foreground += value.foreground
             rows.usage[key, default: Usage()].background += value.background
         }
-        for (key, count) in exits { rows.exits[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count }
+        for (key, count) in exits { rows.exits[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count }
         for (key, count) in signposts {
-            rows.signposts[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count
+            rows.signposts[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
         }
-        for (key, count) in buckets { rows.buckets[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count }
+        for (key, count) in buckets {
+            rows.buckets[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
+        }
         for (key, count) in diagnostics {
-            rows.diagnostics[Keyed(cell: coarse(key.cell), key: key.key), default: 0] += count
+            rows.diagnostics[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
         }
         return rows
+    }
+
+    /// The rank of each interned cell and name in sorted order (the lock order of the upserts).
+    private func ranks() -> (cells: [Int32], names: [Int32]) {
+        var cellRanks = [Int32](repeating: 0, count: cells.count)
+        for (rank, index) in cells.indices.sorted(by: { cells[$0] < cells[$1] }).enumerated() {
+            cellRanks[index] = Int32(rank)
+        }
+        var nameRanks = [Int32](repeating: 0, count: names.count)
+        for (rank, index) in names.indices.sorted(by: { names[$0] < names[$1] }).enumerated() {
+            nameRanks[index] = Int32(rank)
+        }
+        return (cellRanks, nameRanks)
     }
 
     /// Upserts every table's rows, in key order, at both levels (the fine cells, then the
@@ -136,9 +185,10 @@ struct RollupRows {
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
     private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
+        let rank = ranks()
         if !usage.isEmpty {
-            let rows = usage.sorted { $0.key < $1.key }
-            let cells = Columns(rows.map(\.key))
+            let rows = usage.sorted { rank.cells[Int($0.key)] < rank.cells[Int($1.key)] }
+            let cells = Columns(rows.map { self.cells[Int($0.key)] })
             let payloads = rows.map(\.value.payloads)
             let foreground = rows.map(\.value.foreground)
             let background = rows.map(\.value.background)
@@ -156,8 +206,11 @@ struct RollupRows {
                 """, logger: logger)
         }
         if !exits.isEmpty {
-            let rows = exits.sorted { $0.key < $1.key }
-            let cells = Columns(rows.map(\.key.cell))
+            let rows = exits.sorted { a, b in
+                a.key.cell == b.key.cell
+                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
+            }
+            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
             let states = rows.map(\.key.key.state)
             let reasons = rows.map(\.key.key.reason)
             let counts = rows.map(\.value)
@@ -173,8 +226,11 @@ struct RollupRows {
                 """, logger: logger)
         }
         if !signposts.isEmpty {
-            let rows = signposts.sorted { $0.key < $1.key }
-            let cells = Columns(rows.map(\.key.cell))
+            let rows = signposts.sorted { a, b in
+                a.key.cell == b.key.cell
+                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
+            }
+            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
             let categories = rows.map(\.key.key.first)
             let names = rows.map(\.key.key.second)
             let counts = rows.map(\.value)
@@ -190,9 +246,16 @@ struct RollupRows {
                 """, logger: logger)
         }
         if !buckets.isEmpty {
-            let rows = buckets.sorted { $0.key < $1.key }
-            let cells = Columns(rows.map(\.key.cell))
-            let sources = rows.map(\.key.key.source)
+            let rows = buckets.sorted { a, b in
+                let (x, y) = (a.key, b.key)
+                if x.cell != y.cell { return rank.cells[Int(x.cell)] < rank.cells[Int(y.cell)] }
+                if x.key.source != y.key.source {
+                    return rank.names[Int(x.key.source)] < rank.names[Int(y.key.source)]
+                }
+                return (x.key.start, x.key.end) < (y.key.start, y.key.end)
+            }
+            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
+            let sources = rows.map { names[Int($0.key.key.source)] }
             let starts = rows.map(\.key.key.start)
             let ends = rows.map(\.key.key.end)
             let counts = rows.map(\.value)
@@ -212,8 +275,11 @@ struct RollupRows {
                 """, logger: logger)
         }
         if !diagnostics.isEmpty {
-            let rows = diagnostics.sorted { $0.key < $1.key }
-            let cells = Columns(rows.map(\.key.cell))
+            let rows = diagnostics.sorted { a, b in
+                a.key.cell == b.key.cell
+                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
+            }
+            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
             let kinds = rows.map(\.key.key.kind)
             let groups = rows.map(\.key.key.group)
             let counts = rows.map(\.value)
