@@ -139,10 +139,21 @@ package enum ExplorerCatalog {
         "applicationTimeMetrics.cumulativeBackgroundLocationTime": "app time, not an Organizer figure",
         "animationMetrics.totalHitchTime": "component of hitchTimeMetric.ratio",
         "animationMetrics.totalAnimationTime": "component of hitchTimeMetric.ratio",
-        "totalFileCountMetric.value": "disk-space snapshot of a zero-length report, not a device-day",
-        "totalFileSizeMetric.value": "disk-space snapshot of a zero-length report, not a device-day",
-        "totalDiskSpaceCapacityMetric.value": "disk-space snapshot of a zero-length report, not a device-day",
     ]
+
+    /// Sections (the part of a name before its first `.`) read as a whole but no explorer metric:
+    /// the 2.0.0 disk-space snapshot, sent in a zero-length report that is no device-day.
+    package static let auxiliarySections: [String: String] = [
+        "totalFileCountMetric": "disk-space snapshot of a zero-length report, not a device-day",
+        "totalFileSizeMetric": "disk-space snapshot of a zero-length report, not a device-day",
+        "totalDiskSpaceCapacityMetric": "disk-space snapshot of a zero-length report, not a device-day",
+    ]
+
+    /// Why `name` is read but no metric of its own (``auxiliaryNames``, ``auxiliarySections``);
+    /// `nil` for any other name.
+    package static func auxiliaryReason(_ name: String) -> String? {
+        auxiliaryNames[name] ?? name.split(separator: ".", maxSplits: 1).first.flatMap { auxiliarySections[String($0)] }
+    }
 
     /// The foreground time name (ms), the denominator of every per-foreground-hour rate.
     package static let foregroundTimeName = "applicationTimeMetrics.cumulativeForegroundTime"

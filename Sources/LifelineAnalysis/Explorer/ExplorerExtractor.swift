@@ -53,6 +53,12 @@ package struct ExplorerExtraction: Sendable, Equatable {
     package var observations: [ExplorerObservation]
     /// Exit counters per app state, state and reason, as sent (zero counters included when sent).
     package var exits: [ExplorerExit]
+
+    package init(isDeviceDay: Bool, observations: [ExplorerObservation], exits: [ExplorerExit]) {
+        self.isDeviceDay = isDeviceDay
+        self.observations = observations
+        self.exits = exits
+    }
 }
 
 /// From a decoded ``MetricPayload`` (either format) to its explorer observations.

@@ -95,7 +95,7 @@ package struct ExplorerRow: Sendable, Equatable, Codable {
         os = groups.os
         appState = groups.appState
         deviceDays = cell.deviceDays
-        insufficientData = cell.deviceDays < Swift.max(minimumDeviceDays, 2)
+        insufficientData = cell.deviceDays < Swift.max(minimumDeviceDays, 1)
         guard !insufficientData else { return }
         let n = Double(cell.deviceDays)
         switch metric.kind {

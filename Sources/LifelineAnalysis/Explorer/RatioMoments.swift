@@ -53,10 +53,17 @@ package struct RatioMoments: Sendable, Equatable {
         let weight = count * other.count / n
         meanX += dx * other.count / n
         meanY += dy * other.count / n
-        cxx += other.cxx + dx * dx * weight
-        cyy += other.cyy + dy * dy * weight
-        cxy += other.cxy + dx * dy * weight
+        cxx = Self.finite(cxx + other.cxx + dx * dx * weight)
+        cyy = Self.finite(cyy + other.cyy + dy * dy * weight)
+        cxy = Self.finite(cxy + other.cxy + dx * dy * weight)
         count = n
+    }
+
+    /// `x` clamped to ±`Double.greatestFiniteMagnitude` (NaN, from ∞ − ∞, as 0), so a state always
+    /// encodes to bytes its decoder accepts: co-moments of values past ~10^154 saturate (no MetricKit
+    /// figure comes near), as ``QuantileSketch``'s sum does.
+    private static func finite(_ x: Double) -> Double {
+        x.isNaN ? 0 : Swift.min(Swift.max(x, -.greatestFiniteMagnitude), .greatestFiniteMagnitude)
     }
 
     /// `Σy / Σx`; `nil` when empty or `Σx` is 0.

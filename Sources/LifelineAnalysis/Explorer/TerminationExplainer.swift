@@ -70,6 +70,19 @@ package struct TerminationRow: Sendable, Equatable, Codable {
     /// of that day has not arrived, or the OS did not count it).
     package var unmatchedDiagnostics: Int64
 
+    package init(
+        version: String, reason: String, exits: Int64, diagnostics: Int64, explained: Int64, unexplained: Int64,
+        unmatchedDiagnostics: Int64
+    ) {
+        self.version = version
+        self.reason = reason
+        self.exits = exits
+        self.diagnostics = diagnostics
+        self.explained = explained
+        self.unexplained = unexplained
+        self.unmatchedDiagnostics = unmatchedDiagnostics
+    }
+
     enum CodingKeys: String, CodingKey {
         case version, reason, exits, diagnostics, explained, unexplained
         case unmatchedDiagnostics = "unmatched_diagnostics"
