@@ -22,9 +22,17 @@ struct SimulateCommand: AsyncParsableCommand {
               restoration-regression: \(Scenario.restorationRegression.explanation)
               watchdog-spike: \(Scenario.watchdogSpike.explanation)
               crash-spike: \(Scenario.crashSpike.explanation)
+              perf-regression: \(Scenario.perfRegression.explanation)
+
+            perf-regression takes --regression-factor (a multiplier, 1.3, or a percentage, +30%) and \
+            --regression-metrics (all, or some of \(PerfMetric.allCases.map(\.rawValue).joined(separator: ", "))). \
+            Insights compare the newest version with the mean of the versions before it: give several \
+            (e.g. --versions 4.0.0,4.1.0,4.2.0,4.3.0 --days 8), each needs 100 device-days or more.
 
             At the end it prints what was sent (accepted, duplicates, errors by status, throughput, \
-            latency percentiles) and the generated truth per version, to compare with Lifeline's figures. \
+            latency percentiles) and the generated truth per version, to compare with Lifeline's figures: \
+            the tallies, then per version and metric the law of the performance figures and the p50/p90 \
+            Lifeline should find (--truth FILE also writes both as JSON). \
             Uploads go through LifelineKit, the client apps embed: every payload is written to a spool \
             first (--spool DIR, else a temporary directory), named by the SHA-256 of its bytes, which is also \
             its Idempotency-Key (the same --seed and options give the same bytes, so re-running a simulation \
@@ -63,11 +71,29 @@ struct SimulateCommand: AsyncParsableCommand {
     var versions = "4.1.0,4.2.0"
 
     @Option(
-        help: "What goes wrong: baseline, expiration-hang, restoration-regression, watchdog-spike, crash-spike.")
+        help:
+            "What goes wrong: baseline, expiration-hang, restoration-regression, watchdog-spike, crash-spike, perf-regression."
+    )
     var scenario = "baseline"
 
     @Option(help: "The version the scenario acts on (default: the newest of --versions).")
     var scenarioVersion: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "perf-regression: how much worse the regressed metrics get, a multiplier (1.3) or a percentage (+30%).",
+            valueName: "factor"))
+    var regressionFactor: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "perf-regression: the metrics made worse, comma-separated, or all (the default): "
+                + PerfMetric.allCases.map(\.rawValue).joined(separator: ", ") + ".",
+            valueName: "metrics"))
+    var regressionMetrics: String?
+
+    @Option(help: "Also write the generated truth (tallies and performance percentiles per version) to this JSON file.")
+    var truth: String?
 
     @Option(help: "Seed of every random choice; the same seed gives byte-identical payloads.")
     var seed: UInt64 = 1
@@ -111,6 +137,23 @@ struct SimulateCommand: AsyncParsableCommand {
                 "unknown --scenario \(scenario); use one of \(Scenario.allCases.map(\.rawValue).joined(separator: ", "))"
             )
         }
+        if Scenario(rawValue: scenario) != .perfRegression && (regressionFactor != nil || regressionMetrics != nil) {
+            throw ValidationError(
+                "--regression-factor and --regression-metrics apply to --scenario perf-regression only")
+        }
+        if let regressionFactor, Self.parseFactor(regressionFactor) == nil {
+            throw ValidationError(
+                "--regression-factor must be a multiplier (1.3) or a percentage (+30%), not \(regressionFactor)")
+        }
+        if let regressionMetrics, case .failure(let unknown) = PerfMetric.parseList(regressionMetrics) {
+            let known = PerfMetric.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError(
+                unknown.names.isEmpty
+                    ? "--regression-metrics is empty; give all or some of \(known)"
+                    : "unknown --regression-metrics \(unknown.names.joined(separator: ", ")); use all or some of \(known)"
+            )
+        }
+        if drain && truth != nil { throw ValidationError("--drain generates nothing: it takes no --truth") }
         if out == nil && (key ?? "").isEmpty {
             throw ValidationError("give --key (an ingest key of --app) or --out DIR")
         }
@@ -144,7 +187,24 @@ struct SimulateCommand: AsyncParsableCommand {
         config.scenarioVersion = scenarioVersion
         config.seed = seed
         config.format = format
+        if let factor = regressionFactor.flatMap(Self.parseFactor) { config.regressionFactor = factor }
+        if let list = regressionMetrics, case .success(let metrics) = PerfMetric.parseList(list) {
+            config.regressionMetrics = metrics
+        }
         return config
+    }
+
+    /// `--regression-factor`: `1.3`, or a percentage `+30%` / `30%` / `-20%` (1 + p / 100); `nil`
+    /// when it is neither (the range is checked with the rest of the configuration).
+    static func parseFactor(_ text: String) -> Double? {
+        var number = Substring(text.trimmingCharacters(in: .whitespaces))
+        let percent = number.hasSuffix("%")
+        if percent { number = number.dropLast().drop { $0 == " " } }
+        if percent, let trimmed = Double(number.trimmingCharacters(in: .whitespaces)) {
+            return trimmed.isFinite ? 1 + trimmed / 100 : nil
+        }
+        guard !percent, let value = Double(number), value.isFinite else { return nil }
+        return value
     }
 
     func run() async throws {
@@ -195,6 +255,14 @@ struct SimulateCommand: AsyncParsableCommand {
         }
         progress.finish()
         print(Self.report(summary, config: config, wroteTo: out))
+        if let truth {
+            do {
+                let json = try PerfTruth(config: config).json(config: config, fleet: summary.truth)
+                try json.write(to: URL(fileURLWithPath: truth))
+            } catch {
+                throw CommandError("cannot write --truth \(truth): \(error)")
+            }
+        }
         if left > 0 {
             if let spool {
                 printError(
@@ -273,6 +341,7 @@ struct SimulateCommand: AsyncParsableCommand {
                 + "p99 \(f(s.latencyPercentile(99), 2))")
         lines.append("generated, by version (what Lifeline should find):")
         lines.append(s.truth.table(order: config.versions))
+        lines.append(PerfTruth(config: config).table())
         if config.scenario != .baseline {
             lines.append(
                 "scenario \(config.scenario.rawValue) on \(config.affectedVersion): \(config.scenario.explanation)")

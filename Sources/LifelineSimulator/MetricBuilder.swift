@@ -14,6 +14,24 @@ struct DayActivity: Sendable {
     var restoreFailures = 0
     var events = DiagnosticEvents()
     var lowPower = false
+    /// What the `perf-regression` scenario multiplies each performance value by (absent: 1).
+    var perfFactors: [PerfMetric: Double] = [:]
+
+    /// The multiplier of `metric`'s values today.
+    func factor(_ metric: PerfMetric) -> Double { perfFactors[metric] ?? 1 }
+
+    /// A device-day value of a per-device-day metric: a draw of its law times its factor, in a
+    /// written unit worth `unit` canonical units (1,000 for kB or s, 10⁶ for MB), rounded.
+    func draw(_ metric: PerfMetric, per unit: Double, _ rng: inout SplitMix64) -> Int64 {
+        Int64((metric.baseline.draw(&rng) * factor(metric) / unit).rounded())
+    }
+
+    /// The median and spread of a histogram metric's samples today: the baseline's, the median
+    /// times the factor.
+    func law(_ metric: PerfMetric) -> (median: Double, width: Double) {
+        guard case .logSpread(let median, let width) = metric.baseline else { return (0, 0) }
+        return (median * factor(metric), width)
+    }
 
     static let foregroundReasons = [
         "NormalApp", "MemoryResourceLimit", "BadAccess", "Abnormal", "IllegalInstruction", "AppWatchdog",
@@ -125,18 +143,15 @@ struct MetricBuilder {
             }
             w.object("applicationLaunchMetrics") { w in
                 let launches = activity.foregroundLaunches
-                histogram(&w, "histogrammedTimeToFirstDrawKey", samples: launches, median: 280, width: 10, &rng)
-                histogram(
-                    &w, "histogrammedOptimizedTimeToFirstDrawKey", samples: launches / 2, median: 210, width: 10, &rng)
-                histogram(
-                    &w, "histogrammedResumeTime", samples: rng.poisson(Double(launches) * 2), median: 140, width: 10,
-                    &rng)
+                histogram(&w, "histogrammedTimeToFirstDrawKey", .launch, samples: launches, &rng)
+                histogram(&w, "histogrammedOptimizedTimeToFirstDrawKey", .optimizedLaunch, samples: launches / 2, &rng)
+                histogram(&w, "histogrammedResumeTime", .resume, samples: rng.poisson(Double(launches) * 2), &rng)
                 if rng.chance(0.3) {
                     histogram(&w, "histogrammedExtendedLaunch", samples: launches, median: 950, width: 50, &rng)
                 }
             }
             w.object("applicationResponsivenessMetrics") { w in
-                histogram(&w, "histogrammedAppHangTime", samples: rng.poisson(3 * a), median: 600, width: 100, &rng)
+                histogram(&w, "histogrammedAppHangTime", .hang, samples: rng.poisson(3 * a), &rng)
             }
             w.object("applicationTimeMetrics") { w in
                 w.string(
@@ -151,7 +166,7 @@ struct MetricBuilder {
                     l.measurement(rng.chance(0.1) ? Int64(rng.int(in: 1...3600)) : 0, .seconds))
             }
             w.object("cpuMetrics") { w in
-                w.string("cumulativeCPUTime", l.measurement(Int64(rng.int(in: 20...4_000)), .seconds))
+                w.string("cumulativeCPUTime", l.measurement(activity.draw(.cpuTime, per: 1000, &rng), .seconds))
                 w.string(
                     "cumulativeCPUInstructions",
                     l.measurement(Int64(rng.int(in: 1_000_000...900_000_000)), .kiloinstructions))
@@ -160,7 +175,9 @@ struct MetricBuilder {
                 w.string("cumulativeGPUTime", l.measurement(Int64(rng.int(in: 1...900)), .seconds))
             }
             w.object("memoryMetrics") { w in
-                w.string("peakMemoryUsage", l.measurement(Int64(rng.int(in: 120_000...1_400_000)), .kilobytes))
+                w.string(
+                    "peakMemoryUsage",
+                    l.measurement(activity.draw(.peakMemory, per: 1000, &rng), .kilobytes))
                 w.object("averageSuspendedMemory") { w in
                     if activity.backgroundLaunches == 0 {
                         w.string("averageValue", l.measurement(0, .kilobytes))
@@ -174,7 +191,9 @@ struct MetricBuilder {
                 }
             }
             w.object("diskIOMetrics") { w in
-                w.string("cumulativeLogicalWrites", l.measurement(Int64(rng.int(in: 100...2_000_000)), .kilobytes))
+                w.string(
+                    "cumulativeLogicalWrites",
+                    l.measurement(activity.draw(.diskWrites, per: 1000, &rng), .kilobytes))
             }
             w.object("networkTransferMetrics") { w in
                 for key in [
@@ -210,7 +229,9 @@ struct MetricBuilder {
                 }
             }
             w.object("animationMetrics") { w in
-                w.string("scrollHitchTimeRatio", l.measurement(Int64(rng.int(in: 0...25)), .millisecondsPerSecond))
+                w.string(
+                    "scrollHitchTimeRatio",
+                    l.measurement(activity.draw(.hitchRatio, per: 1, &rng), .millisecondsPerSecond))
             }
             w.array("signpostMetrics") { w in signposts(&w, &rng) }
         }
@@ -229,21 +250,32 @@ struct MetricBuilder {
         }
     }
 
-    /// A histogram of `samples` values around `median` (log-normal-ish), in buckets `width` ms wide;
+    /// A histogram of a performance metric's samples, at today's law and its bucket width.
+    private func histogram(
+        _ w: inout JSONWriter, _ key: String, _ metric: PerfMetric, samples: Int, _ rng: inout SplitMix64
+    ) {
+        let law = activity.law(metric)
+        histogram(&w, key, samples: samples, median: law.median, width: metric.bucketWidth, spread: law.width, &rng)
+    }
+
+    /// A histogram of `samples` values `median × e^(spread(U₁+U₂+U₃−1.5))`, in buckets `width` ms wide;
     /// only non-empty buckets are written, keyed by index, in shuffled key order. Left out when empty.
     private func histogram(
-        _ w: inout JSONWriter, _ key: String, samples: Int, median: Double, width: Int64, _ rng: inout SplitMix64
+        _ w: inout JSONWriter, _ key: String, samples: Int, median: Double, width: Int64, spread: Double = 1.2,
+        _ rng: inout SplitMix64
     ) {
         let n = min(samples, 400)
         guard n > 0 else { return }
         var counts: [Int64: Int64] = [:]
         for _ in 0..<n {
-            let spread = (rng.unit() + rng.unit() + rng.unit() - 1.5) * 1.2
-            let value = max(1, Int64(median * exp(spread)))
+            let value = max(1, Int64(median * exp((rng.unit() + rng.unit() + rng.unit() - 1.5) * spread)))
             counts[value / width * width, default: 0] += 1
         }
         var buckets = counts.keys.sorted().enumerated().map { ($0.offset, $0.element) }
-        rng.shuffle(&buckets)
+        // One draw whatever the number of buckets, so a regressed histogram (other buckets) leaves
+        // every later value of the payload as the baseline's.
+        var shuffler = SplitMix64(seed: rng.next())
+        shuffler.shuffle(&buckets)
         w.object(key) { w in
             w.int("histogramNumBuckets", Int64(buckets.count))
             w.object("histogramValue") { w in

@@ -70,15 +70,15 @@ struct MetricReportBuilder {
                     w.array("values") { w in
                         resources(&w, &rng, scale: 1)
                         terminations(&w, foreground: activity.foregroundExits, background: activity.backgroundExits)
-                        histogram(&w, "hangTimeMetric", samples: hangs, median: 600, width: 100, &rng)
+                        histogram(&w, "hangTimeMetric", .hang, samples: hangs, &rng)
                         let launches = activity.foregroundLaunches
-                        histogram(&w, "timeToFirstDrawMetric", samples: launches, median: 280, width: 10, &rng)
+                        histogram(&w, "timeToFirstDrawMetric", .launch, samples: launches, &rng)
+                        histogram(&w, "optimizedTimeToFirstDrawMetric", .optimizedLaunch, samples: launches / 2, &rng)
                         histogram(
-                            &w, "optimizedTimeToFirstDrawMetric", samples: launches / 2, median: 210, width: 10, &rng)
-                        histogram(
-                            &w, "applicationResumeTimeMetric", samples: rng.poisson(Double(launches) * 2), median: 140,
-                            width: 10, &rng)
+                            &w, "applicationResumeTimeMetric", .resume, samples: rng.poisson(Double(launches) * 2),
+                            &rng)
                         signposts(&w, &rng)
+                        hitches(&w, &rng)
                     }
                 }
                 for _ in 0..<4 {
@@ -98,7 +98,7 @@ struct MetricReportBuilder {
                         w.array("values") { w in
                             terminations(
                                 &w, foreground: activity.foregroundExits, background: activity.backgroundExits)
-                            histogram(&w, "hangTimeMetric", samples: hangs, median: 600, width: 100, &rng)
+                            histogram(&w, "hangTimeMetric", .hang, samples: hangs, &rng)
                         }
                     }
                 }
@@ -140,7 +140,9 @@ struct MetricReportBuilder {
     private func resources(_ w: inout JSONWriter, _ rng: inout SplitMix64, scale: Int) {
         let s = Int64(max(1, scale))
         w.object { w in
-            w.object("cpuTimeMetric") { w in measurement(&w, "value", Int64(rng.int(in: 20...4_000)) / s, "s") }
+            w.object("cpuTimeMetric") { w in
+                measurement(&w, "value", activity.draw(.cpuTime, per: 1000, &rng) / s, "s")
+            }
         }
         w.object { w in
             w.object("cpuInstructionsCountMetric") { w in
@@ -148,10 +150,13 @@ struct MetricReportBuilder {
             }
         }
         w.object { w in
-            w.object("peakMemoryMetric") { w in measurement(&w, "value", Int64(rng.int(in: 120...1_400)), "MB") }
+            w.object("peakMemoryMetric") { w in
+                measurement(&w, "value", activity.draw(.peakMemory, per: 1e6, &rng), "MB")
+            }
         }
         w.object { w in
-            w.object("logicalDiskWritesMetric") { w in measurement(&w, "value", Int64(rng.int(in: 1...2_000)) / s, "MB")
+            w.object("logicalDiskWritesMetric") { w in
+                measurement(&w, "value", activity.draw(.diskWrites, per: 1e6, &rng) / s, "MB")
             }
         }
         w.object { w in
@@ -184,16 +189,38 @@ struct MetricReportBuilder {
         }
     }
 
-    /// A histogram of `samples` values around `median`, buckets `width` ms wide (inclusive bounds).
+    /// A histogram of a performance metric's samples, at its median of the day and bucket width.
     private func histogram(
-        _ w: inout JSONWriter, _ key: String?, samples: Int, median: Double, width: Int64, _ rng: inout SplitMix64,
-        wrapped: Bool = true
+        _ w: inout JSONWriter, _ key: String, _ metric: PerfMetric, samples: Int, _ rng: inout SplitMix64
+    ) {
+        let law = activity.law(metric)
+        histogram(&w, key, samples: samples, median: law.median, width: metric.bucketWidth, spread: law.width, &rng)
+    }
+
+    /// `hitchTimeMetric`: the hitch ratio (drawn as the legacy scroll hitch ratio), the animation
+    /// time it is measured over, and the hitch time they imply.
+    private func hitches(_ w: inout JSONWriter, _ rng: inout SplitMix64) {
+        let ratio = activity.draw(.hitchRatio, per: 1, &rng)
+        let animation = Int64(rng.int(in: 30...1_800))
+        w.object { w in
+            w.object("hitchTimeMetric") { w in
+                measurement(&w, "ratio", ratio, "ms per s")
+                measurement(&w, "totalHitchTime", ratio * animation, "ms")
+                measurement(&w, "totalAnimationTime", animation, "s")
+            }
+        }
+    }
+
+    /// A histogram of `samples` values `median × e^(spread(U₁+U₂+U₃−1.5))`, buckets `width` ms wide
+    /// (inclusive bounds).
+    private func histogram(
+        _ w: inout JSONWriter, _ key: String?, samples: Int, median: Double, width: Int64, spread: Double = 1.2,
+        _ rng: inout SplitMix64, wrapped: Bool = true
     ) {
         let n = min(samples, 400)
         var counts: [Int64: Int64] = [:]
         for _ in 0..<n {
-            let spread = (rng.unit() + rng.unit() + rng.unit() - 1.5) * 1.2
-            let value = max(1, Int64(median * exp(spread)))
+            let value = max(1, Int64(median * exp((rng.unit() + rng.unit() + rng.unit() - 1.5) * spread)))
             counts[value / width * width, default: 0] += 1
         }
         let body: (inout JSONWriter) -> Void = { w in

@@ -12,6 +12,9 @@ package enum Scenario: String, Sendable, CaseIterable, Equatable {
     case watchdogSpike = "watchdog-spike"
     /// A new crash group (EXC_BAD_ACCESS / SIGSEGV in `ImageCache.decode`) appears in the version.
     case crashSpike = "crash-spike"
+    /// Performance figures of the version (``SimulationConfig/regressionMetrics``, default all of
+    /// ``PerfMetric``) are worse by ``SimulationConfig/regressionFactor`` (default × 1.3).
+    case perfRegression = "perf-regression"
 
     /// Which figures change and which example alert rules must fire (for `--help` and the README).
     package var explanation: String {
@@ -33,6 +36,13 @@ package enum Scenario: String, Sendable, CaseIterable, Equatable {
             "for version X only, foreground BadAccess exits rise and a crash group absent from older versions "
                 + "appears (EXC_BAD_ACCESS / SIGSEGV at <app> +0x7d3a8, ~3 % of device-days). "
                 + "Fires: \"new crash group\"."
+        case .perfRegression:
+            "for version X, every value of the --regression-metrics (default all: "
+                + PerfMetric.allCases.map(\.rawValue).joined(separator: ", ")
+                + ") is multiplied by --regression-factor (default 1.3, +30 %), in both formats; older versions "
+                + "and the other metrics stay as in baseline. Insights (version X against the mean of the versions "
+                + "before it) list each as a regression at p50 and p90. Fires (with launch regressed): "
+                + "\"p95 time to first draw > 800 ms\"."
         }
     }
 }

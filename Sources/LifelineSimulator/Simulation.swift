@@ -63,13 +63,28 @@ package struct Simulation: Sendable {
     /// The payloads of device `device` on day `day` (0-based); `locale` overrides the device's own
     /// (tests use it to compare the same figures written in several locales).
     package func deviceDay(device index: Int, day: Int, locale: DeviceLocale? = nil) -> DeviceDay {
+        generate(device: index, day: day, locale: locale, diagnostics: true)
+    }
+
+    /// The metric payload of device `device` on day `day`, the same bytes as in
+    /// ``deviceDay(device:day:locale:)``, without writing the day's diagnostics (for readers of
+    /// the metric figures only).
+    package func metricPayload(device index: Int, day: Int) -> GeneratedPayload {
+        generate(device: index, day: day, locale: nil, diagnostics: false).payloads[0]
+    }
+
+    private func generate(device index: Int, day: Int, locale: DeviceLocale?, diagnostics: Bool) -> DeviceDay {
         let device = devices[index]
         let versionIndex = device.versionIndex(day: day, config: config)
         let version = config.versions[versionIndex]
         let build = String(1200 + versionIndex * 37)
         let affected = config.scenario != .baseline && version == config.affectedVersion
         var rng = SplitMix64(seed: config.seed, stream: [UInt64(index), UInt64(day), 1])
-        let activity = DayActivity(device: device, scenario: config.scenario, affected: affected, rng: &rng)
+        var activity = DayActivity(device: device, scenario: config.scenario, affected: affected, rng: &rng)
+        for metric in PerfMetric.allCases {
+            let factor = config.factor(metric, version: version)
+            if factor != 1 { activity.perfFactors[metric] = factor }
+        }
         let pid = Int64(rng.int(in: 300...99_999))
         let date = SimulationConfig.dateString(day: config.startDay + day)
         let zoneless = index % 23 == 5  // a few SDKs forward zoneless timestamps
@@ -97,7 +112,7 @@ package struct Simulation: Sendable {
         truth.restoreFailures = activity.restoreFailures
         truth.watchdogDeviceDays = activity.events.crashes.contains(where: \.isWatchdog) ? 1 : 0
 
-        if !activity.events.isEmpty {
+        if diagnostics && !activity.events.isEmpty {
             var diagnosticRNG = SplitMix64(seed: config.seed, stream: [UInt64(index), UInt64(day), 2])
             var localized = device
             localized.locale = locale ?? device.locale

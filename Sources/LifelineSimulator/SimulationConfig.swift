@@ -23,6 +23,11 @@ package struct SimulationConfig: Sendable, Equatable {
     /// Which JSON the fleet sends: legacy payloads, iOS 27 reports, or both (every other device
     /// sends 2.0.0 metric reports; diagnostics stay legacy).
     package var format = PayloadFormatChoice.mixed
+    /// `perf-regression`: what every value of a regressed metric of the version is multiplied by
+    /// (1.3: 30 % worse).
+    package var regressionFactor = 1.3
+    /// `perf-regression`: the metrics made worse (sorted, distinct).
+    package var regressionMetrics = PerfMetric.allCases
 
     /// A configuration with defaults; `startDay` defaults to `days` before today (UTC).
     package init(bundleIdentifier: String, days: Int = 7, startDay: Int? = nil) {
@@ -34,6 +39,13 @@ package struct SimulationConfig: Sendable, Equatable {
     /// The version the scenario acts on.
     package var affectedVersion: String {
         scenarioVersion ?? versions.last ?? ""
+    }
+
+    /// What every value of `metric` on `version` is multiplied by: ``regressionFactor`` for the
+    /// regressed metrics of the affected version under `perf-regression`, else 1.
+    package func factor(_ metric: PerfMetric, version: String) -> Double {
+        scenario == .perfRegression && version == affectedVersion && regressionMetrics.contains(metric)
+            ? regressionFactor : 1
     }
 
     /// The app binary's name: the last component of the bundle id (`com.example.notes` → `notes`).
@@ -52,15 +64,28 @@ package struct SimulationConfig: Sendable, Equatable {
         if let scenarioVersion, !versions.contains(scenarioVersion) {
             problems.append("the scenario version \(scenarioVersion) is not one of \(versions.joined(separator: ","))")
         }
+        if scenario == .perfRegression {
+            if !(regressionFactor >= 0.1 && regressionFactor <= 10) {
+                problems.append("the regression factor must be 0.1…10 (1.3 makes the metrics 30 % worse)")
+            }
+            if regressionMetrics.isEmpty { problems.append("give at least one regression metric") }
+            if versions.count < 2 {
+                problems.append("perf-regression needs at least two app versions (the older ones are the reference)")
+            }
+        }
         return problems
     }
 
     /// A short digest of everything that shapes payload content, mixed into idempotency keys so
     /// that a run with another scenario or population is never answered from a previous run's replay.
+    /// `perf-regression` mixes in its factor and metrics (the other scenarios' keys are unchanged).
     package var contentDigest: UInt64 {
-        stableHash(
+        let digest = stableHash(
             bundleIdentifier, String(devices), String(days), String(startDay), versions.joined(separator: ","),
             scenario.rawValue, affectedVersion, format.rawValue)
+        guard scenario == .perfRegression else { return digest }
+        return stableHash(
+            String(digest), String(regressionFactor), regressionMetrics.map(\.rawValue).joined(separator: ","))
     }
 
     /// `YYYY-MM-DD` of a day number (days since 1970-01-01).

@@ -1,0 +1,144 @@
+/// The mergeable state of one explorer metric in one cell (a store's rollup key: app, day, version,
+/// device, OS, app state, metric, subject): what a fold adds each payload's observation to and a
+/// query merges before computing an ``ExplorerRow``.
+///
+/// - ``sketch``: one entry per device-day (its value, its rate, or its histogram's mean), for the
+///   percentiles of per-device-day metrics and the insights' bootstrap over device-days;
+///   ``deviceDays`` is its count.
+/// - ``moments``: the device-days' `(x, y)` pairs (``RatioMoments``), for the pooled mean and its
+///   standard error.
+/// - ``buckets``: a histogram metric's bucket counts, keyed by exact bounds.
+///
+/// **Merging** adds everything. It is exactly associative and commutative for ``deviceDays``, the
+/// sketch's buckets, count, min and max, and the histogram buckets while a cell holds at most
+/// ``maxBuckets`` distinct bucket bounds (MetricKit's layouts are fixed per metric, and both formats
+/// share them after ``MetricPayload/withLegacyBucketBounds``); past that, neighbours are merged
+/// pairwise (sample counts stay exact, bounds widen), like the store's histogram rollups. The
+/// floating-point sums (the sketch's sum, the moments) agree up to rounding.
+package struct ExplorerCell: Sendable, Equatable {
+    /// The most distinct histogram buckets a cell keeps.
+    package static let maxBuckets = 128
+
+    package private(set) var sketch = QuantileSketch()
+    package private(set) var moments = RatioMoments()
+    /// Sorted by (start, end), one entry per distinct bounds, counts > 0.
+    package private(set) var buckets: [BucketDistribution.Bucket] = []
+
+    /// An empty cell.
+    package init() {}
+
+    /// A cell of `samples` (invalid ones skipped).
+    package init(_ samples: some Sequence<ExplorerSample>) {
+        for sample in samples { add(sample) }
+    }
+
+    /// Device-days folded.
+    package var deviceDays: UInt64 { sketch.count }
+    /// Whether nothing was folded.
+    package var isEmpty: Bool { sketch.isEmpty }
+    /// The merged histogram.
+    package var distribution: BucketDistribution { BucketDistribution(buckets) }
+
+    /// Adds one device-day's sample. Returns `false` (and changes nothing) for a negative, NaN or
+    /// infinite value, a rate over hours that are not positive, or a histogram without a valid bucket.
+    @discardableResult
+    package mutating func add(_ sample: ExplorerSample) -> Bool {
+        switch sample {
+        case .value(let value):
+            guard value.isFinite, value >= 0 else { return false }
+            sketch.add(value)
+            moments.add(x: 1, y: value)
+        case .rate(let numerator, let hours):
+            let rate = numerator / hours
+            guard numerator.isFinite, numerator >= 0, hours.isFinite, hours > 0, rate.isFinite else { return false }
+            sketch.add(rate)
+            moments.add(x: hours, y: numerator)
+        case .histogram(let raw):
+            let valid = raw.filter { $0.start.isFinite && $0.end.isFinite && $0.start >= 0 && $0.end >= $0.start }
+            let incoming = BucketDistribution(valid).buckets
+            var samples = 0.0
+            var total = 0.0
+            for bucket in incoming {
+                samples += Double(bucket.count)
+                total += (bucket.start + bucket.end) / 2 * Double(bucket.count)
+            }
+            let mean = total / samples
+            guard samples > 0, total.isFinite, mean.isFinite else { return false }
+            sketch.add(mean)
+            moments.add(x: samples, y: total)
+            buckets = Self.coarsen(Self.mergeBuckets(buckets, incoming))
+        }
+        return true
+    }
+
+    /// Adds everything of `other`.
+    package mutating func merge(_ other: ExplorerCell) {
+        sketch.merge(other.sketch)
+        moments.merge(other.moments)
+        if !other.buckets.isEmpty {
+            buckets = Self.coarsen(Self.mergeBuckets(buckets, other.buckets))
+        }
+    }
+
+    /// This cell merged with `other`.
+    package func merging(_ other: ExplorerCell) -> ExplorerCell {
+        var copy = self
+        copy.merge(other)
+        return copy
+    }
+
+    /// Linear merge of two sorted bucket lists, counts of equal bounds added (saturating).
+    static func mergeBuckets(
+        _ x: [BucketDistribution.Bucket], _ y: [BucketDistribution.Bucket]
+    ) -> [BucketDistribution.Bucket] {
+        var merged: [BucketDistribution.Bucket] = []
+        merged.reserveCapacity(x.count + y.count)
+        var i = 0
+        var j = 0
+        while i < x.count || j < y.count {
+            if j == y.count || (i < x.count && (x[i].start, x[i].end) < (y[j].start, y[j].end)) {
+                merged.append(x[i])
+                i += 1
+            } else if i == x.count || (y[j].start, y[j].end) < (x[i].start, x[i].end) {
+                merged.append(y[j])
+                j += 1
+            } else {
+                var bucket = x[i]
+                bucket.count.addSaturating(y[j].count)
+                merged.append(bucket)
+                i += 1
+                j += 1
+            }
+        }
+        return merged
+    }
+
+    /// Halves a list longer than ``maxBuckets`` until it fits by merging neighbours pairwise (start
+    /// of the first, the larger end, summed count), then re-sorts and merges equal bounds.
+    static func coarsen(_ buckets: [BucketDistribution.Bucket]) -> [BucketDistribution.Bucket] {
+        var buckets = buckets
+        while buckets.count > maxBuckets {
+            var halved: [BucketDistribution.Bucket] = []
+            halved.reserveCapacity(buckets.count / 2 + 1)
+            var index = 0
+            while index < buckets.count {
+                var bucket = buckets[index]
+                if index + 1 < buckets.count {
+                    bucket.end = Swift.max(bucket.end, buckets[index + 1].end)
+                    bucket.count.addSaturating(buckets[index + 1].count)
+                }
+                halved.append(bucket)
+                index += 2
+            }
+            buckets = BucketDistribution(halved).buckets
+        }
+        return buckets
+    }
+
+    /// Rebuilds a cell from checked parts (decoding).
+    init(sketch: QuantileSketch, moments: RatioMoments, checkedBuckets: [BucketDistribution.Bucket]) {
+        self.sketch = sketch
+        self.moments = moments
+        buckets = checkedBuckets
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import LifelineAnalysis
+import Testing
+
+@Suite("Explorer cells and rows")
+struct ExplorerCellTests {
+    typealias Bucket = BucketDistribution.Bucket
+
+    static func metric(_ id: String) throws -> ExplorerMetric { try #require(ExplorerCatalog.metric(id)) }
+
+    static func close(_ a: Double?, _ b: Double, _ tolerance: Double = 1e-9) -> Bool {
+        guard let a else { return false }
+        return abs(a - b) <= tolerance * Swift.max(1, abs(b))
+    }
+
+    @Test("a histogram row interpolates inside the merged buckets: exact p50 and p90")
+    func histogramRow() throws {
+        // 60 device-days, each with 1 sample in 0–10 ms, 3 in 10–20 ms, 6 in 20–40 ms.
+        let day: [Bucket] = [
+            Bucket(start: 0, end: 10, count: 1), Bucket(start: 10, end: 20, count: 3),
+            Bucket(start: 20, end: 40, count: 6),
+        ]
+        let cell = ExplorerCell(Array(repeating: ExplorerSample.histogram(day), count: 60))
+        #expect(cell.deviceDays == 60)
+        #expect(
+            cell.buckets == [
+                Bucket(start: 0, end: 10, count: 60), Bucket(start: 10, end: 20, count: 180),
+                Bucket(start: 20, end: 40, count: 360),
+            ])
+        let row = ExplorerRow(metric: try Self.metric("launch.time_to_first_draw"), cell: cell)
+        #expect(!row.insufficientData)
+        // 600 samples: rank 300 lies 60 into the 360 of 20–40 ms; rank 540, 300 into it.
+        #expect(row.p50 == 20 + 20 * 60 / 360.0)
+        #expect(row.p90 == 20 + 20 * 300 / 360.0)
+        let midpointMean: Double = (5 * 1 + 15 * 3 + 30 * 6) / 10
+        #expect(Self.close(row.mean, midpointMean))
+        // Every device-day has the same mean: no spread between device-days, a zero margin.
+        #expect(Self.close(row.errorMargin, 0))
+        #expect(row.goal == nil)
+        #expect(row.unit == .milliseconds && row.category == .launch)
+    }
+
+    @Test("a per-device-day row: sketch percentiles within 1 %, exact mean and 95 % margin of the mean")
+    func valueRow() throws {
+        let values = (1...100).map(Double.init)
+        let cell = ExplorerCell(values.shuffled().map { ExplorerSample.value($0) })
+        let row = ExplorerRow(metric: try Self.metric("memory.peak"), cell: cell)
+        #expect(row.deviceDays == 100)
+        // Ranks ⌊0.5 × 99⌋ = 49 and ⌊0.9 × 99⌋ = 89: the values 50 and 90, within 1 %.
+        #expect(abs(try #require(row.p50) - 50) <= 0.5)
+        #expect(abs(try #require(row.p90) - 90) <= 0.9)
+        #expect(Self.close(row.mean, 50.5))
+        // Sample standard deviation of 1…100 is √(100 × 101 / 12); margin = 1.96 × sd / √100.
+        let sd = (100.0 * 101 / 12).squareRoot()
+        #expect(Self.close(row.errorMargin, ExplorerRow.z95 * sd / 10))
+        // Constant values: the sketch answers exactly (min = max).
+        let constant = ExplorerRow(
+            metric: try Self.metric("memory.peak"), cell: ExplorerCell(Array(repeating: .value(123_456), count: 50)))
+        #expect(constant.p50 == 123_456 && constant.p90 == 123_456 && constant.mean == 123_456)
+        #expect(constant.errorMargin == 0)
+    }
+
+    @Test("a rate's mean is pooled (Σ numerator / Σ hours); its percentiles are per device-day")
+    func rateRow() throws {
+        var samples: [ExplorerSample] = []
+        for n in 0..<50 { samples.append(.rate(numerator: Double(n % 2) * 10, hours: n % 2 == 0 ? 3 : 1)) }
+        let cell = ExplorerCell(samples)
+        let row = ExplorerRow(metric: try Self.metric("hang.seconds_per_foreground_hour"), cell: cell)
+        // 25 days of 10 s in 1 h, 25 of 0 s in 3 h: pooled 250 / 100 = 2.5 s/h (the per-day mean is 5).
+        #expect(Self.close(row.mean, 2.5))
+        #expect(row.p50 == 0)  // rank ⌊0.5 × 49⌋ = 24: the 25th smallest, a zero
+        #expect(row.p90 == 10)
+        #expect(row.unit == .secondsPerHour)
+        #expect(try #require(row.errorMargin) > 0)
+    }
+
+    @Test("below the minimum device-days a row shows no figure, only its device-days")
+    func insufficientData() throws {
+        let metric = try Self.metric("animation.scroll_hitch_time_ratio")
+        let few = ExplorerRow(metric: metric, cell: ExplorerCell((0..<49).map { _ in .value(12) }))
+        #expect(few.insufficientData && few.deviceDays == 49)
+        #expect(few.p50 == nil && few.p90 == nil && few.mean == nil && few.errorMargin == nil && few.goal == nil)
+        #expect(few.p50ErrorMargin == nil && few.p90ErrorMargin == nil)
+        let enough = ExplorerRow(metric: metric, cell: ExplorerCell((0..<50).map { _ in .value(12) }))
+        #expect(!enough.insufficientData && enough.p50 == 12 && enough.goal == .poor)
+        let good = ExplorerRow(metric: metric, cell: ExplorerCell((0..<50).map { _ in .value(4) }))
+        #expect(good.goal == .good)
+        #expect(ExplorerRow(metric: metric, cell: ExplorerCell()).insufficientData)
+    }
+
+    @Test("invalid samples are refused and change nothing")
+    func invalidSamples() {
+        var cell = ExplorerCell()
+        #expect(!cell.add(.value(-1)) && !cell.add(.value(.nan)) && !cell.add(.value(.infinity)))
+        #expect(!cell.add(.rate(numerator: 1, hours: 0)) && !cell.add(.rate(numerator: -1, hours: 1)))
+        #expect(!cell.add(.histogram([])) && !cell.add(.histogram([Bucket(start: 5, end: 1, count: 3)])))
+        #expect(cell == ExplorerCell())
+    }
+
+    /// Seeded random samples of every kind.
+    static func samples(seed: UInt64, count: Int) -> [ExplorerSample] {
+        var draws = Draws(seed: seed)
+        return (0..<count).map { n in
+            switch n % 3 {
+            case 0: .value((draws.logNormal(median: 200, sigma: 1)).rounded())
+            case 1: .rate(numerator: draws.uniform(0, 50).rounded(), hours: draws.uniform(0.5, 8).rounded())
+            default:
+                .histogram(
+                    (0..<3).map { _ in
+                        let start = (draws.uniform(0, 20).rounded()) * 10
+                        return Bucket(start: start, end: start + 10, count: Int64(draws.uniform(1, 9)))
+                    })
+            }
+        }
+    }
+
+    /// Equal up to the floating-point sums: counts, sketch buckets, extremes and histogram exactly.
+    static func sameUpToRounding(_ a: ExplorerCell, _ b: ExplorerCell) -> Bool {
+        let counts = a.deviceDays == b.deviceDays && a.sketch.zeroCount == b.sketch.zeroCount
+        let sketchBuckets =
+            a.sketch.buckets.map(\.index) == b.sketch.buckets.map(\.index)
+            && a.sketch.buckets.map(\.count) == b.sketch.buckets.map(\.count)
+        let extremes = a.sketch.min == b.sketch.min && a.sketch.max == b.sketch.max
+        let ratio = close(a.moments.ratio, b.moments.ratio ?? .nan)
+        let error = close(a.moments.standardError, b.moments.standardError ?? .nan)
+        let sum = close(a.sketch.sum, b.sketch.sum)
+        return counts && sketchBuckets && extremes && a.buckets == b.buckets && ratio && error && sum
+    }
+
+    @Test("merging is associative, commutative and equal to folding everything at once")
+    func mergeLaws() {
+        let all = Self.samples(seed: 7, count: 900)
+        let (a, b, c) = (ExplorerCell(all[0..<250]), ExplorerCell(all[250..<700]), ExplorerCell(all[700...]))
+        let once = ExplorerCell(all)
+        let left = a.merging(b).merging(c)
+        let right = a.merging(b.merging(c))
+        let swapped = c.merging(a).merging(b)
+        #expect(Self.sameUpToRounding(left, once))
+        #expect(Self.sameUpToRounding(right, once))
+        #expect(Self.sameUpToRounding(swapped, once))
+        #expect(a.merging(ExplorerCell()) == a && ExplorerCell().merging(a) == a)
+        // Rows agree.
+        let metric = ExplorerCatalog.metric("launch.time_to_first_draw")!
+        let rows = [left, right, once].map { ExplorerRow(metric: metric, cell: $0) }
+        #expect(rows[0].p50 == rows[2].p50 && rows[1].p90 == rows[2].p90 && rows[0].deviceDays == 900)
+    }
+
+    @Test("past 128 distinct bounds neighbours merge: counts stay exact, bounds widen")
+    func bucketCap() {
+        let buckets = (0..<300).map { Bucket(start: Double($0), end: Double($0 + 1), count: 2) }
+        let cell = ExplorerCell([.histogram(buckets)])
+        #expect(cell.buckets.count <= ExplorerCell.maxBuckets)
+        #expect(cell.buckets.reduce(0) { $0 + $1.count } == 600)
+        #expect(cell.buckets.first?.start == 0 && cell.buckets.last?.end == 300)
+    }
+
+    @Test("encoding round-trips every cell exactly and is canonical")
+    func roundTrip() throws {
+        let cells = [
+            ExplorerCell(), ExplorerCell(Self.samples(seed: 3, count: 500)),
+            ExplorerCell([.value(0), .value(0)]), ExplorerCell([.histogram([Bucket(start: 0.25, end: 1.5, count: 3)])]),
+            ExplorerCell([.value(.greatestFiniteMagnitude), .value(.leastNonzeroMagnitude)]),
+        ]
+        for cell in cells {
+            let bytes = cell.encoded()
+            let decoded = try ExplorerCell(decoding: bytes)
+            #expect(decoded == cell)
+            #expect(decoded.encoded() == bytes)
+        }
+        #expect(ExplorerCell().encoded().count < 80)
+        // Whole-millisecond buckets cost about 5 bytes each (the README's figure).
+        let launch = (0..<100).map { (n: Int) -> Bucket in
+            let start = Double(300 + 10 * n)
+            return Bucket(start: start, end: start + 10, count: 40)
+        }
+        let one = ExplorerCell([.histogram([launch[0]])]).encoded().count
+        let hundred: Int = ExplorerCell([.histogram(launch)]).encoded().count
+        #expect(hundred - one <= 495)
+    }
+
+    @Test("truncated, extended, altered and random bytes throw and never trap")
+    func refusesGarbage() throws {
+        let bytes = ExplorerCell(Self.samples(seed: 11, count: 300)).encoded()
+        for length in 0..<bytes.count {
+            #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes[0..<length]) }
+        }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes + [0]) }
+        var version = bytes
+        version[0] = 2
+        #expect(throws: SketchDecodingError.unsupportedVersion(2)) { try ExplorerCell(decoding: version) }
+        // Flipping any single byte either throws or decodes to a cell that re-encodes to valid bytes.
+        for index in bytes.indices {
+            var flipped = bytes
+            flipped[index] ^= 0x5A
+            if let cell = try? ExplorerCell(decoding: flipped) {
+                #expect((try? ExplorerCell(decoding: cell.encoded())) == cell)
+            }
+        }
+        var draws = Draws(seed: 99)
+        var decoded = 0
+        for _ in 0..<3_000 {
+            let length = Int(draws.uniform(0, 200))
+            var random = (0..<length).map { _ in UInt8(draws.uniform(0, 256).rounded(.down)) }
+            if !random.isEmpty, draws.uniform(0, 1) < 0.5 { random[0] = 1 }  // get past the version byte
+            if let cell = try? ExplorerCell(decoding: random) {
+                decoded += 1
+                #expect((try? ExplorerCell(decoding: cell.encoded())) == cell)
+            }
+        }
+        #expect(decoded < 30)
+    }
+
+    @Test("rows encode with the issue's snake_case keys and explicit nulls")
+    func rowJSON() throws {
+        let row = ExplorerRow(
+            metric: try Self.metric("memory.peak"), cell: ExplorerCell((0..<10).map { .value(Double($0)) }),
+            groups: ExplorerGroupKeys(version: "2.0", appState: "all"))
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: JSONEncoder().encode(row)) as? [String: Any])
+        #expect(
+            Set(object.keys) == [
+                "category", "metric", "unit", "version", "app_state", "p50", "p90", "mean", "device_days",
+                "error_margin", "p50_error_margin", "p90_error_margin", "goal", "insufficient_data",
+            ])
+        #expect(object["p50"] is NSNull && object["goal"] is NSNull)
+        #expect(object["insufficient_data"] as? Bool == true && object["device_days"] as? Int == 10)
+        #expect(object["unit"] as? String == "bytes" && object["category"] as? String == "memory")
+        #expect(try JSONDecoder().decode(ExplorerRow.self, from: JSONEncoder().encode(row)) == row)
+    }
+}
