@@ -201,3 +201,10 @@ package final class ReadGate: Sendable {
         waiter?.continuation.resume(returning: false)
     }
 }
+
+/// Whether a read waits for the aggregator to fold every document acknowledged before it (the
+/// default: answers are exact). `/metrics` reads the figures folded so far instead: a scrape must
+/// not wait for a backlog, and the lag gauges beside them say how far behind they are.
+package enum ReadFreshness {
+    @TaskLocal package static var waitsForFold = true
+}

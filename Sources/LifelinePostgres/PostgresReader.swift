@@ -31,6 +31,7 @@ extension PostgresStore: AggregateSource {
                 let clock = ContinuousClock()
                 let start = clock.now
                 var target: Int64?
+                let waits = ReadFreshness.waitsForFold
                 while true {
                     let outcome: ReadAttempt<T> = try await client.withConnection { connection in
                         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", logger: logger)
@@ -44,9 +45,11 @@ extension PostgresStore: AggregateSource {
                                     PostgresQuery(unsafeSQL: "SET LOCAL statement_timeout = \(milliseconds)"),
                                     logger: logger)
                             }
-                            let barrier = try await Self.foldBarrier(
-                                target: target, on: connection, logger: logger)
-                            if barrier.pending {
+                            let barrier =
+                                waits
+                                ? try await Self.foldBarrier(target: target, on: connection, logger: logger)
+                                : (target: 0, pending: false)
+                            if barrier.pending && waits {
                                 try await connection.query("ROLLBACK", logger: logger)
                                 return .behind(barrier.target)
                             }

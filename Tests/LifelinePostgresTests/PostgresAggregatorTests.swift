@@ -164,4 +164,15 @@ struct PostgresAggregatorTests {
         await #expect(throws: StoreError.self) { try await store.refold(app: "com.example.unknown") }
         await store.shutdown()
     }
+
+    @Test("a read that does not wait for the fold (a /metrics scrape) answers what is folded so far, at once")
+    func scrapeReadsFoldedFigures() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try Self.metricItems(devices: 6, days: 1, seed: 31)
+        _ = try await store.write(IngestRequest(app: Self.app, items: items))
+        let folded = try await ReadFreshness.$waitsForFold.withValue(false) { try await Self.deviceDays(store) }
+        #expect(folded == 0, "nothing is folded yet: no process folds")
+        #expect(try await Self.deviceDays(store) == Int64(items.count), "an answer waits, or folds itself")
+        await store.shutdown()
+    }
 }

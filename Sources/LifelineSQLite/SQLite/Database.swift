@@ -51,7 +51,7 @@ package final class Database: Sendable, AggregateSource {
     package func read<T: Sendable>(
         _ body: @escaping @Sendable (any AggregateReader) async throws -> T
     ) async throws -> T {
-        try await fold.waitForFold(timeout: Double(max(1, options.timeoutSeconds)))
+        if ReadFreshness.waitsForFold { try await fold.waitForFold(timeout: Double(max(1, options.timeoutSeconds))) }
         let lease = try await readers.lease()
         let symbols = symbolicator.map { SymbolSource(directory: symbolDirectory, symbolicator: $0) }
         let result: Result<T, any Error>
