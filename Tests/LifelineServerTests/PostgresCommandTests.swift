@@ -34,7 +34,9 @@ struct PostgresCommandTests {
         return answers
     }
 
-    @Test("migrate-data copies a SQLite database: the JSON reports of both are the same; a second run copies nothing")
+    @Test(
+        "migrate-data copies a SQLite database: the JSON reports of both are the same, and again after a refold of each; a second run copies nothing"
+    )
     func migrateData() throws {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
@@ -86,6 +88,22 @@ struct PostgresCommandTests {
         #expect(Set(sqlite.keys) == Set(postgres.keys))
         for key in sqlite.keys.sorted() {
             #expect(try canonical(sqlite[key] ?? NSNull()) == canonical(postgres[key] ?? NSNull()), "section \(key)")
+        }
+        // `lifeline refold` on either store rebuilds the same figures.
+        for db in [env.path, url] {
+            let refolded = try Lifeline.run(["refold", "--db", db, "--json"])
+            #expect(refolded.status == 0, "\(refolded.stderr)")
+            let json = try JSONSerialization.jsonObject(with: Data(refolded.stdout.utf8)) as? [String: Any]
+            #expect((json?["documents"] as? Int ?? 0) > 40, "\(refolded.stdout)")
+            #expect(json?["unreadable"] as? Int == 0, "\(refolded.stdout)")
+        }
+        let (sqliteAgain, postgresAgain) = (try report(env.path), try report(url))
+        for key in sqlite.keys.sorted() {
+            #expect(
+                try canonical(sqliteAgain[key] ?? NSNull()) == canonical(sqlite[key] ?? NSNull()), "refolded \(key)")
+            #expect(
+                try canonical(postgresAgain[key] ?? NSNull()) == canonical(postgres[key] ?? NSNull()), "refolded \(key)"
+            )
         }
         // The password never shows: a URL with one is printed without it.
         let withPassword = url.replacingOccurrences(of: "lifeline@", with: "lifeline:s3cret@")
