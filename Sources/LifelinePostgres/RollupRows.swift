@@ -186,6 +186,10 @@ struct RollupRows {
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
     private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
         let rank = ranks()
+        // Every interned cell once; the exit and bucket rows name theirs by index (1-based, as
+        // `WITH ORDINALITY` counts): each row carrying its cell's four strings made encoding the
+        // arrays a fifth of the fold's CPU.
+        let all = Columns(cells)
         if !usage.isEmpty {
             let rows = usage.sorted { rank.cells[Int($0.key)] < rank.cells[Int($1.key)] }
             let cells = Columns(rows.map { self.cells[Int($0.key)] })
@@ -210,17 +214,19 @@ struct RollupRows {
                 a.key.cell == b.key.cell
                     ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
             }
-            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
+            let cells = rows.map { $0.key.cell + 1 }
             let states = rows.map(\.key.key.state)
             let reasons = rows.map(\.key.key.reason)
             let counts = rows.map(\.value)
             try await connection.query(
                 """
                 INSERT INTO exit_rollup\(unescaped: suffix) (app, day, version, os, device, state, reason, count)
-                SELECT \(app), d::date, v, o, e, s, r, c
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
-                    \(cells.devices)::text[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
-                    AS x (d, v, o, e, s, r, c)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, x.s, x.r, x.c
+                FROM unnest(\(cells)::int[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
+                    WITH ORDINALITY AS x (i, s, r, c, n)
+                JOIN unnest(\(all.days)::text[], \(all.versions)::text[], \(all.oses)::text[], \(all.devices)::text[])
+                    WITH ORDINALITY AS k (d, v, o, e, i) ON k.i = x.i
+                ORDER BY x.n
                 ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
                     count = exit_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
@@ -254,20 +260,22 @@ struct RollupRows {
                 }
                 return (x.key.start, x.key.end) < (y.key.start, y.key.end)
             }
-            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
-            let sources = rows.map { names[Int($0.key.key.source)] }
+            let cells = rows.map { $0.key.cell + 1 }
+            let sources = rows.map { $0.key.key.source + 1 }
             let starts = rows.map(\.key.key.start)
             let ends = rows.map(\.key.key.end)
             let counts = rows.map(\.value)
             try await connection.query(
                 """
                 INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, source, starts, ends, counts)
-                SELECT \(app), d::date, v, o, e, s, array_agg(a ORDER BY a, b), array_agg(b ORDER BY a, b),
-                    array_agg(c ORDER BY a, b)
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
-                    \(cells.devices)::text[], \(sources)::text[], \(starts)::float8[], \(ends)::float8[],
-                    \(counts)::bigint[]) AS x (d, v, o, e, s, a, b, c)
-                GROUP BY d, v, o, e, s ORDER BY d, v, o, e, s
+                SELECT \(app), k.d::date, k.v, k.o, k.e, n.s, array_agg(x.a ORDER BY x.a, x.b),
+                    array_agg(x.b ORDER BY x.a, x.b), array_agg(x.c ORDER BY x.a, x.b)
+                FROM unnest(\(cells)::int[], \(sources)::int[], \(starts)::float8[], \(ends)::float8[],
+                    \(counts)::bigint[]) AS x (i, j, a, b, c)
+                JOIN unnest(\(all.days)::text[], \(all.versions)::text[], \(all.oses)::text[], \(all.devices)::text[])
+                    WITH ORDINALITY AS k (d, v, o, e, i) ON k.i = x.i
+                JOIN unnest(\(names)::text[]) WITH ORDINALITY AS n (s, j) ON n.j = x.j
+                GROUP BY k.d, k.v, k.o, k.e, n.s ORDER BY k.d, k.v, k.o, k.e, n.s
                 ON CONFLICT (app, day, version, os, device, source) DO UPDATE SET (starts, ends, counts) = (
                     SELECT m.starts, m.ends, m.counts FROM ll_merge_buckets(
                         bucket_cells\(unescaped: suffix).starts, bucket_cells\(unescaped: suffix).ends,
