@@ -99,52 +99,40 @@ extension PostgresStore {
         for (appID, bundle, first) in firsts {
             report.apps += 1
             report.firstDays[bundle] = first
+            // The statements below name their table in the SQL text: `$1` is the app, `$2` the first day.
+            func scoped(_ sql: String) -> PostgresQuery {
+                var binds = PostgresBindings()
+                binds.append(appID)
+                binds.append(first)
+                return PostgresQuery(unsafeSQL: sql, binds: binds)
+            }
             for table in Self.rollupTables {
                 try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: "DELETE FROM \(table) WHERE app = $1 AND day >= $2::date",
-                        binds: {
-                            var binds = PostgresBindings()
-                            binds.append(appID)
-                            binds.append(first)
-                            return binds
-                        }()), logger: logger)
+                    scoped("DELETE FROM \(table) WHERE app = $1 AND day >= $2::date"), logger: logger)
             }
             for table in ["payload_states", "state_exit_counts", "state_signposts", "state_buckets"] {
                 try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            DELETE FROM \(table) WHERE payload IN (SELECT p.id FROM payloads p, aggregation_state s
-                                WHERE s.id = 1 AND p.app = $1 AND p.kind = 'metric' AND p.day >= $2::date
-                                AND \(Self.foldedCondition))
-                            """,
-                        binds: {
-                            var binds = PostgresBindings()
-                            binds.append(appID)
-                            binds.append(first)
-                            return binds
-                        }()), logger: logger)
+                    scoped(
+                        """
+                        DELETE FROM \(table) WHERE payload IN (SELECT p.id FROM payloads p, aggregation_state s
+                            WHERE s.id = 1 AND p.app = $1 AND p.kind = 'metric' AND p.day >= $2::date
+                            AND \(Self.foldedCondition))
+                        """), logger: logger)
             }
             // Diagnostics: every stored row is the fold's; counted again per cell, at both levels.
             for (suffix, os, device, groups) in [
                 ("", "d.os_version", "d.device_type", ", d.os_version, d.device_type"), ("_v", "''", "''", ""),
             ] {
                 let inserted = try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            INSERT INTO diagnostic_rollup\(suffix) (app, day, version, os, device, kind, crash_group, count)
-                            SELECT $1, d.day, d.app_version, \(os), \(device), d.kind, d.crash_group, count(*)
-                            FROM diagnostics d JOIN payloads p ON p.id = d.payload
-                            WHERE p.app = $1 AND d.day >= $2::date
-                            GROUP BY d.day, d.app_version\(groups), d.kind, d.crash_group
-                            RETURNING count
-                            """,
-                        binds: {
-                            var binds = PostgresBindings()
-                            binds.append(appID)
-                            binds.append(first)
-                            return binds
-                        }()), logger: logger
+                    scoped(
+                        """
+                        INSERT INTO diagnostic_rollup\(suffix) (app, day, version, os, device, kind, crash_group, count)
+                        SELECT $1, d.day, d.app_version, \(os), \(device), d.kind, d.crash_group, count(*)
+                        FROM diagnostics d JOIN payloads p ON p.id = d.payload
+                        WHERE p.app = $1 AND d.day >= $2::date
+                        GROUP BY d.day, d.app_version\(groups), d.kind, d.crash_group
+                        RETURNING count
+                        """), logger: logger
                 ).decode(Int64.self)
                 var cells = 0
                 for try await _ in inserted { cells += 1 }

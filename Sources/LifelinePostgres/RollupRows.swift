@@ -186,23 +186,24 @@ struct RollupRows {
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
     private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
         let rank = ranks()
-        // Every interned cell once; the exit and bucket rows name theirs by index (1-based, as
-        // `WITH ORDINALITY` counts): each row carrying its cell's four strings made encoding the
-        // arrays a fifth of the fold's CPU.
+        // Every interned cell once; rows name theirs by index (1-based, as `WITH ORDINALITY`
+        // counts): each row carrying its cell's four strings made encoding the arrays a fifth of
+        // the fold's CPU.
         let all = Columns(cells)
         if !usage.isEmpty {
             let rows = usage.sorted { rank.cells[Int($0.key)] < rank.cells[Int($1.key)] }
-            let cells = Columns(rows.map { self.cells[Int($0.key)] })
+            let cells = rows.map { $0.key + 1 }
             let payloads = rows.map(\.value.payloads)
             let foreground = rows.map(\.value.foreground)
             let background = rows.map(\.value.background)
             try await connection.query(
                 """
                 INSERT INTO usage_rollup\(unescaped: suffix) (app, day, version, os, device, payloads, foreground_ms, background_ms)
-                SELECT \(app), d::date, v, o, e, p, f, b
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
-                    \(cells.devices)::text[], \(payloads)::bigint[], \(foreground)::float8[], \(background)::float8[])
-                    AS r (d, v, o, e, p, f, b)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, x.p, x.f, x.b
+                FROM unnest(\(cells)::int[], \(payloads)::bigint[], \(foreground)::float8[], \(background)::float8[])
+                    WITH ORDINALITY AS x (i, p, f, b, n)
+                JOIN \(cellsOf: all) ON k.i = x.i
+                ORDER BY x.n
                 ON CONFLICT (app, day, version, os, device) DO UPDATE SET
                     payloads = usage_rollup\(unescaped: suffix).payloads + excluded.payloads,
                     foreground_ms = usage_rollup\(unescaped: suffix).foreground_ms + excluded.foreground_ms,
@@ -224,8 +225,7 @@ struct RollupRows {
                 SELECT \(app), k.d::date, k.v, k.o, k.e, x.s, x.r, x.c
                 FROM unnest(\(cells)::int[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
                     WITH ORDINALITY AS x (i, s, r, c, n)
-                JOIN unnest(\(all.days)::text[], \(all.versions)::text[], \(all.oses)::text[], \(all.devices)::text[])
-                    WITH ORDINALITY AS k (d, v, o, e, i) ON k.i = x.i
+                JOIN \(cellsOf: all) ON k.i = x.i
                 ORDER BY x.n
                 ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
                     count = exit_rollup\(unescaped: suffix).count + excluded.count
@@ -236,17 +236,18 @@ struct RollupRows {
                 a.key.cell == b.key.cell
                     ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
             }
-            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
+            let cells = rows.map { $0.key.cell + 1 }
             let categories = rows.map(\.key.key.first)
             let names = rows.map(\.key.key.second)
             let counts = rows.map(\.value)
             try await connection.query(
                 """
                 INSERT INTO signpost_rollup\(unescaped: suffix) (app, day, version, os, device, category, name, count)
-                SELECT \(app), d::date, v, o, e, k, n, c
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
-                    \(cells.devices)::text[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
-                    AS x (d, v, o, e, k, n, c)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, x.g, x.m, x.c
+                FROM unnest(\(cells)::int[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
+                    WITH ORDINALITY AS x (i, g, m, c, n)
+                JOIN \(cellsOf: all) ON k.i = x.i
+                ORDER BY x.n
                 ON CONFLICT (app, day, version, os, device, category, name) DO UPDATE SET
                     count = signpost_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
@@ -272,8 +273,7 @@ struct RollupRows {
                     array_agg(x.b ORDER BY x.a, x.b), array_agg(x.c ORDER BY x.a, x.b)
                 FROM unnest(\(cells)::int[], \(sources)::int[], \(starts)::float8[], \(ends)::float8[],
                     \(counts)::bigint[]) AS x (i, j, a, b, c)
-                JOIN unnest(\(all.days)::text[], \(all.versions)::text[], \(all.oses)::text[], \(all.devices)::text[])
-                    WITH ORDINALITY AS k (d, v, o, e, i) ON k.i = x.i
+                JOIN \(cellsOf: all) ON k.i = x.i
                 JOIN unnest(\(names)::text[]) WITH ORDINALITY AS n (s, j) ON n.j = x.j
                 GROUP BY k.d, k.v, k.o, k.e, n.s ORDER BY k.d, k.v, k.o, k.e, n.s
                 ON CONFLICT (app, day, version, os, device, source) DO UPDATE SET (starts, ends, counts) = (
@@ -287,24 +287,25 @@ struct RollupRows {
                 a.key.cell == b.key.cell
                     ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
             }
-            let cells = Columns(rows.map { self.cells[Int($0.key.cell)] })
+            let cells = rows.map { $0.key.cell + 1 }
             let kinds = rows.map(\.key.key.kind)
             let groups = rows.map(\.key.key.group)
             let counts = rows.map(\.value)
             try await connection.query(
                 """
                 INSERT INTO diagnostic_rollup\(unescaped: suffix) (app, day, version, os, device, kind, crash_group, count)
-                SELECT \(app), d::date, v, o, e, k, g, c
-                FROM unnest(\(cells.days)::text[], \(cells.versions)::text[], \(cells.oses)::text[],
-                    \(cells.devices)::text[], \(kinds)::text[], \(groups)::bigint[], \(counts)::bigint[])
-                    AS x (d, v, o, e, k, g, c)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, x.t, x.g, x.c
+                FROM unnest(\(cells)::int[], \(kinds)::text[], \(groups)::bigint[], \(counts)::bigint[])
+                    WITH ORDINALITY AS x (i, t, g, c, n)
+                JOIN \(cellsOf: all) ON k.i = x.i
+                ORDER BY x.n
                 ON CONFLICT (app, day, version, os, device, kind, crash_group) DO UPDATE SET
                     count = diagnostic_rollup\(unescaped: suffix).count + excluded.count
                 """, logger: logger)
         }
     }
 
-    /// The cell columns of sorted rows, as arrays for `unnest`.
+    /// The cell columns, as arrays for `unnest`.
     struct Columns {
         var days: [String] = []
         var versions: [String] = []
@@ -319,5 +320,21 @@ struct RollupRows {
                 devices.append(cell.device)
             }
         }
+    }
+}
+
+extension PostgresQuery.StringInterpolation {
+    /// The cells of a statement as a table `k (d, v, o, e, i)`: day, version, OS, device and the
+    /// 1-based index its rows name them by (each cell's strings are sent once, not per row).
+    mutating func appendInterpolation(cellsOf cells: RollupRows.Columns) {
+        appendLiteral("unnest(")
+        appendInterpolation(cells.days)
+        appendLiteral("::text[], ")
+        appendInterpolation(cells.versions)
+        appendLiteral("::text[], ")
+        appendInterpolation(cells.oses)
+        appendLiteral("::text[], ")
+        appendInterpolation(cells.devices)
+        appendLiteral("::text[]) WITH ORDINALITY AS k (d, v, o, e, i)")
     }
 }
