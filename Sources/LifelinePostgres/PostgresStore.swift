@@ -9,8 +9,8 @@ import Synchronization
 
 /// The PostgreSQL store: a pool of connections (``PostgresLocation/poolSize``) shared by ingest
 /// (``DocumentWriter``), the aggregate queries (``AggregateSource``) and leader election. Several
-/// `lifeline serve` processes may share one database: idempotency and rollups are kept by the
-/// database's constraints and upserts, never in process memory.
+/// `lifeline serve` processes may share one database: idempotency is kept by the database's
+/// constraints, and the leader alone folds the rollups (``foldOnce(limit:)``), never in process memory.
 package final class PostgresStore: Sendable {
     package let location: PostgresLocation
     let client: PostgresClient

@@ -2,9 +2,8 @@ import LifelineIngest
 import LifelineModel
 import PostgresNIO
 
-/// The rollup rows of one request, summed per key in memory, then upserted table by table in key
-/// order (concurrent writers lock rows in the same order) with one `INSERT … SELECT FROM unnest`
-/// per table. The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
+/// The rollup rows of one fold batch (or refold batch), summed per key in memory, then upserted
+/// table by table, in key order, at both levels, with one `INSERT … SELECT FROM unnest` per table. The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
 /// answer the same.
 struct RollupRows {
     struct Cell: Hashable, Comparable {

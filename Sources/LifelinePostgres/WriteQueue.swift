@@ -17,8 +17,8 @@ package struct WriteJob: Sendable {
 /// Groups the requests of a node into transactions, as the SQLite writer's group commit does:
 /// up to `writers` transactions run at once; each takes what waits when it starts (at most
 /// ``maxRequests`` requests and ``maxItems`` documents), so a busy node commits many requests per
-/// transaction (fewer round trips, one WAL flush, rollup rows summed across requests before they
-/// are upserted) while a quiet one commits each at once. Every request is answered after its
+/// transaction (fewer round trips, one WAL flush, one append of the batch's documents) while a
+/// quiet one commits each at once. Every request is answered after its
 /// transaction's COMMIT. When a batch of several fails, each request is written again on its own,
 /// so one bad request does not fail the others. The queue holds what the server admitted (its
 /// in-flight byte budget bounds it).
