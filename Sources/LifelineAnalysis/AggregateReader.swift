@@ -202,6 +202,11 @@ package protocol AggregateReader: Sendable {
     func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow]
     /// Diagnostic counts per group, kind and crash group.
     func diagnostics(_ scope: Scope) async throws -> [DiagnosticRow]
+    /// The metrics explorer's folded cells of `scope`: its days and version, OS and device
+    /// filters, merged per group of its version, OS and device grouping (`day` and app states are
+    /// not keys here: each row carries its app state, which ``ExplorerAnalysis`` filters), for
+    /// `metrics` (catalog ids; every metric when empty).
+    func explorerCells(_ scope: Scope, metrics: [String]) async throws -> [ExplorerCellRow]
     /// Details of crash groups.
     func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo]
     /// The app's own binaries seen in its diagnostics' stacks with no debug symbols, the binary in

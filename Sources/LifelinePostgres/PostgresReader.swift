@@ -186,6 +186,43 @@ struct PostgresReader: AggregateReader {
         }
     }
 
+    /// The explorer's cells (`explorer_cells*`, migration postgres/0014) of `scope`, merged per
+    /// group, metric, subject and app state (app states are filtered by the caller).
+    func explorerCells(_ scope: Scope, metrics: [String]) async throws -> [ExplorerCellRow] {
+        var plain = scope
+        plain.appStates = []
+        plain.groupBy = scope.groupBy.filter { $0 == .version || $0 == .os || $0 == .device }
+        guard var query = Query(plain) else { return [] }
+        var condition = query.condition
+        if !metrics.isEmpty {
+            query.binds.append(metrics)
+            condition += " AND metric = ANY($\(query.binds.count)::text[])"
+        }
+        let table = query.versionLevel ? "explorer_cells_v" : "explorer_cells"
+        let columns = (query.keys + ["metric", "subject", "app_state", "cell"]).joined(separator: ", ")
+        let first = query.keys.count
+        struct Key: Hashable {
+            var group: GroupKey
+            var metric: String
+            var subject: String
+            var appState: String
+        }
+        var merged: [Key: ExplorerCell] = [:]
+        for row in try await rows("SELECT \(columns) FROM \(table) WHERE \(condition)", query.binds) {
+            let row = row.makeRandomAccess()
+            let key = Key(
+                group: try query.key(row), metric: try row[first].decode(String.self),
+                subject: try row[first + 1].decode(String.self), appState: try row[first + 2].decode(String.self))
+            let bytes = try row[first + 3].decode(ByteBuffer.self)
+            merged[key, default: ExplorerCell()].merge(try ExplorerCell(decoding: bytes.readableBytesView))
+        }
+        return merged.map {
+            ExplorerCellRow(
+                key: $0.key.group, metric: $0.key.metric, subject: $0.key.subject, appState: $0.key.appState,
+                cell: $0.value)
+        }
+    }
+
     func diagnostics(_ scope: Scope) async throws -> [DiagnosticRow] {
         guard let query = Query(scope) else { return try await stateDiagnostics(scope) }
         let sql = query.sql("diagnostic_rollup", columns: ["sum(count)::bigint"], extraKeys: ["kind", "crash_group"])

@@ -10,7 +10,9 @@ import PostgresNIO
 /// decremented (not recounted), so a concurrent ingest of the same group is not lost.
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
-    static let rollupTables = ["usage_rollup", "exit_rollup", "signpost_rollup", "bucket_cells", "diagnostic_rollup"]
+    static let rollupTables = [
+        "usage_rollup", "exit_rollup", "signpost_rollup", "bucket_cells", "diagnostic_rollup", "explorer_cells",
+    ]
         .flatMap { [$0, $0 + "_v"] }
 
     /// Applies `policy` as of `now` (epoch seconds); `progress` is told after each transaction.

@@ -76,6 +76,8 @@ struct RollupRows {
     var signposts: [Keyed<Pair>: Int64] = [:]
     var buckets: [Keyed<BucketRef>: Int64] = [:]
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
+    /// The metrics explorer's cells of the same documents (both levels; ``ExplorerRows``).
+    var explorer = ExplorerRows()
 
     private mutating func id(_ cell: Cell) -> Int32 {
         if let id = cellIDs[cell] { return id }
@@ -94,6 +96,7 @@ struct RollupRows {
     }
 
     mutating func add(_ metric: MetricPayload, cell: Cell) {
+        explorer.add(metric, cell: cell)
         let cell = id(cell)
         let foreground = metric.scalars.first { $0.name == Self.foregroundTime }?.measurement.finiteValue
         let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
@@ -180,6 +183,7 @@ struct RollupRows {
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
         try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
+        try await explorer.flush(app: app, on: connection, logger: logger)
     }
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.

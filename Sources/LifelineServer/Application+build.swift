@@ -113,6 +113,7 @@ func buildRouter(
         admission: admission, readTimeout: config.readTimeout, metrics: metrics
     ).addRoutes(to: v1)
     QueryController(analysis: analysis, maxRows: config.maxRows).addRoutes(to: v1)
+    ExplorerController(analysis: analysis, maxRows: config.maxRows).addRoutes(to: v1)
     SymbolsController(
         symbols: backend.symbols, source: backend.aggregates, archiveLimits: config.database.symbolArchive
     ).addRoutes(to: v1)

@@ -68,7 +68,7 @@ package enum ExplorerQuery {
     /// App states overlap, so unless `app_state` is grouped by or filtered, only the overall state
     /// (``ExplorerExtractor/overallState``) is read: the figures of a version are never the sum of
     /// its screens. `category` keeps one category's metrics; unknown metric ids are skipped. Rows
-    /// come in catalog order, then by subject and group keys.
+    /// come in catalog order, then by subject, version (``ExplorerVersionOrder``) and the other group keys.
     package static func rows(
         _ cells: some Sequence<(key: ExplorerCellKey, cell: ExplorerCell)>, groupBy: Set<ExplorerDimension> = [],
         filters: [ExplorerDimension: Set<String>] = [:], category: ExplorerCategory? = nil,
@@ -95,8 +95,11 @@ package enum ExplorerQuery {
             let (x, y) = (a.key, b.key)
             if x.metric != y.metric { return order[x.metric, default: .max] < order[y.metric, default: .max] }
             if x.subject != y.subject { return x.subject < y.subject }
-            let gx = [x.groups.version, x.groups.device, x.groups.os, x.groups.appState].map { $0 ?? "" }
-            let gy = [y.groups.version, y.groups.device, y.groups.os, y.groups.appState].map { $0 ?? "" }
+            if x.groups.version != y.groups.version {
+                return ExplorerVersionOrder.precedes(x.groups.version ?? "", y.groups.version ?? "")
+            }
+            let gx = [x.groups.device, x.groups.os, x.groups.appState].map { $0 ?? "" }
+            let gy = [y.groups.device, y.groups.os, y.groups.appState].map { $0 ?? "" }
             return gx.lexicographicallyPrecedes(gy)
         }
         return sorted.compactMap { entry in

@@ -20,7 +20,7 @@ extension Database {
         let connection = try openConnection()
         defer { connection.close() }
         try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
-        let writer = BatchWriter(connection: connection, foldStages: [StateRowsStage(), RollupStage()])
+        let writer = BatchWriter(connection: connection, foldStages: [StateRowsStage(), RollupStage(), ExplorerStage()])
         var report = RefoldReport()
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
@@ -57,7 +57,7 @@ extension Database {
                 report.apps += 1
                 report.firstDays[bundle] = first.string
                 for level in RollupLevel.allCases {
-                    for table in level.tables {
+                    for table in level.tables + [level.table("explorer")] {
                         try connection.run(
                             "DELETE FROM \(table) WHERE app = ? AND day >= ?",
                             [.integer(appID), .integer(Int64(first.ordinal))])

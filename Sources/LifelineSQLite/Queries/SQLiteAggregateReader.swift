@@ -43,6 +43,10 @@ struct SQLiteAggregateReader: AggregateReader {
         try await onReader { try $0.diagnostics(scope) }
     }
 
+    func explorerCells(_ scope: Scope, metrics: [String]) async throws -> [ExplorerCellRow] {
+        try await onReader { try $0.explorerCells(scope, metrics: metrics) }
+    }
+
     func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo] {
         try await onReader { try $0.crashGroups(app: app, ids: ids) }
     }

@@ -60,8 +60,7 @@ package struct Pruner: Sendable {
     /// The rollup tables, all keyed (app, day, …).
     static let rollupTables = [
         "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
-        "rollup_diagnostics",
-        "rollup_diagnostics_by_version",
+        "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
     ]
 
     /// The cut-offs of one run, computed once from `now`.

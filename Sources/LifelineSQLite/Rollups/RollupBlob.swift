@@ -257,7 +257,8 @@ enum RollupBlob {
     }
 
     /// Registers `ll_merge_counts(a, b)` and `ll_merge_buckets(a, b)` on a connection: both take
-    /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``).
+    /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``); and the
+    /// explorer's `ll_merge_explorer` (``ExplorerMergeFunction``).
     static func registerFunctions(on handle: OpaquePointer) -> Int32 {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         let counts = sqlite3_create_function_v2(
@@ -266,11 +267,13 @@ enum RollupBlob {
                 RollupBlob.mergeFunction(context, arguments, CountEntry.self) { $0 }
             }, nil, nil, nil)
         guard counts == SQLITE_OK else { return counts }
-        return sqlite3_create_function_v2(
+        let buckets = sqlite3_create_function_v2(
             handle, "ll_merge_buckets", 2, flags, nil,
             { context, _, arguments in
                 RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
+        guard buckets == SQLITE_OK else { return buckets }
+        return ExplorerMergeFunction.register(on: handle)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -15,8 +15,21 @@ enum RollupLevel: CaseIterable, Sendable {
         self == .fine ? ["app_version", "os_version", "device_type"] : ["app_version"]
     }
 
-    /// All tables of this level (both roll up histogram buckets since migration 0012).
+    /// All tables of this level (both roll up histogram buckets since migration 0012). The
+    /// explorer's cells (migration 0014) are not among them: they are folded from the documents
+    /// only, never rebuilt from the normalized rows.
     var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
+
+    /// Parameters: the cell's key columns, metric, subject, app state, then the encoded
+    /// ``ExplorerCell``, merged into the stored one on conflict (`ll_merge_explorer`).
+    var upsertExplorer: String {
+        let key = ["app", "day"] + dimensionColumns + ["metric", "subject", "app_state"]
+        let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
+        return """
+            INSERT INTO \(table("explorer")) (\(key.joined(separator: ", ")), cell) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cell = ll_merge_explorer(cell, excluded.cell)
+            """
+    }
 
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {

@@ -56,7 +56,7 @@ extension ItemWriteStage {
 /// 0012. `RollupRebuilder` still reads the rows older databases hold, when they are upgraded.)
 enum DefaultStages {
     static func make() -> [any ItemWriteStage] {
-        [StateRowsStage(), DiagnosticRowsStage(), RollupStage()]
+        [StateRowsStage(), DiagnosticRowsStage(), RollupStage(), ExplorerStage()]
     }
 }
 

@@ -1,0 +1,188 @@
+import LifelineModel
+
+/// One merged explorer cell of a read: the values of the scope's grouped dimensions (version, OS,
+/// device; `nil` when not grouped), the metric, its series and app state, and the merged cell.
+package struct ExplorerCellRow: Sendable, Equatable {
+    package var key: GroupKey
+    /// ``ExplorerMetric/id``.
+    package var metric: String
+    /// ``ExplorerObservation/subject`` (`""` for most metrics).
+    package var subject: String
+    /// `all` or an iOS 27 app state's key (``ExplorerExtractor/stateKey(_:)``).
+    package var appState: String
+    package var cell: ExplorerCell
+
+    package init(key: GroupKey, metric: String, subject: String, appState: String, cell: ExplorerCell) {
+        self.key = key
+        self.metric = metric
+        self.subject = subject
+        self.appState = appState
+        self.cell = cell
+    }
+
+    /// The key ``ExplorerQuery`` groups by (dimensions not grouped are `""`).
+    package var cellKey: ExplorerCellKey {
+        ExplorerCellKey(
+            metric: metric, subject: subject, version: key.version ?? "", device: key.device ?? "",
+            os: key.os ?? "", appState: appState)
+    }
+}
+
+/// The insights of one read: the versions compared and one entry per metric, series, population
+/// (`""` every device, else a device type) and percentile.
+package struct InsightsAnswer: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
+        package var metric: ExplorerMetric
+        package var subject: String
+        /// `""`: every device; otherwise one device type.
+        package var device: String
+        package var insight: Insight
+    }
+
+    /// The newest version (or the one asked for); `nil` when the window holds no version.
+    package var latest: String?
+    /// The versions before it compared against, oldest first.
+    package var references: [String]
+    package var entries: [Entry]
+}
+
+/// The explorer's figures over a store's ``AggregateReader``.
+extension Analyzer {
+    /// `GET /v1/apps/{bundleId}/metrics`: the rows of `scope` (its days, filters and grouping by
+    /// version, device, OS and app state), for `category` or every category.
+    package func explorer(_ scope: Scope, category: ExplorerCategory? = nil) async throws -> [ExplorerRow] {
+        let metrics = category.map { ExplorerCatalog.metrics(in: $0).map(\.id) } ?? []
+        let cells = try await reader.explorerCells(scope, metrics: metrics)
+        return ExplorerAnalysis.rows(cells, scope: scope, category: category)
+    }
+
+    /// `GET /v1/apps/{bundleId}/insights`: the newest version of `scope`'s window (or `latest`)
+    /// against the mean of the `referenceCount` versions before it (version order,
+    /// ``ExplorerVersionOrder``), per metric and series, for every device and, with `byDevice`,
+    /// per device type. Only the whole device-day (app state `all`) is compared.
+    package func insights(
+        _ scope: Scope, latest: String? = nil, referenceCount: Int = 3, byDevice: Bool = false,
+        configuration: InsightConfiguration = .init()
+    ) async throws -> InsightsAnswer {
+        var grouped = scope
+        grouped.groupBy = byDevice ? [.version, .device] : [.version]
+        grouped.appStates = []
+        let cells = try await reader.explorerCells(grouped, metrics: [])
+        return ExplorerAnalysis.insights(
+            cells, latest: latest, referenceCount: referenceCount, byDevice: byDevice, configuration: configuration)
+    }
+}
+
+/// The store-independent part of the explorer's answers.
+package enum ExplorerAnalysis {
+    /// The dimensions of `scope`'s grouping the explorer knows (`day` is refused at the edge).
+    package static func dimensions(_ scope: Scope) -> Set<ExplorerDimension> {
+        Set(scope.groupBy.compactMap { ExplorerDimension(rawValue: $0.rawValue) })
+    }
+
+    /// Whether the app-state key `state` is selected by the filter `filter` (`domain/label`, any
+    /// metadata).
+    package static func state(_ state: String, matches filter: String) -> Bool {
+        state == filter || state.hasPrefix(filter + " ")
+    }
+
+    /// The rows of merged cells for `scope` (app states filtered as ``state(_:matches:)``).
+    package static func rows(_ cells: [ExplorerCellRow], scope: Scope, category: ExplorerCategory?) -> [ExplorerRow] {
+        var filters: [ExplorerDimension: Set<String>] = [:]
+        var kept = cells
+        if !scope.appStates.isEmpty {
+            kept = cells.filter { cell in scope.appStates.contains { state(cell.appState, matches: $0) } }
+            filters[.appState] = Set(kept.map(\.appState))
+        }
+        return ExplorerQuery.rows(
+            kept.map { (key: $0.cellKey, cell: $0.cell) }, groupBy: dimensions(scope), filters: filters,
+            category: category)
+    }
+
+    /// Insights from cells grouped by version (and device with `byDevice`).
+    package static func insights(
+        _ cells: [ExplorerCellRow], latest: String?, referenceCount: Int, byDevice: Bool,
+        configuration: InsightConfiguration
+    ) -> InsightsAnswer {
+        struct Series: Hashable {
+            var metric: String
+            var subject: String
+            var device: String
+        }
+        var samples: [Series: [String: QuantileSketch]] = [:]
+        var versions = Set<String>()
+        for row in cells where row.appState == ExplorerExtractor.overallState {
+            guard let version = row.key.version, ExplorerCatalog.metric(row.metric)?.direction != nil else { continue }
+            versions.insert(version)
+            let populations = byDevice ? ["", row.key.device ?? "unknown"] : [""]
+            for device in populations {
+                samples[Series(metric: row.metric, subject: row.subject, device: device), default: [:]][
+                    version, default: QuantileSketch()
+                ]
+                .merge(row.cell.sketch)
+            }
+        }
+        let ordered = versions.sorted(by: ExplorerVersionOrder.precedes)
+        guard let newest = latest ?? ordered.last, let position = ordered.firstIndex(of: newest) else {
+            return InsightsAnswer(latest: latest, references: [], entries: [])
+        }
+        let references = Array(ordered[max(0, position - max(0, referenceCount))..<position])
+        let order = Dictionary(
+            ExplorerCatalog.metrics.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
+        let series = samples.keys.sorted {
+            (order[$0.metric, default: .max], $0.subject, $0.device) < (order[$1.metric, default: .max], $1.subject, $1.device)
+        }
+        var entries: [InsightsAnswer.Entry] = []
+        for key in series {
+            guard let metric = ExplorerCatalog.metric(key.metric), let direction = metric.direction,
+                let byVersion = samples[key]
+            else { continue }
+            // A series the latest version did not report has nothing to compare.
+            guard let latestSketch = byVersion[newest] else { continue }
+            let population = key.subject.isEmpty ? key.device : key.subject + "\u{1F}" + key.device
+            let insights = InsightEngine.evaluate(
+                metric: key.metric, population: population, direction: direction,
+                latest: VersionSample(version: newest, deviceDays: latestSketch),
+                references: references.map { VersionSample(version: $0, deviceDays: byVersion[$0] ?? QuantileSketch()) },
+                configuration: configuration)
+            for insight in insights {
+                entries.append(.init(metric: metric, subject: key.subject, device: key.device, insight: insight))
+            }
+        }
+        return InsightsAnswer(latest: newest, references: references, entries: entries)
+    }
+}
+
+/// The order of app versions: dotted numbers compare numerically, part by part (`1.10` after
+/// `1.9`, `2.0` after `1.10`), a missing part counts as 0, and text parts (and ties) fall back to
+/// plain string order, so the order is total.
+package enum ExplorerVersionOrder {
+    package static func precedes(_ a: String, _ b: String) -> Bool {
+        let x = parts(a)
+        let y = parts(b)
+        for index in 0..<max(x.count, y.count) {
+            let p = index < x.count ? x[index] : .number(0)
+            let q = index < y.count ? y[index] : .number(0)
+            switch (p, q) {
+            case (.number(let m), .number(let n)) where m != n: return m < n
+            case (.text(let s), .text(let t)) where s != t: return s < t
+            case (.number, .text): return true
+            case (.text, .number): return false
+            default: continue
+            }
+        }
+        return a < b
+    }
+
+    private enum Part: Equatable {
+        case number(UInt64)
+        case text(String)
+    }
+
+    private static func parts(_ version: String) -> [Part] {
+        version.split(whereSeparator: { $0 == "." || $0 == " " || $0 == "-" || $0 == "(" || $0 == ")" }).map { part in
+            if part.count <= 18, part.allSatisfy(\.isASCII), let number = UInt64(part) { return .number(number) }
+            return .text(String(part))
+        }
+    }
+}
