@@ -314,6 +314,7 @@ let package = Package(
                 "LifelineReport",
                 "LifelineAnalysis",
                 "LifelineAlerts",
+                "LifelineSimulator",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),

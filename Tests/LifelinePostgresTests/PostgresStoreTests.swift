@@ -88,6 +88,13 @@ struct PostgresStoreTests {
         #expect(actual.signpostsByAppState == expected.signpostsByAppState)
         #expect(actual.diagnosticsByAppState == expected.diagnosticsByAppState)
         #expect(actual.exitsInOneState == expected.exitsInOneState)
+        // The explorer: every metric of both formats, by version, device × OS, app state.
+        #expect(expected.explorer.count > 200)
+        #expect(expected.explorer.contains { $0.hasPrefix("launch.time_to_first_draw ") })
+        #expect(expected.explorer.contains { $0.hasPrefix("memory.peak ") })
+        #expect(!expected.insights.isEmpty)
+        #expect(actual.explorer == expected.explorer, "\(zip(actual.explorer, expected.explorer).first { $0 != $1 }.map { "\($0)" } ?? "counts differ")")
+        #expect(actual.insights == expected.insights)
         await store.shutdown()
     }
 

@@ -36,6 +36,38 @@ extension PostgresStoreTests {
         var signpostsByAppState: [SignpostRow]
         var diagnosticsByAppState: [String]
         var exitsInOneState: [ExitFigure]
+        /// The metrics explorer (issue 26): every metric's rows by version, by device and OS, by
+        /// app state and in one app state (no device-day minimum, floating figures to 9
+        /// significant digits: the pooled sums may differ in their last bits with the merge order),
+        /// and the insights of the newest version.
+        var explorer: [String]
+        var insights: [String]
+
+        /// `value` to 9 significant digits, or `-`.
+        static func text(_ value: Double?) -> String { value.map { String(format: "%.9g", $0) } ?? "-" }
+
+        static func explorer(_ analyzer: Analyzer, _ scope: Scope) async throws -> [String] {
+            var lines: [String] = []
+            let states = try await analyzer.reader.usage(scope.grouped(by: [.appState])).compactMap {
+                $0.key.appState.map { "\($0.domain)/\($0.label)" }
+            }.sorted()
+            var oneState = scope.grouped(by: [.version])
+            oneState.appStates = Array(states.prefix(1))
+            for grouped in [
+                scope.grouped(by: [.version]), scope.grouped(by: [.device, .os]), scope.grouped(by: [.appState]),
+                oneState,
+            ] {
+                for row in try await analyzer.explorer(grouped, minimumDeviceDays: 1) {
+                    lines.append(
+                        [
+                            row.metric, row.subject ?? "", row.version ?? "", row.device ?? "", row.os ?? "",
+                            row.appState ?? "", "\(row.deviceDays)", text(row.p50), text(row.p90), text(row.mean),
+                            text(row.errorMargin), text(row.p50ErrorMargin), text(row.p90ErrorMargin),
+                        ].joined(separator: " "))
+                }
+            }
+            return lines
+        }
 
         static func read(_ source: any AggregateSource) async throws -> Figures {
             try await AnalysisRunner(source: source).analyze { analyzer in
@@ -92,7 +124,19 @@ extension PostgresStoreTests {
                         var one = scope.grouped(by: [.version])
                         one.appStates = Array(states.prefix(1))
                         return try await analyzer.exits(one)
-                    }())
+                    }(),
+                    explorer: try await explorer(analyzer, scope),
+                    insights: try await analyzer.insights(
+                        scope, referenceCount: 2, configuration: InsightConfiguration(minimumDeviceDays: 10)
+                    ).entries.map { entry in
+                        let i = entry.insight
+                        return [
+                            entry.metric.id, entry.subject, entry.device, "\(i.percentile)", i.latestVersion,
+                            "\(i.referenceVersions)", text(i.latestValue), text(i.referenceValue),
+                            text(i.deltaPercentage), text(i.confidenceInterval?.lower),
+                            text(i.confidenceInterval?.upper), i.classification.rawValue,
+                        ].joined(separator: " ")
+                    })
             }
         }
     }

@@ -50,10 +50,12 @@ package struct InsightsAnswer: Sendable, Equatable {
 extension Analyzer {
     /// `GET /v1/apps/{bundleId}/metrics`: the rows of `scope` (its days, filters and grouping by
     /// version, device, OS and app state), for `category` or every category.
-    package func explorer(_ scope: Scope, category: ExplorerCategory? = nil) async throws -> [ExplorerRow] {
+    package func explorer(
+        _ scope: Scope, category: ExplorerCategory? = nil, minimumDeviceDays: UInt64 = ExplorerRow.minimumDeviceDays
+    ) async throws -> [ExplorerRow] {
         let metrics = category.map { ExplorerCatalog.metrics(in: $0).map(\.id) } ?? []
         let cells = try await reader.explorerCells(scope, metrics: metrics)
-        return ExplorerAnalysis.rows(cells, scope: scope, category: category)
+        return ExplorerAnalysis.rows(cells, scope: scope, category: category, minimumDeviceDays: minimumDeviceDays)
     }
 
     /// `GET /v1/apps/{bundleId}/insights`: the newest version of `scope`'s window (or `latest`)
@@ -87,7 +89,10 @@ package enum ExplorerAnalysis {
     }
 
     /// The rows of merged cells for `scope` (app states filtered as ``state(_:matches:)``).
-    package static func rows(_ cells: [ExplorerCellRow], scope: Scope, category: ExplorerCategory?) -> [ExplorerRow] {
+    package static func rows(
+        _ cells: [ExplorerCellRow], scope: Scope, category: ExplorerCategory?,
+        minimumDeviceDays: UInt64 = ExplorerRow.minimumDeviceDays
+    ) -> [ExplorerRow] {
         var filters: [ExplorerDimension: Set<String>] = [:]
         var kept = cells
         if !scope.appStates.isEmpty {
@@ -96,7 +101,7 @@ package enum ExplorerAnalysis {
         }
         return ExplorerQuery.rows(
             kept.map { (key: $0.cellKey, cell: $0.cell) }, groupBy: dimensions(scope), filters: filters,
-            category: category)
+            category: category, minimumDeviceDays: minimumDeviceDays)
     }
 
     /// Insights from cells grouped by version (and device with `byDevice`).
