@@ -13,7 +13,7 @@ extension PostgresStore {
     static let rollupTables = [
         "usage_rollup", "exit_rollup", "signpost_rollup", "bucket_cells", "diagnostic_rollup", "explorer_cells",
     ]
-        .flatMap { [$0, $0 + "_v"] }
+    .flatMap { [$0, $0 + "_v"] }
 
     /// Applies `policy` as of `now` (epoch seconds); `progress` is told after each transaction.
     /// A dry run counts what would go and removes nothing.

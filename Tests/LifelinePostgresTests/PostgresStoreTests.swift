@@ -93,7 +93,9 @@ struct PostgresStoreTests {
         #expect(expected.explorer.contains { $0.hasPrefix("launch.time_to_first_draw ") })
         #expect(expected.explorer.contains { $0.hasPrefix("memory.peak ") })
         #expect(!expected.insights.isEmpty)
-        #expect(actual.explorer == expected.explorer, "\(zip(actual.explorer, expected.explorer).first { $0 != $1 }.map { "\($0)" } ?? "counts differ")")
+        #expect(
+            actual.explorer == expected.explorer,
+            "\(zip(actual.explorer, expected.explorer).first { $0 != $1 }.map { "\($0)" } ?? "counts differ")")
         #expect(actual.insights == expected.insights)
         await store.shutdown()
     }

@@ -60,7 +60,9 @@ struct ExplorerEndpointTests {
         }
     }
 
-    func get(_ client: any TestClientProtocol, _ uri: String, _ token: String) async throws -> (HTTPFields, [String: Any]) {
+    func get(_ client: any TestClientProtocol, _ uri: String, _ token: String) async throws -> (
+        HTTPFields, [String: Any]
+    ) {
         let response = try await client.execute(uri: uri, method: .get, headers: [.authorization: "Bearer \(token)"])
         #expect(response.status == .ok, "\(uri): \(String(buffer: response.body))")
         return (response.headers, try json(response.body))
@@ -90,14 +92,16 @@ struct ExplorerEndpointTests {
 
     static let window = "from=2026-09-30&to=2026-10-09"
 
-    @Test("perf-regression: percentiles within the truth table's error, every planted regression flagged, Apple's shape")
+    @Test(
+        "perf-regression: percentiles within the truth table's error, every planted regression flagged, Apple's shape")
     func perfRegression() async throws {
         let truth = PerfTruth(config: Self.config(.perfRegression))
         try await withScenario(.perfRegression) { client, read, accepted in
             #expect(accepted > 1_000)
             // Answered right after the last acknowledgement: every device-day is in.
             let (_, usage) = try await get(
-                client, "/v1/apps/\(Self.app)/metrics?\(Self.window)&category=launch&group_by=version&limit=10000", read)
+                client, "/v1/apps/\(Self.app)/metrics?\(Self.window)&category=launch&group_by=version&limit=10000", read
+            )
             let rows = usage["rows"] as? [[String: Any]] ?? []
             let launchDays = rows.filter { $0["metric"] as? String == "launch.time_to_first_draw" }
                 .compactMap { $0["device_days"] as? Int }.reduce(0, +)
@@ -150,17 +154,23 @@ struct ExplorerEndpointTests {
             let product = (apple["productData"] as? [[String: Any]])?.first
             let categories = product?["metricCategories"] as? [[String: Any]] ?? []
             let launch = categories.first { $0["identifier"] as? String == "LAUNCH" }
-            let launchTime = (launch?["metrics"] as? [[String: Any]])?.first { $0["identifier"] as? String == "launchTime" }
+            let launchTime = (launch?["metrics"] as? [[String: Any]])?.first {
+                $0["identifier"] as? String == "launchTime"
+            }
             let datasets = launchTime?["datasets"] as? [[String: Any]] ?? []
             let all = datasets.first {
                 let criteria = $0["filterCriteria"] as? [String: Any]
-                return criteria?["device"] as? String == "all" && criteria?["percentile"] as? String == "percentile.fifty"
+                return criteria?["device"] as? String == "all"
+                    && criteria?["percentile"] as? String == "percentile.fifty"
             }
             let points = all?["points"] as? [[String: Any]] ?? []
             #expect(points.compactMap { $0["version"] as? String } == Self.versions)
             #expect(points.allSatisfy { $0["value"] is Double && $0["errorMargin"] is Double })
             let appleRegressions = (apple["insights"] as? [String: Any])?["regressions"] as? [[String: Any]] ?? []
-            #expect(appleRegressions.contains { $0["metric"] as? String == "launchTime" && $0["latestVersion"] as? String == "4.3.0" })
+            #expect(
+                appleRegressions.contains {
+                    $0["metric"] as? String == "launchTime" && $0["latestVersion"] as? String == "4.3.0"
+                })
         }
     }
 

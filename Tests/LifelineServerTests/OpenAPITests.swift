@@ -67,6 +67,17 @@ struct OpenAPITests {
                     .get, "/v1/apps/\(notes)/\(endpoint)?\(window)&group_by=version,day",
                     spec: "/v1/apps/{bundleId}/\(endpoint)", token: read, status: 200)
             }
+            for (endpoint, query) in [
+                ("metrics", "group_by=version,device"), ("metrics", "group_by=app_state&category=launch"),
+                ("insights", "group_by=device"), ("perfPowerMetrics", "reference=2"),
+            ] {
+                try await check(
+                    .get, "/v1/apps/\(notes)/\(endpoint)?\(window)&\(query)", spec: "/v1/apps/{bundleId}/\(endpoint)",
+                    token: read, status: 200)
+            }
+            try await check(
+                .get, "/v1/apps/\(notes)/metrics?category=x", spec: "/v1/apps/{bundleId}/metrics", token: read,
+                status: 400)
             try await check(
                 .get, "/v1/apps/\(notes)/exits?from=nope", spec: "/v1/apps/{bundleId}/exits", token: read, status: 400)
             try await check(

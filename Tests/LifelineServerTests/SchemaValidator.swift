@@ -23,7 +23,9 @@ struct SchemaValidator: @unchecked Sendable {  // immutable after init
         else { throw TestFailure("spec has no response \(status) for \(method.uppercased()) \(path)") }
         if let ref = response["$ref"] as? String { response = try resolve(ref) }
         guard let content = response["content"] as? [String: Any],
-            let json = content["application/json"] as? [String: Any], let schema = json["schema"] as? [String: Any]
+            // application/json, or a vendor JSON type (perfPowerMetrics' application/vnd.apple.xcode-metrics+json).
+            let json = (content["application/json"] ?? content.first { $0.key.hasSuffix("+json") }?.value)
+                as? [String: Any], let schema = json["schema"] as? [String: Any]
         else { throw TestFailure("response \(status) of \(path) has no JSON schema") }
         return schema
     }

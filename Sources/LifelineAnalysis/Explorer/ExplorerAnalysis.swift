@@ -135,7 +135,9 @@ package enum ExplorerAnalysis {
         let order = Dictionary(
             ExplorerCatalog.metrics.enumerated().map { ($0.element.id, $0.offset) }, uniquingKeysWith: { a, _ in a })
         let series = samples.keys.sorted {
-            (order[$0.metric, default: .max], $0.subject, $0.device) < (order[$1.metric, default: .max], $1.subject, $1.device)
+            (order[$0.metric, default: .max], $0.subject, $0.device) < (
+                order[$1.metric, default: .max], $1.subject, $1.device
+            )
         }
         var entries: [InsightsAnswer.Entry] = []
         for key in series {
@@ -148,7 +150,9 @@ package enum ExplorerAnalysis {
             let insights = InsightEngine.evaluate(
                 metric: key.metric, population: population, direction: direction,
                 latest: VersionSample(version: newest, deviceDays: latestSketch),
-                references: references.map { VersionSample(version: $0, deviceDays: byVersion[$0] ?? QuantileSketch()) },
+                references: references.map {
+                    VersionSample(version: $0, deviceDays: byVersion[$0] ?? QuantileSketch())
+                },
                 configuration: configuration)
             for insight in insights {
                 entries.append(.init(metric: metric, subject: key.subject, device: key.device, insight: insight))

@@ -20,7 +20,8 @@ extension Database {
         let connection = try openConnection()
         defer { connection.close() }
         try Migrator(migrations: EmbeddedMigrations.all, now: { 0 }).requireCurrent(connection)
-        let writer = BatchWriter(connection: connection, foldStages: [StateRowsStage(), RollupStage(), ExplorerStage()])
+        let writer = BatchWriter(
+            connection: connection, foldStages: [StateRowsStage(), RollupStage(), ExplorerStage()])
         var report = RefoldReport()
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {

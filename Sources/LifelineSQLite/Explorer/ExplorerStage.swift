@@ -97,7 +97,9 @@ enum ExplorerMergeFunction {
         guard let arguments else { return sqlite3_result_null(context) }
         func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
             let count = Int(sqlite3_value_bytes(value))
-            guard count > 0, let pointer = sqlite3_value_blob(value) else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+            guard count > 0, let pointer = sqlite3_value_blob(value) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
             return UnsafeRawBufferPointer(start: pointer, count: count)
         }
         guard let incoming = try? ExplorerCell(decoding: bytes(arguments[1])) else {

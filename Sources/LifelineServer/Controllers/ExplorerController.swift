@@ -24,8 +24,11 @@ struct ExplorerController: Sendable {
             return try QueryController.json(
                 scope, page, rows, map: { $0 },
                 identity: { row in
-                    [row.metric, row.subject ?? "", row.version ?? "", row.device ?? "", row.os ?? "", row.appState ?? ""]
-                        .joined(separator: "\u{1F}")
+                    [
+                        row.metric, row.subject ?? "", row.version ?? "", row.device ?? "", row.os ?? "",
+                        row.appState ?? "",
+                    ]
+                    .joined(separator: "\u{1F}")
                 })
         }
         app.get("insights") { request, context in

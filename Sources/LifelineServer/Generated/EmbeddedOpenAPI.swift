@@ -413,6 +413,114 @@ package enum EmbeddedOpenAPI {
                 "404": { $ref: "#/components/responses/Error" }
                 "422": { $ref: "#/components/responses/TooLarge" }
                 "503": { $ref: "#/components/responses/ReadLimited" }
+          /v1/apps/{bundleId}/metrics:
+            get:
+              tags: [query]
+              summary: "Metrics explorer: every MetricKit category per version, device, OS and app state (default group_by=version)."
+              description: |
+                One row per metric (and series, for signpost hitch ratios) and group, folded by the
+                aggregator from legacy payloads and 2.0.0 reports alike. `p50`/`p90` interpolate inside the
+                merged buckets of a histogram metric and come from a mergeable sketch across device-days
+                (relative error ≤ 1 %) for the others; `mean` is the pooled mean, `error_margin` the
+                half-width of its 95 % interval over device-days. Below 50 device-days a row has
+                `insufficient_data: true` and every figure `null`. Without `group_by=app_state` (or an
+                `app_state` filter) only whole device-days (state `all`) are read. `group_by` accepts
+                version, device, os and app_state (not day).
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+                - $ref: "#/components/parameters/From"
+                - $ref: "#/components/parameters/To"
+                - $ref: "#/components/parameters/Version"
+                - $ref: "#/components/parameters/OS"
+                - $ref: "#/components/parameters/Device"
+                - $ref: "#/components/parameters/AppState"
+                - $ref: "#/components/parameters/GroupBy"
+                - name: category
+                  in: query
+                  description: One category; every category when absent.
+                  schema: { type: string, enum: [launch, hang, memory, disk, battery, animation, termination] }
+                - $ref: "#/components/parameters/Limit"
+                - $ref: "#/components/parameters/Cursor"
+              responses:
+                "200":
+                  description: Explorer rows, in catalog order, then by series, version order and the other keys.
+                  content:
+                    application/json:
+                      schema: { $ref: "#/components/schemas/ExplorerResponse" }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
+          /v1/apps/{bundleId}/insights:
+            get:
+              tags: [query]
+              summary: "Insights: the newest version against the mean of the versions before it, per metric and percentile."
+              description: |
+                Organizer's method: for p50 and p90 of each metric (and series), the latest version's
+                percentile across its device-days against the mean of each reference version's. The 95 %
+                interval of the delta comes from a seeded bootstrap over device-days (reproducible).
+                `regressions`: worse by ≥ 10 % with the interval clear of 0; `trending_up`: worse by ≥ 10 %
+                with the interval touching 0; `insufficient_data`: under 100 device-days on either side or
+                no reference version; `unchanged`: the rest. `high_impact` from 100 % worse. Regressions
+                and trends come largest delta first. With `group_by=device` each device type is a
+                population of its own beside every device (`device: null`).
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+                - $ref: "#/components/parameters/From"
+                - $ref: "#/components/parameters/To"
+                - $ref: "#/components/parameters/Version"
+                - $ref: "#/components/parameters/OS"
+                - $ref: "#/components/parameters/Device"
+                - name: group_by
+                  in: query
+                  description: "`device` to add one population per device type; nothing else."
+                  schema: { type: string, enum: [device] }
+                - $ref: "#/components/parameters/Latest"
+                - $ref: "#/components/parameters/Reference"
+              responses:
+                "200":
+                  description: Insights by classification.
+                  content:
+                    application/json:
+                      schema: { $ref: "#/components/schemas/InsightsResponse" }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "404": { $ref: "#/components/responses/Error" }
+                "422": { $ref: "#/components/responses/TooLarge" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
+          /v1/apps/{bundleId}/perfPowerMetrics:
+            get:
+              tags: [query]
+              summary: "The explorer and insights in App Store Connect's perfPowerMetrics shape (xcodeMetrics)."
+              description: |
+                `productData → metricCategories → metrics → datasets (filterCriteria: device, percentile)
+                → points (version, value, errorMargin, goal)` and `insights.regressions` / `trendingUp`,
+                field for field as App Store Connect answers `GET /v1/apps/{id}/perfPowerMetrics`, so tools
+                written for it read a self-hosted Lifeline unchanged. One dataset per device (`all` and each
+                device type) and percentile; rows with insufficient data give no point.
+              parameters:
+                - $ref: "#/components/parameters/BundleId"
+                - $ref: "#/components/parameters/From"
+                - $ref: "#/components/parameters/To"
+                - $ref: "#/components/parameters/Version"
+                - $ref: "#/components/parameters/OS"
+                - $ref: "#/components/parameters/Device"
+                - $ref: "#/components/parameters/Latest"
+                - $ref: "#/components/parameters/Reference"
+              responses:
+                "200":
+                  description: App Store Connect's xcodeMetrics document.
+                  content:
+                    application/vnd.apple.xcode-metrics+json:
+                      schema: { $ref: "#/components/schemas/XcodeMetrics" }
+                "400": { $ref: "#/components/responses/Error" }
+                "401": { $ref: "#/components/responses/Error" }
+                "403": { $ref: "#/components/responses/Error" }
+                "404": { $ref: "#/components/responses/Error" }
+                "503": { $ref: "#/components/responses/ReadLimited" }
           /v1/apps/{bundleId}/crashes:
             get:
               tags: [query]
@@ -702,6 +810,16 @@ package enum EmbeddedOpenAPI {
                 deterministic order, so each row is returned once. 400 `invalid_parameter` naming `cursor`
                 for a cursor that is not one, belongs to another query, or whose row has gone.
               schema: { type: string, maxLength: 512 }
+            Latest:
+              name: latest
+              in: query
+              description: The version compared (default the newest in the window, in version order).
+              schema: { type: string, minLength: 1 }
+            Reference:
+              name: reference
+              in: query
+              description: How many versions before it are the reference (1…20, default 3).
+              schema: { type: integer, minimum: 1, maximum: 20 }
             GroupBy:
               name: group_by
               in: query
@@ -1199,6 +1317,164 @@ package enum EmbeddedOpenAPI {
                               p90_ms: { type: [number, "null"] }
                               p95_ms: { type: [number, "null"] }
                               p99_ms: { type: [number, "null"] }
+            ExplorerResponse:
+              allOf:
+                - $ref: "#/components/schemas/Envelope"
+                - type: object
+                  required: [rows]
+                  properties:
+                    rows:
+                      type: array
+                      items:
+                        type: object
+                        required:
+                          [category, metric, unit, p50, p90, mean, device_days, error_margin, p50_error_margin,
+                           p90_error_margin, goal, insufficient_data]
+                        properties:
+                          category: { type: string, enum: [launch, hang, memory, disk, battery, animation, termination] }
+                          metric: { type: string, description: "Catalog id, e.g. launch.time_to_first_draw, memory.peak." }
+                          unit:
+                            type: string
+                            enum: [ms, bytes, instructions, ms_per_s, apl, bars, s_per_h, exits_per_device_day, exits_per_h]
+                          subject: { type: string, description: "The series inside the metric (a signpost's category/name)." }
+                          version: { type: string }
+                          device: { type: string }
+                          os: { type: string }
+                          app_state: { type: string, description: "`all`, or `domain/label` (then the metadata JSON)." }
+                          p50: { type: [number, "null"] }
+                          p90: { type: [number, "null"] }
+                          mean: { type: [number, "null"] }
+                          device_days: { type: integer }
+                          error_margin: { type: [number, "null"], description: Half-width of the 95 % interval of mean. }
+                          p50_error_margin: { type: [number, "null"] }
+                          p90_error_margin: { type: [number, "null"] }
+                          goal: { type: [string, "null"], enum: [good, fair, poor, null] }
+                          insufficient_data: { type: boolean, description: Fewer than 50 device-days; every figure null. }
+            Insight:
+              type: object
+              required:
+                [category, metric, unit, device, percentile, latest_value, reference_value, delta_percentage,
+                 confidence_interval, high_impact, classification, latest_device_days, reference_device_days]
+              properties:
+                category: { type: string }
+                metric: { type: string }
+                unit: { type: string }
+                subject: { type: string }
+                device: { type: [string, "null"], description: "null: every device." }
+                percentile: { type: integer, enum: [50, 90] }
+                latest_value: { type: [number, "null"] }
+                reference_value: { type: [number, "null"] }
+                delta_percentage: { type: [number, "null"] }
+                confidence_interval:
+                  type: [array, "null"]
+                  description: The 95 % bootstrap interval of the delta, in percent (a bound is null when infinite).
+                  items: { type: [number, "null"] }
+                high_impact: { type: boolean }
+                classification: { type: string, enum: [regression, trending_up, insufficient_data, none] }
+                latest_device_days: { type: integer }
+                reference_device_days: { type: integer }
+            InsightsResponse:
+              type: object
+              required: [app, window, latest_version, reference_versions, regressions, trending_up, insufficient_data, unchanged]
+              properties:
+                app: { type: string }
+                window: { $ref: "#/components/schemas/Window" }
+                latest_version: { type: [string, "null"] }
+                reference_versions: { type: array, items: { type: string } }
+                regressions: { type: array, items: { $ref: "#/components/schemas/Insight" } }
+                trending_up: { type: array, items: { $ref: "#/components/schemas/Insight" } }
+                insufficient_data: { type: array, items: { $ref: "#/components/schemas/Insight" } }
+                unchanged: { type: array, items: { $ref: "#/components/schemas/Insight" } }
+            XcodeMetrics:
+              type: object
+              description: App Store Connect's xcodeMetrics (every field optional, as in Apple's schema).
+              properties:
+                version: { type: string }
+                insights:
+                  type: object
+                  properties:
+                    regressions: { type: array, items: { $ref: "#/components/schemas/MetricsInsight" } }
+                    trendingUp: { type: array, items: { $ref: "#/components/schemas/MetricsInsight" } }
+                productData:
+                  type: array
+                  items:
+                    type: object
+                    properties:
+                      platform: { type: string }
+                      metricCategories:
+                        type: array
+                        items:
+                          type: object
+                          properties:
+                            identifier: { type: string, enum: [HANG, LAUNCH, MEMORY, DISK, BATTERY, TERMINATION, ANIMATION] }
+                            metrics:
+                              type: array
+                              items:
+                                type: object
+                                properties:
+                                  identifier: { type: string }
+                                  goalKeys:
+                                    type: array
+                                    items:
+                                      type: object
+                                      properties:
+                                        goalKey: { type: string }
+                                        lowerBound: { type: number }
+                                        upperBound: { type: number }
+                                  unit:
+                                    type: object
+                                    properties:
+                                      identifier: { type: string }
+                                      displayName: { type: string }
+                                  datasets:
+                                    type: array
+                                    items:
+                                      type: object
+                                      properties:
+                                        filterCriteria:
+                                          type: object
+                                          properties:
+                                            percentile: { type: string }
+                                            device: { type: string }
+                                            deviceMarketingName: { type: string }
+                                        points:
+                                          type: array
+                                          items:
+                                            type: object
+                                            properties:
+                                              version: { type: string }
+                                              value: { type: number }
+                                              errorMargin: { type: number }
+                                              goal: { type: string }
+                                              percentageBreakdown:
+                                                type: object
+                                                properties:
+                                                  value: { type: number }
+                                                  subSystemLabel: { type: string }
+            MetricsInsight:
+              type: object
+              properties:
+                metricCategory: { type: string }
+                latestVersion: { type: string }
+                metric: { type: string }
+                summaryString: { type: string }
+                referenceVersions: { type: string }
+                maxLatestVersionValue: { type: number }
+                subSystemLabel: { type: string }
+                highImpact: { type: boolean }
+                populations:
+                  type: array
+                  items:
+                    type: object
+                    properties:
+                      deltaPercentage: { type: number }
+                      percentile: { type: string }
+                      summaryString: { type: string }
+                      referenceAverageValue: { type: number }
+                      latestVersionValue: { type: number }
+                      device: { type: string }
+                      deviceMarketingName: { type: string }
+                      deviceType: { type: string }
             Frame:
               type: object
               required: [binary_name, binary_uuid, address, offset]
