@@ -251,6 +251,33 @@ package struct Analyzer: Sendable {
             }
         case .restorationErrorRate:
             return try await restoration(scope).map { .init(key: $0.key, value: $0.errorRate, samples: $0.attempts) }
+        case .explorer(let id, let statistic):
+            guard let metric = ExplorerCatalog.metric(id) else { return [] }
+            return try await explorer(scope, category: metric.category).filter { $0.metric == id }.map { row in
+                .init(
+                    key: GroupKey(version: row.version, os: row.os, device: row.device),
+                    labels: row.subject.map { ["subject": $0] } ?? [:], value: statistic.value(row),
+                    samples: Int64(clamping: row.deviceDays))
+            }
+        case .regression(let id, let percentile):
+            let byDevice = scope.groupBy.contains(.device)
+            return try await insights(scope, byDevice: byDevice).entries.filter {
+                $0.metric.id == id && abs($0.insight.percentile - percentile) < 1e-9 && (byDevice || $0.device.isEmpty)
+            }.map { entry in
+                let insight = entry.insight
+                var value: Double?
+                if insight.classification != .insufficientData, let delta = insight.deltaPercentage,
+                    let interval = insight.confidenceInterval
+                {
+                    let clear = entry.metric.direction == .lowerIsWorse ? interval.upper < 0 : interval.lower > 0
+                    value = clear ? abs(delta) : 0
+                }
+                var labels: [String: String] = [:]
+                if !entry.subject.isEmpty { labels["subject"] = entry.subject }
+                return .init(
+                    key: GroupKey(version: insight.latestVersion, device: entry.device.isEmpty ? nil : entry.device),
+                    labels: labels, value: value, samples: Int64(clamping: insight.latestDeviceDays))
+            }
         case .ratio(let numerator, let denominator):
             return ratio(try await evaluate(numerator, scope), over: try await evaluate(denominator, scope))
         case .scaled(let inner, let factor):

@@ -25,8 +25,35 @@ package indirect enum Measure: Sendable, Equatable, Hashable {
     case handlerImbalance
     /// Restoration failures / attempts.
     case restorationErrorRate
+    /// A figure of a metrics-explorer metric (catalog id) per group: `p50`, `p90`, `mean` or
+    /// `device_days`; undefined below the explorer's 50 device-days. A metric with series (signpost
+    /// hitch ratios) gives one value per series (label `subject`).
+    case explorer(metric: String, statistic: ExplorerStatistic)
+    /// The newest version's regression of a metric at a percentile (0.5, 0.9) against the versions
+    /// before it (Insights): the delta in percent when its 95 % interval lies entirely on the worse
+    /// side of 0, else 0; undefined with insufficient data. One value for every device, or one per
+    /// device type when grouped by device (label `version`: the newest version).
+    case regression(metric: String, percentile: Double)
     /// `numerator / denominator`; samples are the denominator's.
     case ratio(Measure, Measure)
     /// A measure scaled by a constant (e.g. 1,000 for per-mille).
     case scaled(Measure, Double)
+}
+
+/// What ``Measure/explorer(metric:statistic:)`` reads of an explorer row.
+package enum ExplorerStatistic: String, Sendable, Equatable, Hashable, CaseIterable {
+    case p50
+    case p90
+    case mean
+    case deviceDays = "device_days"
+
+    /// The figure of `row` (`nil` when the row has insufficient data, except device-days).
+    package func value(_ row: ExplorerRow) -> Double? {
+        switch self {
+        case .p50: row.p50
+        case .p90: row.p90
+        case .mean: row.mean
+        case .deviceDays: Double(row.deviceDays)
+        }
+    }
 }

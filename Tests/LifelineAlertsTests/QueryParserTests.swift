@@ -40,6 +40,15 @@ struct QueryParserTests {
                 #"scale(ratio(exits{state="background"}, device_days), 1000)"#,
                 .scaled(.ratio(.exits(state: .background, reason: nil), .deviceDays), 1000)
             ),
+            (
+                #"explorer{metric="memory.peak", stat="p90"}"#,
+                .explorer(metric: "memory.peak", statistic: .p90)
+            ),
+            (#"explorer{metric="disk.logical_writes"}"#, .explorer(metric: "disk.logical_writes", statistic: .p50)),
+            (
+                #"regression{metric="launch.time_to_first_draw",percentile="50"}"#,
+                .regression(metric: "launch.time_to_first_draw", percentile: 0.5)
+            ),
         ])
     func parses(text: String, expected: Measure) throws {
         let measure = try QueryParser.parse(text)
@@ -60,6 +69,10 @@ struct QueryParserTests {
             (#"exits{reason="x"} extra"#, 19, "after the end of the query"),
             (#"exits{reason="x}"#, 14, "string is not closed"),
             ("scale(device_days, )", 20, "expected a number"),
+            (#"explorer{metric="memory.top"}"#, 10, "unknown explorer metric"),
+            (#"explorer{metric="memory.peak",stat="p99"}"#, 31, "stat must be one of"),
+            (#"regression{metric="memory.peak",percentile="95"}"#, 33, "percentile must be"),
+            ("regression", 1, "regression needs a metric"),
         ])
     func reportsColumn(text: String, column: Int, message: String) {
         #expect {
@@ -73,7 +86,7 @@ struct QueryParserTests {
     @Test("every query of the example rule file round-trips through the canonical form")
     func exampleFileRoundTrips() throws {
         let set = try RuleFileLoader.load(path: ExampleFile.path)
-        #expect(set.rules.count == 8)
+        #expect(set.rules.count == 10)
         for rule in set.rules {
             let parsed = try QueryParser.parse(rule.query)
             #expect(parsed == rule.measure)

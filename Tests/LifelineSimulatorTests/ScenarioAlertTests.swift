@@ -23,7 +23,7 @@ struct ScenarioAlertTests {
         .restorationRegression: ["restoration_error_rate"],
         .watchdogSpike: ["watchdog_terminations"],
         .crashSpike: ["new_crash_group"],
-        .perfRegression: ["time_to_first_draw_p95"],
+        .perfRegression: ["time_to_first_draw_p95", "launch_p90_regression"],
     ]
 
     /// Every alert some scenario promises; the baseline must fire none of them.

@@ -19,6 +19,10 @@ package enum QueryFormatter {
         case .handlerImbalanceRatio: return "handler_imbalance_ratio"
         case .handlerImbalance: return "handler_imbalance"
         case .restorationErrorRate: return "restoration_error_rate"
+        case .explorer(let metric, let statistic):
+            return "explorer" + matchers([("metric", metric), ("stat", statistic.rawValue)])
+        case .regression(let metric, let percentile):
+            return "regression" + matchers([("metric", metric), ("percentile", number(percentile * 100))])
         case .percentile(let source, let quantile):
             return "percentile(\(format(source)), \(number(quantile)))"
         case .ratio(let numerator, let denominator):

@@ -33,7 +33,8 @@ package struct QueryParser {
     ]
 
     /// Every selector name, for error messages.
-    static let selectorNames = ["exits", "exit_rate", "signposts", "diagnostics"] + plainMeasures.keys.sorted()
+    static let selectorNames =
+        ["exits", "exit_rate", "signposts", "diagnostics", "explorer", "regression"] + plainMeasures.keys.sorted()
 
     /// Histogram aliases usable as a percentile source: `launch.<name>` for the launch histograms
     /// and `hang_time`.
@@ -165,6 +166,28 @@ package struct QueryParser {
                 kind = parsed
             }
             return .diagnostics(kind: kind)
+        case "explorer", "regression":
+            try allow(name == "explorer" ? ["metric", "stat"] : ["metric", "percentile"])
+            guard let (id, idColumn) = value("metric") else {
+                throw QuerySyntaxError(column: column, "\(name) needs a metric: \(name){metric=\"launch.time_to_first_draw\"}")
+            }
+            guard ExplorerCatalog.metric(id) != nil else {
+                throw QuerySyntaxError(
+                    column: idColumn, "unknown explorer metric \"\(id)\" (the ids of GET /v1/apps/{id}/metrics)")
+            }
+            if name == "explorer" {
+                let (text, statColumn) = value("stat") ?? ("p50", column)
+                guard let statistic = ExplorerStatistic(rawValue: text) else {
+                    let known = ExplorerStatistic.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw QuerySyntaxError(column: statColumn, "stat must be one of \(known), not \"\(text)\"")
+                }
+                return .explorer(metric: id, statistic: statistic)
+            }
+            let (text, percentileColumn) = value("percentile") ?? ("90", column)
+            guard text == "50" || text == "90" else {
+                throw QuerySyntaxError(column: percentileColumn, "percentile must be \"50\" or \"90\", not \"\(text)\"")
+            }
+            return .regression(metric: id, percentile: text == "50" ? 0.5 : 0.9)
         default:
             guard let measure = Self.plainMeasures[name] else {
                 throw QuerySyntaxError(

@@ -165,7 +165,7 @@ struct RuleFileValidator {
             labels[label.value.key] = label.value.value
         }
         var available = Set(["alertname", "app"] + groupBy.map(\.rawValue) + labels.keys)
-        if let measure, Self.hasHandlerLabels(measure) { available.formUnion(["handler", "category"]) }
+        if let measure { available.formUnion(Self.measureLabels(measure)) }
         var annotations: [String: AnnotationTemplate] = [:]
         for annotation in raw.annotations {
             do {
@@ -191,14 +191,18 @@ struct RuleFileValidator {
 
     /// Labels Lifeline sets itself.
     static let reservedLabels: Set<String> = [
-        "alertname", "app", "version", "os", "device", "day", "handler", "category",
+        "alertname", "app", "version", "os", "device", "day", "handler", "category", "subject",
     ]
 
-    private static func hasHandlerLabels(_ measure: Measure) -> Bool {
+    /// The labels a measure sets beyond the rule's `group_by`: a handler's, a series' (`subject`,
+    /// for explorer metrics with series), and the newest version a regression is about.
+    private static func measureLabels(_ measure: Measure) -> Set<String> {
         switch measure {
-        case .handlerImbalance, .handlerImbalanceRatio: true
-        case .scaled(let inner, _): hasHandlerLabels(inner)
-        default: false
+        case .handlerImbalance, .handlerImbalanceRatio: ["handler", "category"]
+        case .explorer: ["subject"]
+        case .regression: ["version", "subject"]
+        case .scaled(let inner, _): measureLabels(inner)
+        default: []
         }
     }
 
