@@ -121,6 +121,12 @@ package struct Report: Sendable {
     /// The app's own binaries in its diagnostics with no debug symbols, most diagnostics first
     /// (all time, not only the window: a missing dSYM matters whenever it was).
     package var missingSymbols: [MissingSymbols] = []
+    /// The metrics explorer's rows by version, every category (issue 26).
+    package var explorer: [ExplorerRow] = []
+    /// The newest version against the versions before it.
+    package var insights = InsightsAnswer(latest: nil, references: [], entries: [])
+    /// Explained and unexplained terminations per version and reason.
+    package var terminations: [TerminationRow] = []
     /// Alerts of the app that fired inside the window (resolved or not), newest first.
     package var alerts: [FiredAlert]
     package var comparison: [ComparisonRow]
@@ -188,6 +194,12 @@ package struct ReportBuilder: Sendable {
         let byState = scope.grouped(by: [.appState])
         let exitsByAppState = try await analyzer.exits(byState)
         let hangsByAppState = try await analyzer.percentiles(byState, source: Analyzer.hangHistogram)
+        progress("metrics explorer")
+        let explorer = try await analyzer.explorer(byVersion)
+        progress("insights")
+        let insights = try await analyzer.insights(scope)
+        progress("terminations")
+        let terminations = try await analyzer.terminations(scope)
         progress("missing symbols")
         let missingSymbols = try await analyzer.reader.missingSymbols(app: request.app, limit: 20)
         var comparison: [Report.ComparisonRow] = []
@@ -217,6 +229,9 @@ package struct ReportBuilder: Sendable {
         report.exitsByAppState = exitsByAppState
         report.hangsByAppState = hangsByAppState.filter { $0.samples > 0 }
         report.missingSymbols = missingSymbols
+        report.explorer = explorer
+        report.insights = insights
+        report.terminations = terminations
         return report
     }
 

@@ -8,7 +8,7 @@ package enum ReportHTML {
     /// A whole document.
     package static func document(_ report: Report) -> String {
         let title = "Lifeline report — \(report.request.app)"
-        return page(title: title, body: header(report) + sections(report))
+        return page(title: title, body: header(report) + sections(report) + ReportExplorer.html(report))
     }
 
     /// A complete page around `body` with the report's stylesheet.
@@ -55,7 +55,8 @@ package enum ReportHTML {
         return html
     }
 
-    /// Every section of the report, in order.
+    /// Every section of the report but the metrics explorer's (``ReportExplorer``, the dashboard's
+    /// metrics page), in order.
     package static func sections(_ report: Report) -> String {
         summary(report) + comparison(report) + gates(report) + exits(report) + appStates(report) + handlers(report)
             + restoration(report) + crashes(report) + percentiles(report) + alerts(report)

@@ -49,6 +49,9 @@ package enum ReportJSON {
             try c.encode(
                 report.hangsByAppState.map { FigureJSON.PercentileRow(name: Analyzer.hangHistogramName, figure: $0) },
                 forKey: "hangs_by_app_state")
+            try c.encode(report.explorer, forKey: "metrics")
+            try c.encode(InsightsBody(report.request.scope, report.insights), forKey: "insights")
+            try c.encode(report.terminations, forKey: "terminations")
             try c.encode(report.alerts.map(Alert.init), forKey: "alerts")
         }
     }

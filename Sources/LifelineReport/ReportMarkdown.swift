@@ -137,6 +137,7 @@ package enum ReportMarkdown {
                         ReportHTML.ms(row.p95), ReportHTML.ms(row.p99),
                     ]
                 })
+        md += ReportExplorer.markdown(report)
         md += "\n## Alerts fired in the window\n\n"
         md +=
             report.alerts.isEmpty

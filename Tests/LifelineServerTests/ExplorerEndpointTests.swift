@@ -166,6 +166,22 @@ struct ExplorerEndpointTests {
             let points = all?["points"] as? [[String: Any]] ?? []
             #expect(points.compactMap { $0["version"] as? String } == Self.versions)
             #expect(points.allSatisfy { $0["value"] is Double && $0["errorMargin"] is Double })
+            // The dashboard's metrics page: Insights and a chart per metric across versions.
+            let page = try await client.execute(
+                uri: "/?app=\(Self.app)&from=2026-09-30&to=2026-10-09&page=metrics", method: .get,
+                headers: [.authorization: "Bearer \(read)"])
+            #expect(page.status == .ok)
+            let html = String(buffer: page.body)
+            #expect(html.contains("<h2>Insights</h2>") && html.contains("<h2>Memory</h2>"))
+            #expect(html.components(separatedBy: "<svg class=\"chart\"").count - 1 >= 10)
+            #expect(html.contains("Time to first draw") || html.contains("time to first draw"))
+            if Chromium.isAvailableOrRequired {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID()).html")
+                defer { try? FileManager.default.removeItem(at: file) }
+                try Data(buffer: page.body).write(to: file)
+                try Chromium.expectRenders(file)
+            }
+
             let appleRegressions = (apple["insights"] as? [String: Any])?["regressions"] as? [[String: Any]] ?? []
             #expect(
                 appleRegressions.contains {

@@ -169,7 +169,8 @@ package struct QueryParser {
         case "explorer", "regression":
             try allow(name == "explorer" ? ["metric", "stat"] : ["metric", "percentile"])
             guard let (id, idColumn) = value("metric") else {
-                throw QuerySyntaxError(column: column, "\(name) needs a metric: \(name){metric=\"launch.time_to_first_draw\"}")
+                throw QuerySyntaxError(
+                    column: column, "\(name) needs a metric: \(name){metric=\"launch.time_to_first_draw\"}")
             }
             guard ExplorerCatalog.metric(id) != nil else {
                 throw QuerySyntaxError(

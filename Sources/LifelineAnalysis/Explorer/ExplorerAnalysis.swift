@@ -44,6 +44,12 @@ package struct InsightsAnswer: Sendable, Equatable {
     /// The versions before it compared against, oldest first.
     package var references: [String]
     package var entries: [Entry]
+
+    package init(latest: String?, references: [String], entries: [Entry]) {
+        self.latest = latest
+        self.references = references
+        self.entries = entries
+    }
 }
 
 /// The explorer's figures over a store's ``AggregateReader``.
@@ -60,7 +66,7 @@ extension Analyzer {
 
     /// `GET /v1/apps/{bundleId}/insights`: the newest version of `scope`'s window (or `latest`)
     /// against the mean of the `referenceCount` versions before it (version order,
-    /// ``ExplorerVersionOrder``), per metric and series, for every device and, with `byDevice`,
+    /// ``VersionOrder``), per metric and series, for every device and, with `byDevice`,
     /// per device type. Only the whole device-day (app state `all`) is compared.
     package func insights(
         _ scope: Scope, latest: String? = nil, referenceCount: Int = 3, byDevice: Bool = false,
@@ -72,6 +78,35 @@ extension Analyzer {
         let cells = try await reader.explorerCells(grouped, metrics: [])
         return ExplorerAnalysis.insights(
             cells, latest: latest, referenceCount: referenceCount, byDevice: byDevice, configuration: configuration)
+    }
+}
+
+extension Analyzer {
+    /// Explained and unexplained terminations per version and reason (``TerminationExplainer``):
+    /// the exit counters of both states beside the diagnostics that explain them, read from the
+    /// rollups and the crash groups' signatures. Versions in version order.
+    package func terminations(_ scope: Scope) async throws -> [TerminationRow] {
+        let byVersion = scope.grouped(by: [.version])
+        let exits = try await reader.exits(byVersion).map {
+            ExitTally(version: $0.key.version ?? "unknown", reason: $0.reason, count: $0.count)
+        }
+        let diagnostics = try await reader.diagnostics(byVersion)
+        let groups = Dictionary(
+            try await reader.crashGroups(app: scope.app, ids: Array(Set(diagnostics.map(\.crashGroup)))).map {
+                ($0.id, $0)
+            }, uniquingKeysWith: { a, _ in a })
+        let tallies = diagnostics.map { row in
+            let group = groups[row.crashGroup]
+            return DiagnosticTally(
+                version: row.key.version ?? "unknown", kind: row.kind, exceptionType: group?.exceptionType,
+                signal: group?.signal,
+                isWatchdog: group?.groupKind == "watchdog"
+                    || (group?.terminationReason.map(TerminationExplainer.namesWatchdog) ?? false),
+                terminationCategory: group?.terminationCategory, count: row.count)
+        }
+        return TerminationExplainer.explain(exits: exits, diagnostics: tallies).sorted {
+            $0.version != $1.version ? VersionOrder.precedes($0.version, $1.version) : $0.reason < $1.reason
+        }
     }
 }
 
@@ -127,7 +162,7 @@ package enum ExplorerAnalysis {
                 .merge(row.cell.sketch)
             }
         }
-        let ordered = versions.sorted(by: ExplorerVersionOrder.precedes)
+        let ordered = versions.sorted(by: VersionOrder.precedes)
         guard let newest = latest ?? ordered.last, let position = ordered.firstIndex(of: newest) else {
             return InsightsAnswer(latest: latest, references: [], entries: [])
         }
@@ -159,39 +194,5 @@ package enum ExplorerAnalysis {
             }
         }
         return InsightsAnswer(latest: newest, references: references, entries: entries)
-    }
-}
-
-/// The order of app versions: dotted numbers compare numerically, part by part (`1.10` after
-/// `1.9`, `2.0` after `1.10`), a missing part counts as 0, and text parts (and ties) fall back to
-/// plain string order, so the order is total.
-package enum ExplorerVersionOrder {
-    package static func precedes(_ a: String, _ b: String) -> Bool {
-        let x = parts(a)
-        let y = parts(b)
-        for index in 0..<max(x.count, y.count) {
-            let p = index < x.count ? x[index] : .number(0)
-            let q = index < y.count ? y[index] : .number(0)
-            switch (p, q) {
-            case (.number(let m), .number(let n)) where m != n: return m < n
-            case (.text(let s), .text(let t)) where s != t: return s < t
-            case (.number, .text): return true
-            case (.text, .number): return false
-            default: continue
-            }
-        }
-        return a < b
-    }
-
-    private enum Part: Equatable {
-        case number(UInt64)
-        case text(String)
-    }
-
-    private static func parts(_ version: String) -> [Part] {
-        version.split(whereSeparator: { $0 == "." || $0 == " " || $0 == "-" || $0 == "(" || $0 == ")" }).map { part in
-            if part.count <= 18, part.allSatisfy(\.isASCII), let number = UInt64(part) { return .number(number) }
-            return .text(String(part))
-        }
     }
 }

@@ -1,3 +1,5 @@
+import LifelineModel
+
 /// A dimension of the explorer's `group_by` and filters.
 package enum ExplorerDimension: String, Sendable, Equatable, Hashable, Codable, CaseIterable {
     case version
@@ -68,7 +70,7 @@ package enum ExplorerQuery {
     /// App states overlap, so unless `app_state` is grouped by or filtered, only the overall state
     /// (``ExplorerExtractor/overallState``) is read: the figures of a version are never the sum of
     /// its screens. `category` keeps one category's metrics; unknown metric ids are skipped. Rows
-    /// come in catalog order, then by subject, version (``ExplorerVersionOrder``) and the other group keys.
+    /// come in catalog order, then by subject, version (``VersionOrder``) and the other group keys.
     package static func rows(
         _ cells: some Sequence<(key: ExplorerCellKey, cell: ExplorerCell)>, groupBy: Set<ExplorerDimension> = [],
         filters: [ExplorerDimension: Set<String>] = [:], category: ExplorerCategory? = nil,
@@ -96,7 +98,7 @@ package enum ExplorerQuery {
             if x.metric != y.metric { return order[x.metric, default: .max] < order[y.metric, default: .max] }
             if x.subject != y.subject { return x.subject < y.subject }
             if x.groups.version != y.groups.version {
-                return ExplorerVersionOrder.precedes(x.groups.version ?? "", y.groups.version ?? "")
+                return VersionOrder.precedes(x.groups.version ?? "", y.groups.version ?? "")
             }
             let gx = [x.groups.device, x.groups.os, x.groups.appState].map { $0 ?? "" }
             let gy = [y.groups.device, y.groups.os, y.groups.appState].map { $0 ?? "" }

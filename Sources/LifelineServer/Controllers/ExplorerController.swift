@@ -3,8 +3,9 @@ import Hummingbird
 import LifelineAnalysis
 import LifelineModel
 
-/// The metrics explorer's endpoints (read key): `/v1/apps/{bundleId}/metrics`, `/insights` and
-/// `/perfPowerMetrics`, answered from the folded explorer cells in one read transaction each.
+/// The metrics explorer's endpoints (read key): `/v1/apps/{bundleId}/metrics`, `/insights`,
+/// `/terminations` and `/perfPowerMetrics`, answered from the folded cells in one read
+/// transaction each.
 struct ExplorerController: Sendable {
     let analysis: AnalysisRunner
     /// Rows per answer of `/metrics` at most (`query.max_rows`); longer answers are paged.
@@ -41,6 +42,17 @@ struct ExplorerController: Sendable {
             }
             return try QueryController.json(InsightsBody(scope, answer))
         }
+        app.get("terminations") { request, context in
+            let parameters = try QueryParameters(request, extra: ["limit", "cursor"])
+            let scope = try scope(parameters, context, defaultGroupBy: [.version])
+            guard scope.groupBy == [.version] else {
+                throw QueryParameters.invalid("group_by", "terminations are always per version")
+            }
+            let page = try AnswerPage(parameters, path: "terminations/\(scope.app)", cap: maxRows)
+            let rows = try await analyze(scope) { try await $0.terminations(scope) }
+            return try QueryController.json(
+                scope, page, rows, map: { $0 }, identity: { "\($0.version)\u{1F}\($0.reason)" })
+        }
         app.get("perfPowerMetrics") { request, context in
             let parameters = try QueryParameters(request, extra: ["latest", "reference"])
             let scope = try scope(parameters, context, defaultGroupBy: [])
@@ -54,7 +66,7 @@ struct ExplorerController: Sendable {
                 let insights = try await analyzer.insights(
                     scope, latest: latest, referenceCount: references, byDevice: true)
                 let rows = overall + perDevice
-                let versions = Set(rows.compactMap(\.version)).sorted(by: ExplorerVersionOrder.precedes)
+                let versions = Set(rows.compactMap(\.version)).sorted(by: VersionOrder.precedes)
                 var groups: [PerfPowerInsightGroup] = []
                 var index: [String: Int] = [:]
                 for entry in insights.entries where entry.subject.isEmpty {

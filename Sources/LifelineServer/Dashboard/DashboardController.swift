@@ -63,7 +63,8 @@ struct DashboardController: Sendable {
         let today = UTCDay.today
         var form = DashboardHTML.Form(
             app: query["app"].map(String.init), from: query["from"].map(String.init) ?? "",
-            to: query["to"].map(String.init) ?? "", versions: query.getAll("version").map { String($0) })
+            to: query["to"].map(String.init) ?? "", versions: query.getAll("version").map { String($0) },
+            metrics: query["page"] == "metrics")
         if form.to.isEmpty { form.to = today.string }
         if form.from.isEmpty, let to = UTCDay(form.to) { form.from = DayRange(last: to, count: 30).from.string }
         let apps = try await analysis.analyze { try await $0.apps() }.map(\.bundleID).filter {
@@ -94,7 +95,8 @@ struct DashboardController: Sendable {
         form.versions = form.versions.filter(versions.contains)
         let report = try await ReportBuilder(analysis: analysis, alerts: alerts).build(
             Report.Request(app: app, days: days, versions: form.versions), now: WallClock.nowSeconds())
-        let content = ReportHTML.sections(report)
+        // The metrics page: Insights and every explorer category with a chart per metric.
+        let content = form.metrics ? ReportExplorer.html(report) : ReportHTML.sections(report)
         return html(DashboardHTML.page(form: form, apps: apps, versions: versions, content: content), status: .ok)
     }
 

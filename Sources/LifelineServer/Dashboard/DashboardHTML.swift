@@ -1,3 +1,4 @@
+import Foundation
 import LifelineReport
 
 /// The dashboard's pages around the report sections.
@@ -7,6 +8,8 @@ enum DashboardHTML {
         var from: String
         var to: String
         var versions: [String]
+        /// The metrics page (`page=metrics`) instead of the overview.
+        var metrics = false
     }
 
     static func login(error: String?) -> String {
@@ -23,6 +26,15 @@ enum DashboardHTML {
 
     static func page(form: Form, apps: [String], versions: [String], content: String) -> String {
         var body = "<h1>\(HTML.escape(form.app ?? "Lifeline"))</h1>"
+        // Overview and metrics pages of the same app and window.
+        var link = "/?app=\(query(form.app ?? ""))&from=\(query(form.from))&to=\(query(form.to))"
+        for version in form.versions { link += "&version=\(query(version))" }
+        body += "<nav class=\"meta\">"
+        body += form.metrics ? "<a href=\"\(HTML.escape(link))\">Overview</a>" : "<strong>Overview</strong>"
+        body += " · "
+        body +=
+            form.metrics ? "<strong>Metrics</strong>" : "<a href=\"\(HTML.escape(link + "&page=metrics"))\">Metrics</a>"
+        body += "</nav>"
         body += "<form class=\"pickers\" method=\"get\" action=\"/\"><label>App<select name=\"app\">"
         for app in apps {
             body += "<option\(app == form.app ? " selected" : "")>\(HTML.escape(app))</option>"
@@ -35,10 +47,19 @@ enum DashboardHTML {
         for version in versions {
             body += "<option\(form.versions.contains(version) ? " selected" : "")>\(HTML.escape(version))</option>"
         }
-        body += "</select></label><button type=\"submit\">Show</button></form>"
+        body += "</select></label>"
+        if form.metrics { body += "<input type=\"hidden\" name=\"page\" value=\"metrics\">" }
+        body += "<button type=\"submit\">Show</button></form>"
         body += "<form method=\"post\" action=\"/logout\" style=\"text-align:right;margin:4px 0\">"
         body += "<button type=\"submit\">Sign out</button></form>"
         return ReportHTML.page(title: "Lifeline — \(form.app ?? "dashboard")", body: body + content)
+    }
+
+    /// `text` percent-encoded for a query value.
+    static func query(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
     static func message(_ text: String) -> String { "<p class=\"empty\">\(HTML.escape(text))</p>" }
