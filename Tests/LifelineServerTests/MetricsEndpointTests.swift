@@ -89,7 +89,12 @@ struct MetricsEndpointTests {
         ).status
     }
 
+    /// Scrapes `/metrics` once everything posted is folded: a scrape reads the figures folded so
+    /// far without waiting for the aggregator, a query (`GET /v1/apps`) waits for it.
     static func scrape(_ client: any TestClientProtocol, _ token: String) async throws -> [PrometheusSample] {
+        let settled = try await client.execute(
+            uri: "/v1/apps", method: .get, headers: [.authorization: "Bearer \(token)"])
+        #expect(settled.status == .ok)
         let response = try await client.execute(
             uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(token)"])
         #expect(response.status == .ok, "\(String(buffer: response.body))")

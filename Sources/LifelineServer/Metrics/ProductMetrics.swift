@@ -77,6 +77,17 @@ struct ProductMetrics: Sendable {
                 if let ratio = handler.imbalanceRatio { gauges.handlerImbalanceRatio(labels).set(ratio) }
                 gauges.handlerFlagged(labels).set(handler.flagged ? 1.0 : 0.0)
             }
+            // The metrics explorer's categories (terminations are the exit gauges above).
+            for row in try await analyzer.explorer(scope) where row.category != .termination && row.subject == nil {
+                let labels = [
+                    ("app", app), ("version", label(GroupKey(version: row.version))),
+                    ("category", row.category.rawValue), ("metric", row.metric), ("unit", row.unit.rawValue),
+                ]
+                gauges.explorer(labels + [("statistic", "device_days")]).set(Double(row.deviceDays))
+                for (statistic, value) in [("p50", row.p50), ("p90", row.p90), ("mean", row.mean)] {
+                    if let value { gauges.explorer(labels + [("statistic", statistic)]).set(value) }
+                }
+            }
             for restoration in try await analyzer.restoration(scope) {
                 let labels = [("app", app), ("version", label(restoration.key))]
                 gauges.restorationAttempts(labels).set(Double(restoration.attempts))
@@ -102,6 +113,16 @@ struct ProductMetrics: Sendable {
             gauges.crashGroups([("app", app), ("version", version)]).set(Double(count))
         }
         for (version, count) in crashes { gauges.crashes([("app", app), ("version", version)]).set(Double(count)) }
+        // Insights: the newest version against the versions before it (every device, metrics
+        // without series), every percentile with a defined change, labelled with its classification.
+        for entry in try await analyzer.insights(scope).entries where entry.subject.isEmpty && entry.device.isEmpty {
+            guard let delta = entry.insight.deltaPercentage, delta.isFinite else { continue }
+            gauges.insightDelta([
+                ("app", app), ("version", entry.insight.latestVersion), ("category", entry.metric.category.rawValue),
+                ("metric", entry.metric.id), ("percentile", "p\(Int((entry.insight.percentile * 100).rounded()))"),
+                ("classification", entry.insight.classification.rawValue),
+            ]).set(delta)
+        }
     }
 
     /// The gauge families, with their help texts.
@@ -127,6 +148,18 @@ struct ProductMetrics: Sendable {
         }
         func exitRate(_ labels: [(String, String)]) -> Gauge {
             gauge("exit_rate", "App exits per 1,000 device-days (metric payloads) in the window", labels)
+        }
+        func explorer(_ labels: [(String, String)]) -> Gauge {
+            gauge(
+                "metric",
+                "Metrics explorer figure in the window: p50, p90, mean or device_days of a metric (unit label: "
+                    + "its unit; rows under 50 device-days give device_days only)", labels)
+        }
+        func insightDelta(_ labels: [(String, String)]) -> Gauge {
+            gauge(
+                "insight_delta_percent",
+                "Insights: the newest version's change of a metric percentile against the versions before it, "
+                    + "in percent (classification: regression, trending_up, insufficient_data or none)", labels)
         }
         func handlerImbalance(_ labels: [(String, String)]) -> Gauge {
             gauge("handler_imbalance", "Expiration-handler signposts entered minus exited in the window", labels)
