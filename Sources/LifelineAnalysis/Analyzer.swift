@@ -261,7 +261,7 @@ package struct Analyzer: Sendable {
             }
         case .regression(let id, let percentile):
             let byDevice = scope.groupBy.contains(.device)
-            return try await insights(scope, byDevice: byDevice).entries.filter {
+            return try await insights(scope, byDevice: byDevice, metric: id).entries.filter {
                 $0.metric.id == id && abs($0.insight.percentile - percentile) < 1e-9 && (byDevice || $0.device.isEmpty)
             }.map { entry in
                 let insight = entry.insight

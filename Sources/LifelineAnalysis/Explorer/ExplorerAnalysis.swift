@@ -67,15 +67,16 @@ extension Analyzer {
     /// `GET /v1/apps/{bundleId}/insights`: the newest version of `scope`'s window (or `latest`)
     /// against the mean of the `referenceCount` versions before it (version order,
     /// ``VersionOrder``), per metric and series, for every device and, with `byDevice`,
-    /// per device type. Only the whole device-day (app state `all`) is compared.
+    /// per device type. Only the whole device-day (app state `all`) is compared. `metric`: that
+    /// metric only (every metric when `nil`).
     package func insights(
         _ scope: Scope, latest: String? = nil, referenceCount: Int = 3, byDevice: Bool = false,
-        configuration: InsightConfiguration = .init()
+        metric: String? = nil, configuration: InsightConfiguration = .init()
     ) async throws -> InsightsAnswer {
         var grouped = scope
         grouped.groupBy = byDevice ? [.version, .device] : [.version]
         grouped.appStates = []
-        let cells = try await reader.explorerCells(grouped, metrics: [])
+        let cells = try await reader.explorerCells(grouped, metrics: metric.map { [$0] } ?? [])
         return ExplorerAnalysis.insights(
             cells, latest: latest, referenceCount: referenceCount, byDevice: byDevice, configuration: configuration)
     }

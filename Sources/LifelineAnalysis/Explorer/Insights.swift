@@ -45,6 +45,10 @@ package struct InsightConfiguration: Sendable, Equatable {
     package var highImpactPercent: Double = 100
     /// The seed of the bootstrap (same inputs and seed ⇒ same answer).
     package var seed: UInt64 = 0x4C49_4645_4C49_4E45
+    /// Whether every insight gets its interval (the `/insights` answer shows them all); when
+    /// false, only a change worse by at least the threshold does (the interval decides nothing
+    /// else), which is what Apple's shape and the gauges need, at a fraction of the cost.
+    package var intervalsForAll = true
 
     package init(
         percentiles: [Double] = [0.5, 0.9], resamples: Int = 1000, confidence: Double = 0.95,
@@ -168,6 +172,7 @@ package enum InsightEngine {
             insight.highImpact = worse >= configuration.highImpactPercent
             var rng = BootstrapRNG(
                 seed: BootstrapRNG.derive(configuration.seed, "\(metric)\u{1F}\(population)\u{1F}\(q)"))
+            guard configuration.intervalsForAll || worse >= configuration.thresholdPercent else { return insight }
             let interval = bootstrap(q, latestTable, referenceTables, configuration, &rng)
             insight.confidenceInterval = interval
             if worse >= configuration.thresholdPercent {

@@ -115,7 +115,10 @@ struct ProductMetrics: Sendable {
         for (version, count) in crashes { gauges.crashes([("app", app), ("version", version)]).set(Double(count)) }
         // Insights: the newest version against the versions before it (every device, metrics
         // without series), every percentile with a defined change, labelled with its classification.
-        for entry in try await analyzer.insights(scope).entries where entry.subject.isEmpty && entry.device.isEmpty {
+        var configuration = InsightConfiguration()
+        configuration.intervalsForAll = false  // the gauge is the delta: intervals only decide classes
+        let insights = try await analyzer.insights(scope, configuration: configuration)
+        for entry in insights.entries where entry.subject.isEmpty && entry.device.isEmpty {
             guard let delta = entry.insight.deltaPercentage, delta.isFinite else { continue }
             gauges.insightDelta([
                 ("app", app), ("version", entry.insight.latestVersion), ("category", entry.metric.category.rawValue),
