@@ -191,6 +191,6 @@ struct DashboardTests {
             #expect(page.status == .ok)
             try Data(buffer: page.body).write(to: file)
         }
-        try Chromium.expectRenders(file)
+        try await Chromium.expectRenders(file)
     }
 }

@@ -179,7 +179,7 @@ struct ExplorerEndpointTests {
                 let file = FileManager.default.temporaryDirectory.appendingPathComponent("metrics-\(UUID()).html")
                 defer { try? FileManager.default.removeItem(at: file) }
                 try Data(buffer: page.body).write(to: file)
-                try Chromium.expectRenders(file)
+                try await Chromium.expectRenders(file)
             }
 
             let appleRegressions = (apple["insights"] as? [String: Any])?["regressions"] as? [[String: Any]] ?? []

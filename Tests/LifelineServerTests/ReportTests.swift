@@ -325,6 +325,6 @@ struct ReportTests {
         try await Self.fill(env) { _, _ in }
         let html = env.directory.url.appendingPathComponent("report.html")
         try Data(ReportHTML.document(try await Self.report(env, app: Self.notes)).utf8).write(to: html)
-        try Chromium.expectRenders(html)
+        try await Chromium.expectRenders(html)
     }
 }
