@@ -17,7 +17,8 @@ struct BenchQueryCommand: AsyncParsableCommand {
         abstract: "Fill a database with distinct metric payloads through the real ingest path, then time queries.",
         discussion: """
             Generates --payloads distinct metric payloads over --days days (7 versions × 7 OS versions × \
-            5 device types, English measurement strings), ingests them through the same pipeline and \
+            5 device types, English measurement strings; exits, app time, a launch histogram, peak memory, \
+            logical writes, CPU time, a scroll hitch ratio and signposts), ingests them through the same pipeline and \
             group-commit writer as the server (skipped when --db already holds them), then runs each \
             query --runs times and prints the median and p95 latency in ms.
             """
@@ -121,6 +122,18 @@ struct BenchQueryCommand: AsyncParsableCommand {
                 "exits, one version filtered",
                 { analyzer in try await analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
             ),
+            (
+                "explorer, every category by version",
+                { analyzer in try await analyzer.explorer(scope.grouped(by: [.version])).count }
+            ),
+            (
+                "explorer memory by os and device",
+                { analyzer in try await analyzer.explorer(scope.grouped(by: [.os, .device]), category: .memory).count }
+            ),
+            (
+                "insights, every metric",
+                { analyzer in try await analyzer.insights(scope).entries.count }
+            ),
         ]
         print(
             "query (over \(try await stored(source)) payloads)      median ms   p95 ms   rows"
@@ -212,6 +225,10 @@ enum SyntheticPayload {
             "cumulativeBackgroundTaskAssertionTimeoutExitCount":\(r(3)),"cumulativeNormalAppExitCount":\(r(9)),
             "cumulativeSuspendedWithLockedFileExitCount":\(r(2))}},
             "applicationTimeMetrics":{"cumulativeForegroundTime":"\(r(20000)) sec","cumulativeBackgroundTime":"\(r(40000)) sec"},
+            "memoryMetrics":{"peakMemoryUsage":"\(200_000 + r(300_000)) kB"},
+            "diskIOMetrics":{"cumulativeLogicalWrites":"\(r(500_000)) kB"},
+            "cpuMetrics":{"cumulativeCPUTime":"\(r(600)) sec"},
+            "animationMetrics":{"scrollHitchTimeRatio":"\(r(20)) ms per s"},
             "applicationLaunchMetrics":{"histogrammedTimeToFirstDrawKey":{"histogramNumBuckets":3,"histogramValue":{
             "0":{"bucketCount":\(r(50) + 1),"bucketStart":"200 ms","bucketEnd":"400 ms"},
             "1":{"bucketCount":\(r(20)),"bucketStart":"400 ms","bucketEnd":"800 ms"},

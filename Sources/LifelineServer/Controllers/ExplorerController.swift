@@ -122,29 +122,17 @@ struct ExplorerController: Sendable {
         return scope.groupBy == [.device]
     }
 
-    /// Runs `body` after checking the store knows the app (404 `unknown_app`).
     private func analyze<T: Sendable>(
         _ scope: Scope, _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
-        let app = scope.app
-        return try await analysis.analyze { analyzer in
-            guard try await analyzer.hasApp(app) else {
-                throw APIError(.notFound, code: "unknown_app", "no data for app \(app)")
-            }
-            return try await body(analyzer)
-        }
+        try await analysis.analyze(knownApp: scope.app, body)
     }
 
     /// The scope after checking the key may read the app; `group_by` limited to the explorer's.
     private func scope(
         _ parameters: QueryParameters, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension]
     ) throws -> Scope {
-        let key = try context.requireKey(.read)
-        let app = try QueryController.bundleID(context)
-        if let bound = key.app, bound != app {
-            throw APIError.forbidden("this read key may only read \(bound)")
-        }
-        let scope = try parameters.scope(app: app, defaultGroupBy: defaultGroupBy)
+        let scope = try QueryController.scope(parameters, context, defaultGroupBy: defaultGroupBy)
         if let other = scope.groupBy.first(where: { !Self.dimensions.contains($0) }) {
             throw QueryParameters.invalid(
                 "group_by",

@@ -110,18 +110,10 @@ struct QueryController: Sendable {
         }
     }
 
-    /// Runs `body` in one read transaction after checking, in the same transaction, that the
-    /// store knows the scope's app (404 `unknown_app` otherwise).
     private func analyze<T: Sendable>(
         _ scope: Scope, _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
-        let app = scope.app
-        return try await analysis.analyze { analyzer in
-            guard try await analyzer.hasApp(app) else {
-                throw APIError(.notFound, code: "unknown_app", "no data for app \(app)")
-            }
-            return try await body(analyzer)
-        }
+        try await analysis.analyze(knownApp: scope.app, body)
     }
 
     /// A launch histogram's percentiles of one group.
@@ -158,8 +150,14 @@ struct QueryController: Sendable {
         try scope(try QueryParameters(request), context, defaultGroupBy: defaultGroupBy)
     }
 
-    /// The scope of parsed parameters after checking the key may read the app.
     private func scope(
+        _ parameters: QueryParameters, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension]
+    ) throws -> Scope {
+        try Self.scope(parameters, context, defaultGroupBy: defaultGroupBy)
+    }
+
+    /// The scope of parsed parameters after checking the key may read the app.
+    static func scope(
         _ parameters: QueryParameters, _ context: LifelineRequestContext, defaultGroupBy: [GroupDimension]
     ) throws -> Scope {
         let key = try context.requireKey(.read)
@@ -187,5 +185,20 @@ struct QueryController: Sendable {
         return Response(
             status: .ok, headers: [.contentType: "application/json; charset=utf-8"],
             body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}
+
+extension AnalysisRunner {
+    /// Runs `body` in one read transaction after checking, in the same transaction, that the
+    /// store knows `app` (404 `unknown_app` otherwise).
+    func analyze<T: Sendable>(knownApp app: String, _ body: @escaping @Sendable (Analyzer) async throws -> T)
+        async throws -> T
+    {
+        try await analyze { analyzer in
+            guard try await analyzer.hasApp(app) else {
+                throw APIError(.notFound, code: "unknown_app", "no data for app \(app)")
+            }
+            return try await body(analyzer)
+        }
     }
 }
