@@ -5,7 +5,9 @@
 # A throwaway PostgreSQL server (initdb as the postgres user when run as root; default fsync and
 # synchronous_commit) on a temporary directory, removed afterwards.
 #
-# usage: Benchmarks/postgres-query.sh   (env: BIN, OUT, N=1000000, DAYS=30, POOL=16)
+# usage: Benchmarks/postgres-query.sh   (env: BIN, OUT, N=1000000, DAYS=30, POOL=16,
+#        STORES="sqlite postgres": the stores to run; a SQLite file of N payloads already in OUT is
+#        reused, so remove it after a change of what the fold writes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${BIN:-.build/release/lifeline}"
@@ -30,10 +32,14 @@ trap cleanup EXIT
 url="postgres://lifeline@127.0.0.1:$pgport/query?sslmode=disable&pool=$pool"
 
 echo "binary $bin; $n payloads over $days days; PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}'), pool $pool"
+stores="${STORES:-sqlite postgres}"
+if [[ " $stores " == *" sqlite "* ]]; then
 echo "== SQLite ($out/query-$n.sqlite)"
 /usr/bin/time -f "bench process: %e s wall, %U s user, %S s sys, max RSS %M KB" \
     "$bin" bench query --db "$out/query-$n.sqlite" --payloads "$n" --days "$days" --log-level warning
 ls -l "$out/query-$n.sqlite" | awk '{print "file bytes:", $5}'
+fi
+[[ " $stores " == *" postgres "* ]] || exit 0
 echo "== PostgreSQL"
 /usr/bin/time -f "bench process: %e s wall, %U s user, %S s sys, max RSS %M KB" \
     "$bin" bench query --db "$url" --payloads "$n" --days "$days" --log-level warning

@@ -4,7 +4,8 @@
 -- Sources/LifelineAnalysis/Explorer/ExplorerCell+Encoding.swift), at both levels (`_v`: OS and
 -- device ''). Only the leader's fold writes them (it reads the stored cells of a batch, merges in
 -- Swift, and writes them back, under the fold's lock); `lifeline refold` rebuilds them from the raw
--- documents, which back-fills a database older than this migration.
+-- documents, which back-fills a database older than this migration. The metric leads the key after
+-- the app, so a query of one category reads that category's rows.
 CREATE TABLE explorer_cells (
     app bigint NOT NULL,
     day date NOT NULL,
@@ -15,7 +16,7 @@ CREATE TABLE explorer_cells (
     subject text NOT NULL,
     app_state text NOT NULL,
     cell bytea NOT NULL,
-    PRIMARY KEY (app, day, version, os, device, metric, subject, app_state)
+    PRIMARY KEY (app, metric, day, version, os, device, subject, app_state)
 );
 
 CREATE TABLE explorer_cells_v (LIKE explorer_cells INCLUDING ALL);

@@ -21,11 +21,15 @@ extension SQLiteRollupReader {
             extra = " AND metric IN (SELECT value FROM json_each(?\(bindings.count)))"
         }
         let sql = query.cellsSQL(table: "explorer", column: "metric, subject, app_state, cell", extra: extra)
+        // The group's ids (at most version, OS and device; -1 past the grouped ones): no array per row.
         struct Key: Hashable {
-            var group: [Int64]
+            var a: Int64
+            var b: Int64
+            var c: Int64
             var metric: String
             var subject: String
             var appState: String
+            var group: [Int64] { [a, b, c].filter { $0 >= 0 } }
         }
         let statement = try connection.cached(sql)
         defer { statement.reset() }
@@ -34,7 +38,8 @@ extension SQLiteRollupReader {
         var merged: [Key: ExplorerCell] = [:]
         while try statement.step() {
             let key = Key(
-                group: (0..<first).map { statement.int64($0) }, metric: statement.text(first),
+                a: first > 0 ? statement.int64(0) : -1, b: first > 1 ? statement.int64(1) : -1,
+                c: first > 2 ? statement.int64(2) : -1, metric: statement.text(first),
                 subject: statement.text(first + 1), appState: statement.text(first + 2))
             let cell: ExplorerCell
             do {
