@@ -192,14 +192,10 @@ struct PostgresReader: AggregateReader {
         var plain = scope
         plain.appStates = []
         plain.groupBy = scope.groupBy.filter { $0 == .version || $0 == .os || $0 == .device }
-        guard var query = Query(plain) else { return [] }
-        var condition = query.condition
-        if !metrics.isEmpty {
-            query.binds.append(metrics)
-            condition += " AND metric = ANY($\(query.binds.count)::text[])"
-        }
+        guard let query = Query(plain) else { return [] }
+        let wanted = Set(metrics)
         let table = query.versionLevel ? "explorer_cells_v" : "explorer_cells"
-        let columns = (query.keys + ["metric", "subject", "app_state", "cell"]).joined(separator: ", ")
+        let columns = (query.keys + ["app_state", "cells"]).joined(separator: ", ")
         let first = query.keys.count
         struct Key: Hashable {
             var group: GroupKey
@@ -208,13 +204,19 @@ struct PostgresReader: AggregateReader {
             var appState: String
         }
         var merged: [Key: ExplorerCell] = [:]
-        for row in try await rows("SELECT \(columns) FROM \(table) WHERE \(condition)", query.binds) {
+        for row in try await rows("SELECT \(columns) FROM \(table) WHERE \(query.condition)", query.binds) {
             let row = row.makeRandomAccess()
-            let key = Key(
-                group: try query.key(row), metric: try row[first].decode(String.self),
-                subject: try row[first + 1].decode(String.self), appState: try row[first + 2].decode(String.self))
-            let bytes = try row[first + 3].decode(ByteBuffer.self)
-            merged[key, default: ExplorerCell()].merge(try ExplorerCell(decoding: bytes.readableBytesView))
+            let group = try query.key(row)
+            let appState = try row[first].decode(String.self)
+            let bytes = try row[first + 1].decode(ByteBuffer.self)
+            let map = try ExplorerCellMap(
+                decoding: bytes.readableBytesView, wanted: { wanted.isEmpty || wanted.contains($0) })
+            for (entry, cell) in map.cells {
+                merged[
+                    Key(group: group, metric: entry.metric, subject: entry.subject, appState: appState),
+                    default: ExplorerCell()
+                ].merge(cell)
+            }
         }
         return merged.map {
             ExplorerCellRow(

@@ -210,6 +210,37 @@ struct ExplorerCellTests {
         #expect(decoded < 30)
     }
 
+    @Test("a map of cells round-trips, skips unwanted metrics undecoded, merges, and refuses garbage")
+    func cellMap() throws {
+        typealias Key = ExplorerCellMap.Key
+        var map = ExplorerCellMap([
+            Key(metric: "memory.peak", subject: ""): ExplorerCell(Self.samples(seed: 5, count: 80)),
+            Key(metric: "launch.time_to_first_draw", subject: ""): ExplorerCell([
+                .histogram([Bucket(start: 0, end: 10, count: 3)])
+            ]),
+            Key(metric: "animation.signpost_hitch_ratio", subject: "Feed/Scroll"): ExplorerCell([.value(4)]),
+        ])
+        let bytes = map.encoded()
+        #expect(try ExplorerCellMap(decoding: bytes) == map)
+        #expect(try ExplorerCellMap(decoding: bytes).encoded() == bytes)
+        let memory = try ExplorerCellMap(decoding: bytes, wanted: { $0 == "memory.peak" })
+        #expect(Array(memory.cells.keys) == [Key(metric: "memory.peak", subject: "")])
+        map.merge(map)
+        #expect(map.cells[Key(metric: "memory.peak", subject: "")]?.deviceDays == 160)
+        for length in 0..<bytes.count {
+            #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: bytes[0..<length]) }
+        }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: bytes + [0]) }
+        var draws = Draws(seed: 7)
+        for _ in 0..<2_000 {
+            var random = (0..<Int(draws.uniform(0, 120))).map { _ in UInt8(draws.uniform(0, 256).rounded(.down)) }
+            if !random.isEmpty { random[0] = 1 }
+            if let decoded = try? ExplorerCellMap(decoding: random) {
+                #expect((try? ExplorerCellMap(decoding: decoded.encoded())) == decoded)
+            }
+        }
+    }
+
     @Test("rows encode with the issue's snake_case keys and explicit nulls")
     func rowJSON() throws {
         let row = ExplorerRow(

@@ -172,6 +172,13 @@ struct ByteReader {
         throw .badVarint
     }
 
+    /// The next `count` bytes.
+    mutating func take(_ count: Int) throws(SketchDecodingError) -> ArraySlice<UInt8> {
+        guard count >= 0, bytes.count - position >= count else { throw .truncated }
+        defer { position += count }
+        return bytes[position..<position + count]
+    }
+
     mutating func double() throws(SketchDecodingError) -> Double {
         guard bytes.count - position >= 8 else { throw .truncated }
         var bits: UInt64 = 0
