@@ -824,7 +824,9 @@ package enum EmbeddedMigrations {
                 -- aggregator (never the door) and merged on conflict by ll_merge_explorer. Two levels, like the
                 -- rollups: fine (version, OS, device) and by version (what a query that neither filters nor groups
                 -- by OS or device reads). `subject` names the series inside a metric (a signpost), '' otherwise;
-                -- the metric leads the key after the app, so a query of one category reads that category's rows.
+                -- the key keeps a document's rows together (app, day, dimensions, then metric): with the metric
+                -- first, each document's ~45 rows landed on ~45 pages, and a reference-load run wrote ~1 MB per
+                -- payload to the WAL (BENCHMARKS.md, "The metrics explorer").
                 -- `app_state` is 'all' (the whole device-day) or an iOS 27 app state's key.
                 -- `lifeline refold` rebuilds both from the raw documents (it back-fills a database older than this).
                 CREATE TABLE rollup_explorer (
@@ -837,7 +839,7 @@ package enum EmbeddedMigrations {
                     subject TEXT NOT NULL,
                     app_state TEXT NOT NULL,
                     cell BLOB NOT NULL,
-                    PRIMARY KEY (app, metric, day, app_version, os_version, device_type, subject, app_state)
+                    PRIMARY KEY (app, day, app_version, os_version, device_type, metric, subject, app_state)
                 ) WITHOUT ROWID;
 
                 CREATE TABLE rollup_explorer_by_version (
@@ -848,7 +850,7 @@ package enum EmbeddedMigrations {
                     subject TEXT NOT NULL,
                     app_state TEXT NOT NULL,
                     cell BLOB NOT NULL,
-                    PRIMARY KEY (app, metric, day, app_version, subject, app_state)
+                    PRIMARY KEY (app, day, app_version, metric, subject, app_state)
                 ) WITHOUT ROWID;
 
                 """#
