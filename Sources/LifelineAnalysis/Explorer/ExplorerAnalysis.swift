@@ -1,3 +1,4 @@
+import Dispatch
 import LifelineModel
 
 /// One merged explorer cell of a read: the values of the scope's grouped dimensions (version, OS,
@@ -61,7 +62,9 @@ extension Analyzer {
     ) async throws -> [ExplorerRow] {
         let metrics = category.map { ExplorerCatalog.metrics(in: $0).map(\.id) } ?? []
         let cells = try await reader.explorerCells(scope, metrics: metrics)
-        return ExplorerAnalysis.rows(cells, scope: scope, category: category, minimumDeviceDays: minimumDeviceDays)
+        return await OffPool.run {
+            ExplorerAnalysis.rows(cells, scope: scope, category: category, minimumDeviceDays: minimumDeviceDays)
+        }
     }
 
     /// `GET /v1/apps/{bundleId}/insights`: the newest version of `scope`'s window (or `latest`)
@@ -77,8 +80,11 @@ extension Analyzer {
         grouped.groupBy = byDevice ? [.version, .device] : [.version]
         grouped.appStates = []
         let cells = try await reader.explorerCells(grouped, metrics: metric.map { [$0] } ?? [])
-        return ExplorerAnalysis.insights(
-            cells, latest: latest, referenceCount: referenceCount, byDevice: byDevice, configuration: configuration)
+        return await OffPool.run {
+            ExplorerAnalysis.insights(
+                cells, latest: latest, referenceCount: referenceCount, byDevice: byDevice,
+                configuration: configuration)
+        }
     }
 }
 
@@ -107,6 +113,17 @@ extension Analyzer {
         }
         return TerminationExplainer.explain(exits: exits, diagnostics: tallies).sorted {
             $0.version != $1.version ? VersionOrder.precedes($0.version, $1.version) : $0.reason < $1.reason
+        }
+    }
+}
+
+/// Runs CPU-bound work (merging thousands of cells, the bootstrap's replicates) on a GCD thread:
+/// Swift's cooperative pool has one thread per core, and a request computing on it for tens of
+/// milliseconds (seconds in a debug build) holds every other request of the process.
+package enum OffPool {
+    package static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: work()) }
         }
     }
 }
