@@ -14,8 +14,8 @@ extension PostgresStore {
     /// Documents per batch of a refold (read, decoded and upserted together).
     static let refoldBatch = 1_024
 
-    /// Rebuilds the figures (rollups at both levels and per-state rows) of `app` (every app when
-    /// `nil`) from day `from` on (every day when `nil`) from the raw documents, in one
+    /// Rebuilds the figures (rollups and explorer cells at both levels, per-state rows) of `app`
+    /// (every app when `nil`) from day `from` on (every day when `nil`) from the raw documents, in one
     /// transaction holding the fold's lock: every node's readers see the old figures or the new
     /// ones, and the leader's fold waits (the documents it has not reached are its own, and stay
     /// so). Diagnostics are counted again from their stored rows; crash groups keep their ids.

@@ -2,9 +2,9 @@ import LifelineModel
 import LifelineStorage
 
 extension Database {
-    /// Rebuilds the figures (rollups and per-state rows) of `app` (every app when `nil`) from day
-    /// `from` on (every day when `nil`) from the raw documents, in one transaction: readers see
-    /// the old figures or the new ones, never a mix.
+    /// Rebuilds the figures (rollups, explorer cells and per-state rows) of `app` (every app when
+    /// `nil`) from day `from` on (every day when `nil`) from the raw documents, in one transaction:
+    /// readers see the old figures or the new ones, never a mix.
     ///
     /// Only documents at or below the aggregator's watermark are refolded (the ones above are
     /// the fold's, which carries on). Diagnostics are counted again from their stored rows (their
