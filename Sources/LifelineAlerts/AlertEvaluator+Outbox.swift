@@ -59,6 +59,9 @@ extension AlertEvaluator {
                 for id in ids { outboxUnrecorded[id] = nil }
             }
         }
+        // Rows finished before this read begins are not in it; rows finished while it runs may
+        // be (its snapshot can predate their commit): those are skipped below, never sent twice.
+        let settled = outboxRecentlyFinished
         let pending: [OutboxMessage]
         do {
             pending = try await store.pendingOutbox(limit: Self.outboxBatch)
@@ -66,10 +69,14 @@ extension AlertEvaluator {
             logger.error("cannot read the alert outbox", metadata: ["error": "\(error)"])
             return
         }
+        outboxRecentlyFinished.subtract(settled)
         let decoder = JSONDecoder()
         var batches: [String: (notices: [AlertNotice], ids: [Int64])] = [:]
         var orphans: [Int64] = []
-        for message in pending where !outboxInFlight.contains(message.id) && outboxUnrecorded[message.id] == nil {
+        for message in pending
+        where !outboxInFlight.contains(message.id) && outboxUnrecorded[message.id] == nil
+            && !outboxRecentlyFinished.contains(message.id)
+        {
             guard notifications.hasReceiver(message.receiver),
                 let notice = try? decoder.decode(AlertNotice.self, from: Data(message.body.utf8))
             else {
@@ -98,6 +105,7 @@ extension AlertEvaluator {
         guard outcome != .dropped else { return }
         do {
             try await store.finishOutbox(ids: ids, failed: outcome == .failed, at: clock.now())
+            outboxRecentlyFinished.formUnion(ids)
         } catch {
             // Marked at the next round; this process does not send them again (another leader
             // might, with the same dedup key).

@@ -58,6 +58,9 @@ package actor AlertEvaluator: Service {
     /// Outbox rows this process delivered (or gave up on) whose mark the store has not taken yet:
     /// marked again each round, never sent again by this process.
     var outboxUnrecorded: [Int64: Bool] = [:]
+    /// Outbox rows marked finished in the store since the last read of the pending rows began: a
+    /// read that was already under way (the actor is reentrant) may still list them as pending.
+    var outboxRecentlyFinished: Set<Int64> = []
     /// Whether the dispatcher reports finished outbox rows to this evaluator yet.
     var outboxHandlerSet = false
 
