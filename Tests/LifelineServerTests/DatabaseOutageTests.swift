@@ -43,8 +43,8 @@ struct DatabaseOutageTests {
         let seen = Seen()
         let stop = StopFlag()
         // database.timeout_seconds + slack for a loaded 2-core machine running the whole suite
-        // (before: requests waited 34 s to forever).
-        let bound = Duration.seconds(2 + 8)
+        // (8 s of slack was exceeded there; before the bound existed, requests waited 34 s to forever).
+        let bound = Duration.seconds(2 + 18)
         @Sendable func document(_ n: Int) -> String {
             """
             {"appVersion": "1.0", "timeStampBegin": "2026-10-01 00:00:00 +0000", "timeStampEnd": "2026-10-01 23:59:00 +0000",
@@ -101,7 +101,7 @@ struct DatabaseOutageTests {
 
         // Back: every read answers, without a restart of Lifeline; nothing acknowledged is missing.
         let headers: HTTPFields = [.authorization: "Bearer \(read)"]
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         var answered: [String: HTTPResponse.Status] = [:]
         let paths = [
             "/readyz", "/v1/apps", "/v1/apps/\(app)/exits?from=2026-10-01&to=2026-10-01",

@@ -26,16 +26,17 @@ struct GovernanceTests {
             body: try gzip(metricPayload(index: index, bundle: bundle)))
     }
 
-    @Test("over the key's rate: 429 with Retry-After naming the limit; other keys go on; the key recovers")
+    @Test("over the key's rate: 429 with Retry-After naming the limit; other keys go on")
     func keyRate() async throws {
         let env = try TemporaryDatabase()
         let token = try env.token(.ingest, app: Self.app)
         let otherToken = try env.token(.ingest, app: Self.other)
         let read = try env.token(.read)
         var config = env.config()
-        // One token per 12 s: the three posts below land within it even when the whole suite
-        // shares two cores (at 0.25/s a starved run refilled a token between them).
-        config.governance.ingestRatePerKey = 1.0 / 12
+        // One token an hour: the three posts below land within it however slowly a starved suite
+        // runs them (at one per 12 s a run under the whole suite refilled a token between them).
+        // How a key recovers is ``TokenBucketsTests``' part, on explicit instants.
+        config.governance.ingestRatePerKey = 1.0 / 3_600
         config.governance.ingestBurstPerKey = 2
         try await TemporaryDatabase.withLiveServer(config) { client async throws in
             #expect(try await Self.post(client, token, index: 1).status == .accepted)
@@ -44,13 +45,12 @@ struct GovernanceTests {
             #expect(refused.status == .tooManyRequests)
             #expect(errorCode(refused.body) == "ingest_rate_per_key")
             let retry = try #require(refused.headers[.retryAfter].flatMap { Int($0) })
-            #expect((1...12).contains(retry))
+            #expect((3_000...3_600).contains(retry))
+            #expect(String(buffer: refused.body).contains("burst 2"), "\(String(buffer: refused.body))")
             // Another app's key is not slowed.
             #expect(try await Self.post(client, otherToken, index: 4, bundle: Self.other).status == .accepted)
             // Nothing of the refused request was stored.
             #expect(try env.database.payloadCount(app: Self.app) == 2)
-            try await Task.sleep(for: .seconds(retry))
-            #expect(try await Self.post(client, token, index: 3).status == .accepted)
             let metrics = try await client.execute(
                 uri: "/metrics", method: .get, headers: [.authorization: "Bearer \(read)"])
             #expect(
@@ -102,7 +102,7 @@ struct GovernanceTests {
             try connection.send(
                 "POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
-            let answer = try await connection.receive(timeout: .seconds(5)).text
+            let answer = try await connection.receive(timeout: .seconds(60)).text
             #expect(answer.hasPrefix("HTTP/1.1 429"), "\(answer)")
             #expect(answer.lowercased().contains("retry-after:"))
         }
@@ -132,7 +132,7 @@ struct GovernanceTests {
             #expect(refused.headers[.retryAfter] == "1")
             // The slow one completes; its reservation is returned.
             try slow.send(String(decoding: payload.dropFirst(payload.count / 2), as: UTF8.self))
-            #expect(try await slow.receive(timeout: .seconds(5)).text.hasPrefix("HTTP/1.1 202"))
+            #expect(try await slow.receive(timeout: .seconds(30)).text.hasPrefix("HTTP/1.1 202"))
             let after = try await client.execute(
                 uri: "/v1/metrics", method: .post, headers: ingestHeaders(token),
                 body: ByteBuffer(bytes: metricPayload(index: 2)))
@@ -198,13 +198,13 @@ struct GovernanceTests {
             try connection.send(
                 "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: \(String(repeating: "a", count: 8_000))\r\n\r\n"
             )
-            let answer = try await connection.receive(timeout: .seconds(5))
+            let answer = try await connection.receive(timeout: .seconds(30))
             #expect(answer.text.hasPrefix("HTTP/1.1 400"), "\(answer.text)")
             let small = try RawConnection(port: try #require(client.port))
             try small.send(
                 "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: \(String(repeating: "a", count: 2_000))\r\n\r\n"
             )
-            #expect(try await small.receive(timeout: .seconds(5)).text.hasPrefix("HTTP/1.1 200"))
+            #expect(try await small.receive(timeout: .seconds(30)).text.hasPrefix("HTTP/1.1 200"))
         }
     }
 
@@ -223,14 +223,14 @@ struct GovernanceTests {
             try body.send(
                 "POST /v1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: 5000\r\n\r\n{\"appVersion\":")
-            #expect(try await headers.receive(timeout: .seconds(10)).closed)
-            #expect(try await body.receive(timeout: .seconds(10)).closed)
-            #expect(started.duration(to: .now) < .seconds(8))
+            #expect(try await headers.receive(timeout: .seconds(30)).closed)
+            #expect(try await body.receive(timeout: .seconds(30)).closed)
+            #expect(started.duration(to: .now) < .seconds(25))
             // The server still serves others (on a new connection: the test client's idle one was
             // closed by the same timeout).
             let fresh = try RawConnection(port: port)
             try fresh.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            #expect(try await fresh.receive(timeout: .seconds(5)).text.hasPrefix("HTTP/1.1 200"))
+            #expect(try await fresh.receive(timeout: .seconds(30)).text.hasPrefix("HTTP/1.1 200"))
         }
     }
 

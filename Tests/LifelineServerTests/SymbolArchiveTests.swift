@@ -176,9 +176,10 @@ struct SymbolArchiveTests {
         var options = Database.Options()
         options.symbolArchive.maxExtractedBytes = 2_000
         try await TemporaryDatabase.withLiveServer(env.config(options: options)) { client async throws in
-            func post(_ file: URL) async throws -> TestResponse {
-                try await client.execute(
-                    uri: "/v1/apps/\(SymbolicationTests.app)/dsyms", method: .post,
+            let port = try #require(client.port)
+            func post(_ file: URL) async throws -> PatientResponse {
+                try await postPatiently(
+                    port: port, uri: "/v1/apps/\(SymbolicationTests.app)/dsyms",
                     headers: [.authorization: "Bearer \(token)", .contentType: "application/zip"],
                     body: ByteBuffer(bytes: try Data(contentsOf: file)))
             }

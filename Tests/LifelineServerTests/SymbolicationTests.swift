@@ -303,9 +303,10 @@ struct SymbolicationTests {
         let ingest = try env.token(.ingest, app: Self.app)
         let read = try env.token(.read)
         try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
-            func post(_ file: URL) async throws -> TestResponse {
-                try await client.execute(
-                    uri: "/v1/apps/\(Self.app)/dsyms", method: .post,
+            let port = try #require(client.port)
+            func post(_ file: URL) async throws -> PatientResponse {
+                try await postPatiently(
+                    port: port, uri: "/v1/apps/\(Self.app)/dsyms",
                     headers: [.authorization: "Bearer \(symbols)", .contentType: "application/zip"],
                     body: ByteBuffer(bytes: try Data(contentsOf: file)))
             }
@@ -346,7 +347,6 @@ struct SymbolicationTests {
             #expect(try await delete(symbols) == .notFound)
 
             // `lifeline dsym upload`, as CI runs it, against this server.
-            let port = try #require(client.port)
             let upload = try Lifeline.run([
                 "dsym", "upload", "--server", "http://127.0.0.1:\(port)", "--key", symbols, "--app", Self.app,
                 dsym.path,

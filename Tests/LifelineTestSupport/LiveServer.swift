@@ -23,3 +23,24 @@ extension TemporaryDatabase {
         return try await app.test(.live) { client in try await body(client) }
     }
 }
+
+/// An answer of ``postPatiently(port:uri:headers:body:)``.
+package struct PatientResponse: Sendable {
+    package var status: HTTPResponse.Status
+    package var body: ByteBuffer
+}
+
+/// POSTs `body` to the live server on `port` and waits up to two minutes for the answer.
+///
+/// The live test client gives a request 20 s in all. An upload of tens of megabytes can take
+/// longer while the whole suite shares two cores; the bound under test is the server's, not this.
+package func postPatiently(
+    port: Int, uri: String, headers: HTTPFields, body: ByteBuffer
+) async throws -> PatientResponse {
+    try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120))) {
+        client in
+        let answer = try await client.execute(
+            TestClient.Request(uri, method: .post, authority: "127.0.0.1", headers: headers, body: body))
+        return PatientResponse(status: answer.status, body: answer.body ?? ByteBuffer())
+    }
+}
