@@ -89,6 +89,26 @@ extension Analyzer {
 }
 
 extension Analyzer {
+    /// The figures of `GET /v1/apps/{bundleId}/perfPowerMetrics` from one read of the cells by
+    /// version and device: the rows by version, the rows by version and device, and the insights
+    /// for every device and per device type (the same answers as ``explorer(_:category:minimumDeviceDays:)``
+    /// and ``insights(_:latest:referenceCount:byDevice:metric:configuration:)`` would give, for a
+    /// third of the reading).
+    package func perfPower(
+        _ scope: Scope, latest: String?, referenceCount: Int, configuration: InsightConfiguration
+    ) async throws -> (byVersion: [ExplorerRow], byVersionAndDevice: [ExplorerRow], insights: InsightsAnswer) {
+        var read = scope.grouped(by: [.version, .device])
+        read.appStates = []
+        let cells = try await reader.explorerCells(read, metrics: [])
+        return await OffPool.run {
+            let byVersion = ExplorerAnalysis.rows(cells, scope: scope.grouped(by: [.version]), category: nil)
+            let byDevice = ExplorerAnalysis.rows(cells, scope: scope.grouped(by: [.version, .device]), category: nil)
+            let insights = ExplorerAnalysis.insights(
+                cells, latest: latest, referenceCount: referenceCount, byDevice: true, configuration: configuration)
+            return (byVersion, byDevice, insights)
+        }
+    }
+
     /// Explained and unexplained terminations per version and reason (``TerminationExplainer``):
     /// the exit counters of both states beside the diagnostics that explain them, read from the
     /// rollups and the crash groups' signatures. Versions in version order.

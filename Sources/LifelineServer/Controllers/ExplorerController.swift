@@ -61,13 +61,11 @@ struct ExplorerController: Sendable {
             }
             let (latest, references) = try Self.comparison(parameters)
             let metrics = try await analyze(scope) { analyzer in
-                let overall = try await analyzer.explorer(scope.grouped(by: [.version]))
-                let perDevice = try await analyzer.explorer(scope.grouped(by: [.version, .device]))
                 // Apple's shape has no intervals: only a change past the threshold needs one.
                 var configuration = InsightConfiguration()
                 configuration.intervalsForAll = false
-                let insights = try await analyzer.insights(
-                    scope, latest: latest, referenceCount: references, byDevice: true, configuration: configuration)
+                let (overall, perDevice, insights) = try await analyzer.perfPower(
+                    scope, latest: latest, referenceCount: references, configuration: configuration)
                 let rows = overall + perDevice
                 let versions = Set(rows.compactMap(\.version)).sorted(by: VersionOrder.precedes)
                 var groups: [PerfPowerInsightGroup] = []
