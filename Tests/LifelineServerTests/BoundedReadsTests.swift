@@ -245,7 +245,8 @@ struct BoundedReadsTests {
                 }
             }
             #expect(error?.code == .timeout)
-            #expect(ContinuousClock.now - started < .seconds(3))
+            // Well before pg_sleep's 10 s (3.6 s was seen with the whole suite on two cores).
+            #expect(ContinuousClock.now - started < .seconds(8))
             let apps = try await AnalysisRunner(source: store).analyze { try await $0.apps() }
             #expect(apps.isEmpty)
         }

@@ -27,6 +27,10 @@ extension ServerConfig {
         config.retention = .keepForever
         // A loaded CI machine runs the whole suite at once: the outage tests set their own bound.
         config.database.timeoutSeconds = 30
+        // The same for reads: a /metrics scrape or an insights answer that takes 0.5 s alone took
+        // over the 10 s default there. The bounded-reads tests set their own.
+        config.reads.timeout = .seconds(60)
+        config.reads.queueWait = .seconds(30)
         config.logger = .quiet
         return config
     }
