@@ -173,9 +173,54 @@ struct ExplorerCellTests {
             let start = Double(300 + 10 * n)
             return Bucket(start: start, end: start + 10, count: 40)
         }
-        let one = ExplorerCell([.histogram([launch[0]])]).encoded().count
-        let hundred: Int = ExplorerCell([.histogram(launch)]).encoded().count
+        // (Two device-days each: one device-day has its own compact form, below.)
+        let one = ExplorerCell([.histogram([launch[0]]), .histogram([launch[0]])]).encoded().count
+        let hundred: Int = ExplorerCell([.histogram(launch), .histogram(launch)]).encoded().count
         #expect(hundred - one <= 495)
+    }
+
+    @Test("one device-day encodes in the compact version 2, decodes to the same cell, and merges the same")
+    func singleDeviceDay() throws {
+        let launch = (0..<14).map { (n: Int) -> Bucket in
+            let start = Double(200 + 10 * n)
+            return Bucket(start: start, end: start + 10, count: 7)
+        }
+        let samples: [ExplorerSample] = [
+            .value(0), .value(412_345), .value(0.125), .value(.leastNonzeroMagnitude),
+            .rate(numerator: 3, hours: 2.5), .rate(numerator: 0, hours: 7), .histogram(launch),
+            .histogram([Bucket(start: 0.25, end: 1.5, count: 3)]),
+        ]
+        var merged = ExplorerCell()
+        var mergedDecoded = ExplorerCell()
+        for sample in samples {
+            let cell = ExplorerCell([sample])
+            let bytes = cell.encoded()
+            #expect(bytes.first == 2, "\(sample)")
+            let decoded = try ExplorerCell(decoding: bytes)
+            #expect(decoded == cell, "\(sample)")
+            #expect(decoded.encoded() == bytes)
+            merged.merge(cell)
+            mergedDecoded.merge(decoded)
+        }
+        #expect(merged == mergedDecoded)
+        // A scalar device-day: a few bytes instead of ~80.
+        #expect(ExplorerCell([.value(412_345)]).encoded().count <= 8)
+        #expect(ExplorerCell([.value(412_345), .value(1)]).encoded().first == 1)
+        // Garbage in the compact form throws, or decodes to a cell that re-encodes to itself.
+        let bytes = ExplorerCell([.histogram(launch)]).encoded()
+        for length in 0..<bytes.count {
+            #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes[0..<length]) }
+        }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes + [0]) }
+        for index in bytes.indices {
+            var flipped = bytes
+            flipped[index] ^= 0x5A
+            if let cell = try? ExplorerCell(decoding: flipped) {
+                #expect((try? ExplorerCell(decoding: cell.encoded())) == cell)
+            }
+        }
+        // x must be positive: (0, 5) is no device-day.
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [2, 0, 10, 0]) }
     }
 
     @Test("truncated, extended, altered and random bytes throw and never trap")
@@ -186,8 +231,8 @@ struct ExplorerCellTests {
         }
         #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes + [0]) }
         var version = bytes
-        version[0] = 2
-        #expect(throws: SketchDecodingError.unsupportedVersion(2)) { try ExplorerCell(decoding: version) }
+        version[0] = 3
+        #expect(throws: SketchDecodingError.unsupportedVersion(3)) { try ExplorerCell(decoding: version) }
         // Flipping any single byte either throws or decodes to a cell that re-encodes to valid bytes.
         for index in bytes.indices {
             var flipped = bytes

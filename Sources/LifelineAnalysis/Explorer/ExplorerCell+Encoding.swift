@@ -10,6 +10,19 @@
 /// k × (number start, number end, varint count ≥ 1), ascending by (start, end), distinct
 /// ```
 ///
+/// Version 2, a cell of exactly one device-day (a fine cell of one payload: most of them), whose
+/// sketch and moments are those ``ExplorerCell/add(_:)`` makes of the pair `(x, y)`:
+///
+/// ```
+/// u8      version (2)
+/// number  x, number y        the device-day's (x, y): (1, value), (hours, count), (samples, total)
+/// varint  k, then k buckets  as in version 1
+/// ```
+///
+/// It decodes to the sketch of `y / x` and the moments of `(x, y)`; the encoder uses it only when
+/// that rebuilds the cell exactly, so both versions decode to equal cells. ~10 bytes instead of
+/// ~80 for a scalar metric.
+///
 /// A number is a varint `t`: even, the integer `t / 2` (< 2^53; whole milliseconds cost 2–3
 /// bytes); `1`, followed by the 8 bytes of an IEEE double; anything else is refused. A cell always
 /// encodes to the same bytes. Decoding checks every field (the sketch as ``QuantileSketch`` does;
@@ -24,51 +37,62 @@ extension ExplorerCell {
     /// An upper bound of the encoded size.
     package static let maxEncodedSize: Int = 1 + 10 + QuantileSketch.maxEncodedSize + 48 + 10 + maxBuckets * 38
 
-    /// The version-1 bytes of this cell.
+    /// The compact form's version (one device-day).
+    static let singleDeviceDayVersion: UInt8 = 2
+
+    /// The bytes of this cell: version 2 when it is one device-day that form rebuilds exactly,
+    /// else version 1.
     package func encoded() -> [UInt8] {
+        if sketch.count == 1, moments.count == 1,
+            let single = Self.singleDeviceDay(
+                x: moments.meanX, y: moments.meanY, buckets: buckets), single == self
+        {
+            var out: [UInt8] = [Self.singleDeviceDayVersion]
+            out.reserveCapacity(24 + buckets.count * 8)
+            Self.writeNumber(moments.meanX, into: &out)
+            Self.writeNumber(moments.meanY, into: &out)
+            Self.writeBuckets(buckets, into: &out)
+            return out
+        }
         let sketchBytes = sketch.encoded()
         var out: [UInt8] = [Self.encodingVersion]
         out.reserveCapacity(sketchBytes.count + 64 + buckets.count * 8)
         ByteWriter.varint(UInt64(sketchBytes.count), into: &out)
         out.append(contentsOf: sketchBytes)
         for field in moments.fields { ByteWriter.double(field, into: &out) }
-        ByteWriter.varint(UInt64(buckets.count), into: &out)
-        for bucket in buckets {
-            Self.writeNumber(bucket.start, into: &out)
-            Self.writeNumber(bucket.end, into: &out)
-            ByteWriter.varint(UInt64(bucket.count), into: &out)
-        }
+        Self.writeBuckets(buckets, into: &out)
         return out
     }
 
-    /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.
-    package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
-        guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any explorer cell") }
-        var reader = ByteReader(Array(bytes))
-        let version = reader.byte()
-        guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
-        let length = try reader.varint()
-        guard length <= UInt64(QuantileSketch.maxEncodedSize) else { throw .invalid("sketch longer than any sketch") }
-        var sketchBytes: [UInt8] = []
-        sketchBytes.reserveCapacity(Int(length))
-        for _ in 0..<Int(length) {
-            guard let byte = reader.byte() else { throw .truncated }
-            sketchBytes.append(byte)
+    /// The cell ``add(_:)`` makes of one device-day's pair: the sketch of `y / x` and the moments
+    /// of `(x, y)`; `nil` when the pair is not one a device-day can have.
+    static func singleDeviceDay(x: Double, y: Double, buckets: [BucketDistribution.Bucket]) -> ExplorerCell? {
+        let value = y / x
+        guard x.isFinite, x > 0, y.isFinite, y >= 0, value.isFinite else { return nil }
+        var sketch = QuantileSketch()
+        sketch.add(value)
+        return ExplorerCell(sketch: sketch, moments: RatioMoments(x: x, y: y), checkedBuckets: buckets)
+    }
+
+    private static func writeBuckets(_ buckets: [BucketDistribution.Bucket], into out: inout [UInt8]) {
+        ByteWriter.varint(UInt64(buckets.count), into: &out)
+        for bucket in buckets {
+            writeNumber(bucket.start, into: &out)
+            writeNumber(bucket.end, into: &out)
+            ByteWriter.varint(UInt64(bucket.count), into: &out)
         }
-        let sketch = try QuantileSketch(decoding: sketchBytes)
-        var fields: [Double] = []
-        for _ in 0..<6 { fields.append(try reader.double()) }
-        let moments = try RatioMoments(checked: fields)
-        if sketch.count < 1 << 53 {
-            guard moments.count == Double(sketch.count) else { throw .invalid("moments and sketch count differ") }
-        }
+    }
+
+    private static func readBuckets(_ reader: inout ByteReader) throws(SketchDecodingError) -> [BucketDistribution
+        .Bucket]
+    {
         let k = try reader.varint()
-        guard k <= UInt64(Self.maxBuckets) else { throw .invalid("more than \(Self.maxBuckets) buckets") }
+        guard k <= UInt64(maxBuckets) else { throw .invalid("more than \(maxBuckets) buckets") }
         var buckets: [BucketDistribution.Bucket] = []
         buckets.reserveCapacity(Int(k))
         for _ in 0..<Int(k) {
-            let start = try Self.readNumber(&reader)
-            let end = try Self.readNumber(&reader)
+            let start = try readNumber(&reader)
+            let end = try readNumber(&reader)
             let count = try reader.varint()
             guard start.isFinite, end.isFinite, start >= 0, end >= start else { throw .invalid("bucket bounds") }
             guard count >= 1, count <= UInt64(Int64.max) else { throw .invalid("bucket count") }
@@ -77,6 +101,36 @@ extension ExplorerCell {
             }
             buckets.append(BucketDistribution.Bucket(start: start, end: end, count: Int64(count)))
         }
+        return buckets
+    }
+
+    /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.
+    package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+        guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any explorer cell") }
+        var reader = ByteReader(Array(bytes))
+        let version = reader.byte()
+        if version == Self.singleDeviceDayVersion {
+            let x = try Self.readNumber(&reader)
+            let y = try Self.readNumber(&reader)
+            let buckets = try Self.readBuckets(&reader)
+            guard reader.atEnd else { throw .trailingBytes }
+            guard let cell = Self.singleDeviceDay(x: x, y: y, buckets: buckets) else {
+                throw .invalid("a device-day's pair out of range")
+            }
+            self = cell
+            return
+        }
+        guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
+        let length = try reader.varint()
+        guard length <= UInt64(QuantileSketch.maxEncodedSize) else { throw .invalid("sketch longer than any sketch") }
+        let sketch = try QuantileSketch(decoding: try reader.take(Int(length)))
+        var fields: [Double] = []
+        for _ in 0..<6 { fields.append(try reader.double()) }
+        let moments = try RatioMoments(checked: fields)
+        if sketch.count < 1 << 53 {
+            guard moments.count == Double(sketch.count) else { throw .invalid("moments and sketch count differ") }
+        }
+        let buckets = try Self.readBuckets(&reader)
         guard reader.atEnd else { throw .trailingBytes }
         if !buckets.isEmpty {
             guard !sketch.isEmpty else { throw .invalid("histogram buckets without device-days") }

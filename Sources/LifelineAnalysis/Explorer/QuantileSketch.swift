@@ -119,9 +119,32 @@ package struct QuantileSketch: Sendable, Equatable {
         count = count.addingSaturating(other.count)
         zeroCount = zeroCount.addingSaturating(other.zeroCount)
         sum = Self.finiteSum(sum, other.sum)
-        for (k, c) in other.counts.enumerated() where c > 0 {
-            addToBucket(other.offset + k, c)
+        guard !other.counts.isEmpty else { return }
+        guard !counts.isEmpty else {
+            counts = other.counts
+            offset = other.offset
+            return
         }
+        // One array for the union of both spans, buckets under the collapse floor of the highest
+        // index folded into it: what adding the buckets one by one ends with, in one allocation.
+        let top = Swift.max(offset + counts.count, other.offset + other.counts.count) - 1
+        let floor = Swift.max(Swift.min(offset, other.offset), top - Self.maxBuckets + 1)
+        if floor == offset, top == offset + counts.count - 1 {
+            for (k, c) in other.counts.enumerated() where c > 0 {
+                let slot = Swift.max(other.offset + k, floor) - floor
+                counts[slot] = counts[slot].addingSaturating(c)
+            }
+            return
+        }
+        var merged = [UInt64](repeating: 0, count: top - floor + 1)
+        for (source, base) in [(counts, offset), (other.counts, other.offset)] {
+            for (k, c) in source.enumerated() where c > 0 {
+                let slot = Swift.max(base + k, floor) - floor
+                merged[slot] = merged[slot].addingSaturating(c)
+            }
+        }
+        counts = merged
+        offset = floor
     }
 
     /// This sketch merged with `other`.

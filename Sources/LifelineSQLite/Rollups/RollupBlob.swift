@@ -273,7 +273,9 @@ enum RollupBlob {
                 RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
         guard buckets == SQLITE_OK else { return buckets }
-        return ExplorerMergeFunction.register(on: handle)
+        let explorer = ExplorerMergeFunction.register(on: handle)
+        guard explorer == SQLITE_OK else { return explorer }
+        return ExplorerMergeFunction.registerMap(on: handle)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -21,7 +21,8 @@ enum RollupLevel: CaseIterable, Sendable {
     var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
 
     /// Parameters: the cell's key columns, metric, subject, app state, then the encoded
-    /// ``ExplorerCell``, merged into the stored one on conflict (`ll_merge_explorer`).
+    /// ``ExplorerCell``, merged into the stored one on conflict (`ll_merge_explorer`). The version
+    /// level's (the fine level packs its cells: ``upsertExplorerMap``).
     var upsertExplorer: String {
         let key = ["app", "day"] + dimensionColumns + ["metric", "subject", "app_state"]
         let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
@@ -30,6 +31,16 @@ enum RollupLevel: CaseIterable, Sendable {
             ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cell = ll_merge_explorer(cell, excluded.cell)
             """
     }
+
+    /// The fine level's packed explorer cells (`rollup_explorer`, migration 0015). Parameters:
+    /// app, day, version, OS, device, app state, the encoded ``ExplorerCellMap``, merged into the
+    /// stored one on conflict (`ll_merge_explorer_map`).
+    static let upsertExplorerMap = """
+        INSERT INTO rollup_explorer (app, day, app_version, os_version, device_type, app_state, cells)
+        VALUES (?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (app, day, app_version, os_version, device_type, app_state)
+        DO UPDATE SET cells = ll_merge_explorer_map(cells, excluded.cells)
+        """
 
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {
