@@ -277,13 +277,39 @@ struct ExplorerCellTests {
         }
         #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: bytes + [0]) }
         var draws = Draws(seed: 7)
-        for _ in 0..<2_000 {
+        for n in 0..<4_000 {
             var random = (0..<Int(draws.uniform(0, 120))).map { _ in UInt8(draws.uniform(0, 256).rounded(.down)) }
-            if !random.isEmpty { random[0] = 1 }
+            if !random.isEmpty { random[0] = UInt8(1 + n % 2) }
             if let decoded = try? ExplorerCellMap(decoding: random) {
                 #expect((try? ExplorerCellMap(decoding: decoded.encoded())) == decoded)
             }
         }
+    }
+
+    @Test("map ids are front-coded (version 2); version 1, with whole ids, is still read")
+    func cellMapFrontCoding() throws {
+        typealias Key = ExplorerCellMap.Key
+        let names = [
+            "termination.background.abnormal.per_device_day", "termination.background.abnormal.per_foreground_hour",
+            "termination.background.app_watchdog.per_device_day",
+        ]
+        let map = ExplorerCellMap(
+            Dictionary(uniqueKeysWithValues: names.map { (Key(metric: $0, subject: ""), ExplorerCell([.value(2)])) }))
+        let bytes = map.encoded()
+        #expect(bytes.first == 2)
+        // The second and third ids are stored as their suffixes after the shared prefix.
+        #expect(bytes.count < names[0].utf8.count + 3 * 12 + 40, "\(bytes.count) bytes")
+        // Version 1, as PostgreSQL rows written before it hold: whole ids, no prefix lengths.
+        var old: [UInt8] = [1, UInt8(names.count)]
+        for name in names {
+            let cell = ExplorerCell([.value(2)]).encoded()
+            old += [UInt8(name.utf8.count)] + Array(name.utf8) + [0, UInt8(cell.count)] + cell
+        }
+        #expect(try ExplorerCellMap(decoding: old) == map)
+        // A prefix longer than the previous id is refused.
+        var bad = bytes
+        bad[2] = 1
+        #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: bad) }
     }
 
     @Test("rows encode with the issue's snake_case keys and explicit nulls")

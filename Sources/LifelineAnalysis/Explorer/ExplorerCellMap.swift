@@ -2,13 +2,18 @@
 /// device and app state, packed in one value (PostgreSQL's `explorer_cells.cells`). One row per
 /// device-day cell instead of one per metric: a fold batch reads and writes ~45 times fewer rows.
 ///
-/// Binary form, version 1 (varints unsigned LEB128):
+/// Binary form, version 2 (varints unsigned LEB128), the one written:
 ///
 /// ```
-/// u8      version (1)
+/// u8      version (2)
 /// varint  n                        entries (≤ 4,096), ascending by (metric, subject), distinct
-/// n × (varint m, m bytes metric id (UTF-8), varint s, s bytes subject, varint c, c bytes ExplorerCell)
+/// n × (varint p, varint m, m bytes, varint s, s bytes subject, varint c, c bytes ExplorerCell)
 /// ```
+///
+/// Each metric id is front-coded: the first `p` bytes of the previous entry's id, then `m` bytes
+/// of its own (entries are sorted, and ids share long prefixes such as
+/// `termination.background.`): ~0.6 KB of names per device-day cell instead of ~2.8 KB. Version 1
+/// (written before) has no `p` and whole ids; both are read.
 ///
 /// A reader that wants some metrics skips the others' cells by their length without decoding them.
 /// Decoding checks every length and every cell, so arbitrary bytes throw and never trap.
@@ -26,7 +31,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
         package static func < (a: Key, b: Key) -> Bool { (a.metric, a.subject) < (b.metric, b.subject) }
     }
 
-    package static let encodingVersion: UInt8 = 1
+    package static let encodingVersion: UInt8 = 2
     /// The most entries a map holds (the catalog has 66 metrics; signposts add series).
     package static let maxEntries = 4_096
 
@@ -41,18 +46,24 @@ package struct ExplorerCellMap: Sendable, Equatable {
         for (key, cell) in other.cells { cells[key, default: ExplorerCell()].merge(cell) }
     }
 
-    /// The version-1 bytes (entries in key order: a map always encodes to the same bytes).
+    /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.encodingVersion]
         ByteWriter.varint(UInt64(cells.count), into: &out)
+        var previous: [UInt8] = []
         for key in cells.keys.sorted() {
             let cell = cells[key]?.encoded() ?? []
-            for text in [Array(key.metric.utf8), Array(key.subject.utf8)] {
+            let metric = Array(key.metric.utf8)
+            var shared = 0
+            while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
+            ByteWriter.varint(UInt64(shared), into: &out)
+            for text in [metric[shared...], Array(key.subject.utf8)[...]] {
                 ByteWriter.varint(UInt64(text.count), into: &out)
                 out.append(contentsOf: text)
             }
             ByteWriter.varint(UInt64(cell.count), into: &out)
             out.append(contentsOf: cell)
+            previous = metric
         }
         return out
     }
@@ -64,20 +75,32 @@ package struct ExplorerCellMap: Sendable, Equatable {
     ) throws(SketchDecodingError) {
         var reader = ByteReader(Array(bytes))
         let version = reader.byte()
-        guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
+        guard version == 1 || version == Self.encodingVersion else { throw .unsupportedVersion(version) }
+        let frontCoded = version == 2
         let count = try reader.varint()
         guard count <= UInt64(Self.maxEntries) else { throw .invalid("more than \(Self.maxEntries) entries") }
         var previous: Key?
+        var previousMetric: [UInt8] = []
         for _ in 0..<Int(count) {
-            func text() throws(SketchDecodingError) -> String {
+            func bytes() throws(SketchDecodingError) -> ArraySlice<UInt8> {
                 let length = try reader.varint()
                 guard length <= 1_024 else { throw .invalid("a metric name longer than 1,024 bytes") }
-                guard let text = String(validating: try reader.take(Int(length)), as: UTF8.self) else {
-                    throw .invalid("a metric name that is not UTF-8")
-                }
-                return text
+                return try reader.take(Int(length))
             }
-            let key = Key(metric: try text(), subject: try text())
+            var metric: [UInt8] = []
+            if frontCoded {
+                let shared = try reader.varint()
+                guard shared <= UInt64(previousMetric.count) else {
+                    throw .invalid("a prefix longer than the last name")
+                }
+                metric = Array(previousMetric.prefix(Int(shared)))
+            }
+            metric += try bytes()
+            guard metric.count <= 1_024, let name = String(validating: metric, as: UTF8.self),
+                let subject = String(validating: try bytes(), as: UTF8.self)
+            else { throw .invalid("a metric name that is not UTF-8 or longer than 1,024 bytes") }
+            previousMetric = metric
+            let key = Key(metric: name, subject: subject)
             if let previous, !(previous < key) { throw .invalid("entries not ascending") }
             previous = key
             let length = try reader.varint()
