@@ -14,22 +14,22 @@ struct BackupTests {
     func backupWhileIngesting() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        guard let dsym = try SymbolicationTests.buildDemo(in: directory.url) else { return }
+        guard let dsym = try await SymbolicationTests.buildDemo(in: directory.url) else { return }
         let database = directory.url.appendingPathComponent("lifeline.sqlite").path
-        func run(_ arguments: [String]) throws -> String {
-            let result = try Lifeline.run(arguments)
+        func run(_ arguments: [String]) async throws -> String {
+            let result = try await Lifeline.run(arguments)
             #expect(result.status == 0, "\(arguments.joined(separator: " ")): \(result.stderr)")
             return result.stdout
         }
-        func token(_ arguments: [String]) throws -> String {
-            try #require(try run(["keys", "create", "--db", database] + arguments).split(separator: "\n").last)
-                .description
+        func token(_ arguments: [String]) async throws -> String {
+            let said = try await run(["keys", "create", "--db", database] + arguments)
+            return try #require(said.split(separator: "\n").last).description
         }
         let app = SymbolicationTests.app
-        let ingest = try token(["--role", "ingest", "--app", app])
-        let load = try token(["--role", "ingest", "--app", "com.example.load"])
-        let read = try token(["--role", "read"])
-        let imported = try run(["dsym", "import", "--db", database, "--app", app, dsym.path])
+        let ingest = try await token(["--role", "ingest", "--app", app])
+        let load = try await token(["--role", "ingest", "--app", "com.example.load"])
+        let read = try await token(["--role", "read"])
+        let imported = try await run(["dsym", "import", "--db", database, "--app", app, dsym.path])
         let uuid = try #require(
             imported.split(whereSeparator: \.isWhitespace).map(String.init).first { $0.count == 36 && $0.contains("-") }
         )
@@ -63,7 +63,7 @@ struct BackupTests {
         }
         try await Task.sleep(for: .milliseconds(300))
         let backup = directory.url.appendingPathComponent("backup.sqlite").path
-        let said = try run(["backup", "--db", database, "--out", backup])
+        let said = try await run(["backup", "--db", database, "--out", backup])
         #expect(said.contains("1 symbol file(s)"), "\(said)")
         stop.store(true, ordering: .relaxed)
         #expect(try await loader.value > 0)
@@ -105,9 +105,9 @@ struct BackupTests {
         #expect(original == fromCopy)
         #expect(original.first?.contains("Parser.parse") == true, "the crash is symbolicated: \(original.first ?? "")")
         copy.kill(SIGTERM)
-        #expect(copy.wait() == 0)
+        #expect(await copy.wait() == 0)
         server.kill(SIGTERM)
-        #expect(server.wait() == 0)
+        #expect(await server.wait() == 0)
         // Every command leaves the file complete: no write-ahead log left behind after a clean stop.
         let wal = (try? FileManager.default.attributesOfItem(atPath: database + "-wal")[.size] as? Int) ?? 0
         #expect(wal == 0, "the server checkpointed on its way out")

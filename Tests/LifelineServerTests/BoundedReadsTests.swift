@@ -317,14 +317,14 @@ struct BoundedReadsTests {
     }
 
     @Test("the query: section of the config file is checked: ranges and unknown keys are named")
-    func configSection() throws {
+    func configSection() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let good = try env.write(
             "query.yaml",
             "query:\n  max_rows: 500\n  max_source_rows: 20000\n  timeout_seconds: 2.5\n  max_concurrent: 3\n"
                 + "  queue_wait_seconds: 0\n")
-        let loaded = try Lifeline.run(["prune", "--db", env.path, "--config", good, "--dry-run"])
+        let loaded = try await Lifeline.run(["prune", "--db", env.path, "--config", good, "--dry-run"])
         #expect(loaded.status == 0, "\(loaded.stderr)")
         for (text, message) in [
             ("query:\n  max_rows: 0\n", "query.max_rows must be 1…1000000, got 0"),
@@ -335,7 +335,7 @@ struct BoundedReadsTests {
             ("query:\n  max_rowz: 10\n", "query.max_rowz is not a known key"),
         ] {
             let file = try env.write("bad.yaml", text)
-            let refused = try Lifeline.run(["prune", "--db", env.path, "--config", file, "--dry-run"])
+            let refused = try await Lifeline.run(["prune", "--db", env.path, "--config", file, "--dry-run"])
             #expect(refused.status != 0)
             #expect(refused.stderr.contains(message), "\(refused.stderr)")
         }

@@ -7,10 +7,10 @@ import Testing
 @Suite("The lifeline binary's commands")
 struct CommandLineTests {
     @Test("keys create prints the key alone on the last line, and it verifies; list and revoke work")
-    func keysLifecycle() throws {
+    func keysLifecycle() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
-        let created = try Lifeline.run([
+        let created = try await Lifeline.run([
             "keys", "create", "--db", env.path, "--role", "ingest", "--app", "com.example.app",
         ])
         #expect(created.status == 0, "\(created.stderr)")
@@ -20,84 +20,84 @@ struct CommandLineTests {
         #expect(key.role == .ingest)
         #expect(key.app == "com.example.app")
 
-        let listed = try Lifeline.run(["keys", "list", "--db", env.path, "--json"])
+        let listed = try await Lifeline.run(["keys", "list", "--db", env.path, "--json"])
         #expect(listed.status == 0)
         #expect(listed.stdout.contains(key.id))
         #expect(!listed.stdout.contains(token), "secrets are never listed")
 
-        let revoked = try Lifeline.run(["keys", "revoke", "--db", env.path, key.id])
+        let revoked = try await Lifeline.run(["keys", "revoke", "--db", env.path, key.id])
         #expect(revoked.status == 0)
         #expect(try env.database.verify(token: token) == nil)
     }
 
     @Test("keys create refuses an ingest key without --app, with a message")
-    func ingestKeyNeedsApp() throws {
+    func ingestKeyNeedsApp() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
-        let result = try Lifeline.run(["keys", "create", "--db", env.path, "--role", "ingest"])
+        let result = try await Lifeline.run(["keys", "create", "--db", env.path, "--role", "ingest"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--app"))
     }
 
     @Test("ingest imports fixture files offline, and a second run counts them as duplicates")
-    func offlineIngest() throws {
+    func offlineIngest() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let files = [
             Paths.fixtures.appendingPathComponent("diagnostics/ChimeHQ_Meter__real_report.json").path,
             Paths.fixtures.appendingPathComponent("diagnostics/ChimeHQ_Meter__xcode_simulated_ios14.json").path,
         ]
-        let first = try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + files)
+        let first = try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + files)
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stdout.contains("documents accepted: 2, duplicates: 0"), "\(first.stdout)")
-        let second = try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + files)
+        let second = try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + files)
         #expect(second.stdout.contains("documents accepted: 0, duplicates: 2"), "\(second.stdout)")
         #expect(try env.database.payloadCount(app: "com.chimehq.Meter", kind: .diagnostic) == 2)
     }
 
     @Test("ingest refuses a file of another app and exits non-zero")
-    func offlineIngestRefusesOtherApp() throws {
+    func offlineIngestRefusesOtherApp() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let file = Paths.fixtures.appendingPathComponent("metrics/lifeline-authored__ios17-full.json").path
-        let result = try Lifeline.run(["ingest", "--db", env.path, "--app", "com.other.app", file])
+        let result = try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.other.app", file])
         #expect(result.status == 1)
         #expect(result.stderr.contains("com.example.notes"))
     }
 
     @Test("migrate creates the schema, then reports it up to date")
-    func migrate() throws {
+    func migrate() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lifeline-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("new.sqlite").path
-        let first = try Lifeline.run(["migrate", "--db", path])
+        let first = try await Lifeline.run(["migrate", "--db", path])
         #expect(first.status == 0)
         #expect(first.stdout.contains("applied 0001"))
-        let second = try Lifeline.run(["migrate", "--db", path])
+        let second = try await Lifeline.run(["migrate", "--db", path])
         #expect(second.stdout.contains("up to date"))
     }
 
     @Test("backup writes a consistent copy with the same payloads and refuses to overwrite")
-    func backup() throws {
+    func backup() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let file = Paths.fixtures.appendingPathComponent("diagnostics/ChimeHQ_Meter__real_report.json").path
-        let ingested = try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter", file])
+        let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter", file])
         #expect(ingested.status == 0, "\(ingested.stderr)")
         let copyPath = env.directory.url.appendingPathComponent("copy.sqlite").path
-        let result = try Lifeline.run(["backup", "--db", env.path, "--out", copyPath])
+        let result = try await Lifeline.run(["backup", "--db", env.path, "--out", copyPath])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("integrity ok"))
         let copy = try Database(path: copyPath)
         #expect(try copy.payloadCount(app: "com.chimehq.Meter", kind: .diagnostic) == 1)
-        let again = try Lifeline.run(["backup", "--db", env.path, "--out", copyPath])
+        let again = try await Lifeline.run(["backup", "--db", env.path, "--out", copyPath])
         #expect(again.status != 0)
         #expect(again.stderr.contains("already exists"))
     }
 
     @Test("prune --dry-run counts and keeps; prune removes the old days and keeps the rest; a bad policy is named")
-    func prune() throws {
+    func prune() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let chime = [
@@ -105,20 +105,20 @@ struct CommandLineTests {
         ]
         .map { Paths.fixtures.appendingPathComponent($0).path }
         let notes = Paths.fixtures.appendingPathComponent("metrics/lifeline-authored__ios17-full.json").path
-        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + chime).status == 0)
-        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", "com.example.notes", notes]).status == 0)
+        #expect(try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.chimehq.Meter"] + chime).status == 0)
+        #expect(try await Lifeline.run(["ingest", "--db", env.path, "--app", "com.example.notes", notes]).status == 0)
         // Keep from 2026-01-01: the 2020 diagnostics go, the 2026-11-01 metric payload stays.
         let kept: UTCDay = "2026-01-01"
         let days = UTCDay.today.ordinal - kept.ordinal + 1
         let config = try env.write("retention.yaml", "retention:\n  data_days: \(days)\n  raw_days: 0\n")
 
-        let dry = try Lifeline.run(["prune", "--db", env.path, "--config", config, "--dry-run"])
+        let dry = try await Lifeline.run(["prune", "--db", env.path, "--config", config, "--dry-run"])
         #expect(dry.status == 0, "\(dry.stderr)")
         #expect(dry.stdout.contains("would remove 2 payloads, 2 raw documents"), "\(dry.stdout)")
         #expect(dry.stdout.contains("data kept from 2026-01-01"), "\(dry.stdout)")
         #expect(try env.database.payloadCount() == 3)
 
-        let real = try Lifeline.run(["prune", "--db", env.path, "--config", config])
+        let real = try await Lifeline.run(["prune", "--db", env.path, "--config", config])
         #expect(real.status == 0, "\(real.stderr)")
         #expect(real.stdout.contains("removed 2 payloads, 2 raw documents"), "\(real.stdout)")
         #expect(real.stdout.contains("database file"), "\(real.stdout)")
@@ -128,7 +128,7 @@ struct CommandLineTests {
 
         // The shipped example configuration loads, and its policy is the documented default.
         let example = Paths.repository.appendingPathComponent("config/lifeline.example.yaml").path
-        let defaults = try Lifeline.run(["prune", "--db", env.path, "--config", example, "--dry-run"])
+        let defaults = try await Lifeline.run(["prune", "--db", env.path, "--config", example, "--dry-run"])
         #expect(defaults.status == 0, "\(defaults.stderr)")
         #expect(
             defaults.stderr.contains(
@@ -136,7 +136,7 @@ struct CommandLineTests {
             "\(defaults.stderr)")
 
         let bad = try env.write("bad.yaml", "retention:\n  data_days: -3\n")
-        let refused = try Lifeline.run(["prune", "--db", env.path, "--config", bad])
+        let refused = try await Lifeline.run(["prune", "--db", env.path, "--config", bad])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("retention.data_days must be 0 (keep forever)"), "\(refused.stderr)")
     }

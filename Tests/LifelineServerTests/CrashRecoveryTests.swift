@@ -55,7 +55,7 @@ struct CrashRecoveryTests {
             }
             try await group.waitForAll()
         }
-        #expect(server.wait() == SIGKILL)
+        #expect(await server.wait() == SIGKILL)
         let before = acknowledged.snapshot
         #expect(before.count >= 300)
 
@@ -78,7 +78,7 @@ struct CrashRecoveryTests {
             }
         }
         restarted.kill(SIGTERM)
-        #expect(restarted.wait() == 0, "graceful shutdown exits 0")
+        #expect(await restarted.wait() == 0, "graceful shutdown exits 0")
         #expect(try env.database.payloadCount(app: "com.example.app", kind: .metric) == stored)
         #expect(try env.database.integrityCheck() == "ok")
 

@@ -32,7 +32,7 @@ struct DatabaseOutageTests {
         defer { postgres.stop() }
         let url = try postgres.createDatabase()
         let app = "com.example.outage"
-        let (ingest, read) = try PostgresCommandTests.keys(url, app: app)
+        let (ingest, read) = try await PostgresCommandTests.keys(url, app: app)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let config = try directory.write(
@@ -131,6 +131,6 @@ struct DatabaseOutageTests {
         // Every acknowledged document is a device-day (a 503'd one may be stored too: the client retries it).
         #expect((summary["device_days"] as? Int ?? 0) >= state.accepted.count)
         node.kill(SIGTERM)
-        _ = node.wait()
+        _ = await node.wait()
     }
 }

@@ -13,13 +13,13 @@ import Testing
 @Suite("Command line on PostgreSQL")
 struct PostgresCommandTests {
     /// An ingest token of `app` and a read token, made by `lifeline keys create --db url`.
-    static func keys(_ url: String, app: String) throws -> (ingest: String, read: String) {
-        func token(_ arguments: [String]) throws -> String {
-            let created = try Lifeline.run(["keys", "create", "--db", url] + arguments)
+    static func keys(_ url: String, app: String) async throws -> (ingest: String, read: String) {
+        func token(_ arguments: [String]) async throws -> String {
+            let created = try await Lifeline.run(["keys", "create", "--db", url] + arguments)
             #expect(created.status == 0, "\(created.stderr)")
             return try #require(created.stdout.split(separator: "\n").last.map(String.init))
         }
-        return (try token(["--role", "ingest", "--app", app]), try token(["--role", "read"]))
+        return (try await token(["--role", "ingest", "--app", app]), try await token(["--role", "read"]))
     }
 
     /// What each node's `/readyz` says of leadership (nil: no answer).
@@ -37,29 +37,29 @@ struct PostgresCommandTests {
     @Test(
         "migrate-data copies a SQLite database: the JSON reports of both are the same, and again after a refold of each; a second run copies nothing"
     )
-    func migrateData() throws {
+    func migrateData() async throws {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
         let env = try TemporaryDatabase()
         let out = env.directory.url.appendingPathComponent("payloads").path
         let app = "com.example.notes"
-        let simulated = try Lifeline.run([
+        let simulated = try await Lifeline.run([
             "simulate", "--out", out, "--app", app, "--devices", "25", "--days", "3", "--start", "2026-10-01",
         ])
         #expect(simulated.status == 0, "\(simulated.stderr)")
-        let ingested = try Lifeline.run(["ingest", "--db", env.path, "--app", app, out])
+        let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", app, out])
         #expect(ingested.status == 0, "\(ingested.stderr)")
 
-        let migrated = try Lifeline.run(["migrate", "--db", url])
+        let migrated = try await Lifeline.run(["migrate", "--db", url])
         #expect(migrated.status == 0, "\(migrated.stderr)")
         #expect(migrated.stdout.contains("schema at migration"), "\(migrated.stdout)")
-        let copied = try Lifeline.run(["migrate-data", "--from", env.path, "--to", url, "--batch", "40"])
+        let copied = try await Lifeline.run(["migrate-data", "--from", env.path, "--to", url, "--batch", "40"])
         #expect(copied.status == 0, "\(copied.stderr)")
         let count = try #require(
             copied.stdout.split(separator: ",").first?.split(separator: " ").last.flatMap { Int($0) })
         #expect(count > 75, "\(copied.stdout)")
         #expect(copied.stdout.contains("refused: 0"), "\(copied.stdout)")
-        let again = try Lifeline.run(["migrate-data", "--from", env.path, "--to", url])
+        let again = try await Lifeline.run(["migrate-data", "--from", env.path, "--to", url])
         #expect(again.stdout.contains("documents copied: 0, already there: \(count)"), "\(again.stdout)")
 
         func canonical(_ value: Any) throws -> String {
@@ -67,8 +67,8 @@ struct PostgresCommandTests {
                 decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .fragmentsAllowed]),
                 as: UTF8.self)
         }
-        func report(_ db: String) throws -> [String: Any] {
-            let run = try Lifeline.run([
+        func report(_ db: String) async throws -> [String: Any] {
+            let run = try await Lifeline.run([
                 "report", "--db", db, "--app", app, "--from", "2026-09-28", "--to", "2026-10-05", "--format", "json",
                 "--out", "-",
             ])
@@ -83,21 +83,21 @@ struct PostgresCommandTests {
             }.sorted()
             return json
         }
-        let sqlite = try report(env.path)
-        let postgres = try report(url)
+        let sqlite = try await report(env.path)
+        let postgres = try await report(url)
         #expect(Set(sqlite.keys) == Set(postgres.keys))
         for key in sqlite.keys.sorted() {
             #expect(try canonical(sqlite[key] ?? NSNull()) == canonical(postgres[key] ?? NSNull()), "section \(key)")
         }
         // `lifeline refold` on either store rebuilds the same figures.
         for db in [env.path, url] {
-            let refolded = try Lifeline.run(["refold", "--db", db, "--json"])
+            let refolded = try await Lifeline.run(["refold", "--db", db, "--json"])
             #expect(refolded.status == 0, "\(refolded.stderr)")
             let json = try JSONSerialization.jsonObject(with: Data(refolded.stdout.utf8)) as? [String: Any]
             #expect((json?["documents"] as? Int ?? 0) > 40, "\(refolded.stdout)")
             #expect(json?["unreadable"] as? Int == 0, "\(refolded.stdout)")
         }
-        let (sqliteAgain, postgresAgain) = (try report(env.path), try report(url))
+        let (sqliteAgain, postgresAgain) = (try await report(env.path), try await report(url))
         for key in sqlite.keys.sorted() {
             #expect(
                 try canonical(sqliteAgain[key] ?? NSNull()) == canonical(sqlite[key] ?? NSNull()), "refolded \(key)")
@@ -107,7 +107,7 @@ struct PostgresCommandTests {
         }
         // The password never shows: a URL with one is printed without it.
         let withPassword = url.replacingOccurrences(of: "lifeline@", with: "lifeline:s3cret@")
-        let status = try Lifeline.run(["migrate", "--db", withPassword])
+        let status = try await Lifeline.run(["migrate", "--db", withPassword])
         #expect(!status.stdout.contains("s3cret") && !status.stderr.contains("s3cret"))
     }
 
@@ -117,7 +117,7 @@ struct PostgresCommandTests {
     func twoNodesAndAKill() async throws {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
-        let (token, read) = try Self.keys(url, app: "com.example.app")
+        let (token, read) = try await Self.keys(url, app: "com.example.app")
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let config = try directory.write(
@@ -168,7 +168,7 @@ struct PostgresCommandTests {
             }
             try await group.waitForAll()
         }
-        #expect(nodes[victim].wait() == SIGKILL)
+        #expect(await nodes[victim].wait() == SIGKILL)
         let before = acknowledged.snapshot
         #expect(before.count >= 400)
 
@@ -203,7 +203,7 @@ struct PostgresCommandTests {
         #expect(rows.first?.payloads == stored)
         await store.shutdown()
         nodes[survivor].kill(SIGTERM)
-        #expect(nodes[survivor].wait() == 0, "graceful shutdown exits 0")
+        #expect(await nodes[survivor].wait() == 0, "graceful shutdown exits 0")
     }
     @Test(
         "two serve nodes on one PostgreSQL: an alert is delivered once, and not again when the leader is killed and the other takes over"
@@ -212,7 +212,7 @@ struct PostgresCommandTests {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
         let app = "com.example.app"
-        let (token, read) = try Self.keys(url, app: app)
+        let (token, read) = try await Self.keys(url, app: app)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let received = ReceivedRequests()
@@ -279,7 +279,7 @@ struct PostgresCommandTests {
             let victim = try #require(await leader())
             let survivor = 1 - victim
             nodes[victim].kill(SIGKILL)
-            #expect(nodes[victim].wait() == SIGKILL)
+            #expect(await nodes[victim].wait() == SIGKILL)
             let deadline = ContinuousClock.now + .seconds(15)
             while await leader() != survivor, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
@@ -303,7 +303,7 @@ struct PostgresCommandTests {
                 #expect(listed.first?["state"] as? String == "firing")
             }
             nodes[survivor].kill(SIGTERM)
-            #expect(nodes[survivor].wait() == 0)
+            #expect(await nodes[survivor].wait() == 0)
         }
     }
 }

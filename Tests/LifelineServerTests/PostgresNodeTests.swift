@@ -17,7 +17,7 @@ struct AlertOutboxTakeoverTests {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
         let app = "com.example.app"
-        let (token, _) = try PostgresCommandTests.keys(url, app: app)
+        let (token, _) = try await PostgresCommandTests.keys(url, app: app)
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let received = ReceivedRequests()
@@ -86,7 +86,7 @@ struct AlertOutboxTakeoverTests {
             let victim = try #require(leaders.firstIndex(of: true))
             let survivor = 1 - victim
             nodes[victim].kill(SIGKILL)
-            #expect(nodes[victim].wait() == SIGKILL)
+            #expect(await nodes[victim].wait() == SIGKILL)
             // The webhook stays down 2 s more: the survivor takes the lead and retries against it
             // first, then delivers once it is back.
             try await Task.sleep(for: .seconds(2))
@@ -110,7 +110,7 @@ struct AlertOutboxTakeoverTests {
             #expect(Set(keys).count == 1, "every attempt carries the same dedup key: \(Set(keys))")
             #expect(await PostgresCommandTests.leaders(nodes)[survivor] == true)
             nodes[survivor].kill(SIGTERM)
-            #expect(nodes[survivor].wait() == 0)
+            #expect(await nodes[survivor].wait() == 0)
         }
     }
 }
@@ -141,7 +141,7 @@ struct BoundedShutdownTests {
         try await Task.sleep(for: .seconds(1))
         let sent = ContinuousClock.now
         node.kill(SIGTERM)
-        let status = node.wait()
+        let status = await node.wait()
         let took = ContinuousClock.now - sent
         probes.cancel()
         #expect(took < .seconds(2 + 5 + 3), "exited after \(took)")

@@ -268,7 +268,7 @@ struct ReportTests {
         ]
         for format in ["html", "md", "json"] {
             let out = env.directory.url.appendingPathComponent("report.\(format)").path
-            let result = try Lifeline.run(base + ["--format", format, "--out", out])
+            let result = try await Lifeline.run(base + ["--format", format, "--out", out])
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("report: wrote \(out)"))
             let size = try FileManager.default.attributesOfItem(atPath: out)[.size] as? Int ?? 0
@@ -277,7 +277,7 @@ struct ReportTests {
 
         // Compare: the handler imbalance ratio goes from 0 (4.1.0) to 0.5 (4.2.0).
         let jsonPath = env.directory.url.appendingPathComponent("gate.json").path
-        let tripped = try Lifeline.run(
+        let tripped = try await Lifeline.run(
             base + [
                 "--format", "json", "--out", jsonPath, "--compare", "4.1.0..4.2.0",
                 "--fail-on", "max_handler_imbalance_ratio>0.2", "--fail-on", "restoration_error_rate>0.99",
@@ -296,7 +296,7 @@ struct ReportTests {
         #expect((imbalance["delta"] as? NSNumber)?.doubleValue == 0.5)
 
         // Same gate judged on 4.1.0 (balanced): passes; an alert query works as a gate too.
-        let passed = try Lifeline.run(
+        let passed = try await Lifeline.run(
             base + [
                 "--format", "md", "--out", "-", "--versions", "4.1.0", "--fail-on", "max_handler_imbalance_ratio>0.2",
                 "--fail-on", "exit_rate{reason=\"AppWatchdog\"} > 5000",
@@ -305,13 +305,13 @@ struct ReportTests {
         #expect(passed.stdout.contains("## Release gates"))
 
         // Bad gate, unknown app, unknown version: clear errors.
-        let badGate = try Lifeline.run(base + ["--fail-on", "crashiness>1"])
+        let badGate = try await Lifeline.run(base + ["--fail-on", "crashiness>1"])
         #expect(badGate.status == 64)
         #expect(badGate.stderr.contains("'crashiness' is neither a report figure"))
-        let unknownApp = try Lifeline.run(["report", "--db", env.path, "--app", "com.example.none"])
+        let unknownApp = try await Lifeline.run(["report", "--db", env.path, "--app", "com.example.none"])
         #expect(unknownApp.status == 1)
         #expect(unknownApp.stderr.contains("no app com.example.none"))
-        let unknownVersion = try Lifeline.run(base + ["--compare", "4.1.0..9.9.9", "--out", "-"])
+        let unknownVersion = try await Lifeline.run(base + ["--compare", "4.1.0..9.9.9", "--out", "-"])
         #expect(unknownVersion.status == 1)
         #expect(unknownVersion.stderr.contains("no metric payloads of version 9.9.9"))
     }

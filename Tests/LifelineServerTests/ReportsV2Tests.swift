@@ -159,7 +159,7 @@ struct ReportsV2Tests {
     }
 
     @Test("rules test fires an exit rule on 2.0.0 data")
-    func ruleOnReports() throws {
+    func ruleOnReports() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let directory = env.directory.url.appendingPathComponent("payloads")
@@ -183,7 +183,7 @@ struct ReportsV2Tests {
                     for: 0s
                     min_samples: 1
             """)
-        let result = try Lifeline.run([
+        let result = try await Lifeline.run([
             "rules", "test", rules, "--payloads", directory.path, "--at", "2026-09-13T12:00:00Z", "--app", Self.app,
         ])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
@@ -194,15 +194,15 @@ struct ReportsV2Tests {
     }
 
     @Test("offline ingest of the captures and a report with its by-app-state section")
-    func reportByAppState() throws {
+    func reportByAppState() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let files = (Self.metrics + Self.diagnostics).map { Paths.fixtures.appendingPathComponent($0).path }
-        let ingested = try Lifeline.run(["ingest", "--db", env.path, "--app", Self.app] + files)
+        let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", Self.app] + files)
         #expect(ingested.status == 0, "\(ingested.stderr)")
         #expect(ingested.stdout.contains("documents accepted: 5, duplicates: 0"), "\(ingested.stdout)")
         let out = env.directory.url.appendingPathComponent("report.md").path
-        let report = try Lifeline.run([
+        let report = try await Lifeline.run([
             "report", "--db", env.path, "--app", Self.app, "--from", "2026-09-01", "--to", "2026-09-30", "--format",
             "md", "--out", out,
         ])

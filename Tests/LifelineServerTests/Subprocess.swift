@@ -11,8 +11,21 @@ enum Lifeline {
         var stderr: String
     }
 
-    /// Runs `lifeline ARGS…` to completion.
-    static func run(_ arguments: [String]) throws -> Output {
+    /// Runs `lifeline ARGS…` to completion, waiting on a GCD thread: a test blocking Swift's
+    /// cooperative pool (two threads here) for a subprocess stalls every other test's servers and
+    /// clients (a fresh-clone run saw two servers not answer /healthz for 60 s).
+    static func run(_ arguments: [String]) async throws -> Output {
+        try await offPool { try runBlocking(arguments) }
+    }
+
+    /// Runs `body` on a GCD thread.
+    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = try Paths.executable
         process.arguments = arguments
@@ -63,10 +76,14 @@ enum Lifeline {
             Foundation.kill(process.processIdentifier, signal)
         }
 
-        /// Waits for the process to end and returns its exit status.
-        func wait() -> Int32 {
-            process.waitUntilExit()
-            return process.terminationStatus
+        /// Waits (on a GCD thread) for the process to end and returns its exit status.
+        func wait() async -> Int32 {
+            let process = self.process
+            return
+                (try? await Lifeline.offPool {
+                    process.waitUntilExit()
+                    return process.terminationStatus
+                }) ?? -1
         }
 
         deinit {

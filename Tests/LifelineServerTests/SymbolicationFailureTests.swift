@@ -20,7 +20,7 @@ struct SymbolicationFailureTests {
         arguments: Backend.allCases)
     func crashingFilesAreMarkedOnce(_ backend: Backend) async throws {
         guard let env = try await TestStore.make(backend) else { return }
-        guard let dsym = try SymbolicationTests.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await SymbolicationTests.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let broken = try Self.crashingVariants(of: dwarf, count: 3, in: env.directory.url)
         let good = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
@@ -92,7 +92,7 @@ struct SymbolicationFailureTests {
 
             // `dsym list` shows the marks.
             let path = env.url ?? env.directory.databasePath
-            let listed = try Lifeline.run(["dsym", "list", "--db", path, "--app", app])
+            let listed = try await Lifeline.run(["dsym", "list", "--db", path, "--app", app])
             #expect(listed.status == 0, "\(listed.stderr)")
             #expect(listed.stdout.components(separatedBy: "UNUSABLE (crashed since").count == 4, "\(listed.stdout)")
 
@@ -136,9 +136,9 @@ struct SymbolicationFailureTests {
     }
 
     @Test("symbols.symbolizer_timeout_seconds sets the symbolizer's time limit for report and dsym; 0 is refused")
-    func configuredSymbolizerTimeout() throws {
+    func configuredSymbolizerTimeout() async throws {
         let env = try TemporaryDatabase()
-        guard let dsym = try SymbolicationTests.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await SymbolicationTests.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
         let script = env.directory.url.appendingPathComponent("hanging-symbolizer")
@@ -153,25 +153,25 @@ struct SymbolicationFailureTests {
         // 10 s), marks the slice timed out and still writes its report.
         let app = SymbolicationTests.app
         let payload = try env.write("crash.json", SymbolicationTests.crashPayload(uuid: uuid))
-        #expect(try Lifeline.run(["ingest", "--db", env.path, "--app", app, payload]).status == 0)
+        #expect(try await Lifeline.run(["ingest", "--db", env.path, "--app", app, payload]).status == 0)
         let config = try env.write(
             "lifeline.yaml", "symbols:\n  llvm_symbolizer: \(script.path)\n  symbolizer_timeout_seconds: 0.5\n")
-        let imported = try Lifeline.run([
+        let imported = try await Lifeline.run([
             "dsym", "import", "--db", env.path, "--config", config, "--app", app, dsym.path,
         ])
         #expect(imported.status == 0, "\(imported.stderr)")
         let start = ContinuousClock.now
-        let report = try Lifeline.run([
+        let report = try await Lifeline.run([
             "report", "--db", env.path, "--config", config, "--app", app, "--from", "2026-11-01", "--to", "2026-11-01",
             "--format", "json", "--out", "-",
         ])
         let elapsed = ContinuousClock.now - start
         #expect(report.status == 0, "\(report.stderr)")
         #expect(elapsed < .seconds(9), "the report took \(elapsed): the configured 0.5 s was not used")
-        let listed = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", app])
+        let listed = try await Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", app])
         #expect(listed.stdout.contains("UNUSABLE (timed_out since"), "\(listed.stdout)")
         let bad = try env.write("bad.yaml", "symbols:\n  symbolizer_timeout_seconds: 0\n")
-        let refused = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", app])
+        let refused = try await Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", app])
         #expect(refused.status != 0)
         #expect(
             refused.stderr.contains("symbols.symbolizer_timeout_seconds must be more than 0 and at most 3600, got 0.0"),
@@ -179,9 +179,9 @@ struct SymbolicationFailureTests {
     }
 
     @Test("a crashed llvm-symbolizer process is replaced: the next file is symbolicated")
-    func crashedProcessIsReplaced() throws {
+    func crashedProcessIsReplaced() async throws {
         let directory = TemporaryDirectory()
-        guard let dsym = try SymbolicationTests.buildDemo(in: directory.url) else { return }
+        guard let dsym = try await SymbolicationTests.buildDemo(in: directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let broken = try #require(try Self.crashingVariants(of: dwarf, count: 1, in: directory.url).first)
         let symbolicator = try #require(Symbolicator(processes: 1))

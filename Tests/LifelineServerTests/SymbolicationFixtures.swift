@@ -31,8 +31,9 @@ extension SymbolicationTests {
 
         """
 
-    /// Builds `Demo` and `Demo.dSYM` in `directory`; nil (after recording why under CI) without the tools.
-    static func buildDemo(in directory: URL) throws -> URL? {
+    /// Builds `Demo` and `Demo.dSYM` in `directory`; nil (after recording why under CI) without the
+    /// tools. The compilers run and are waited for on a GCD thread (``Lifeline/offPool(_:)``).
+    static func buildDemo(in directory: URL) async throws -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         func found(_ tool: String) -> Bool {
             path.split(separator: ":").contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)") }
@@ -58,14 +59,17 @@ extension SymbolicationTests {
             ],
             [dsymutil, "Demo", "-o", "Demo.dSYM"],
         ] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            process.currentDirectoryURL = directory
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                Issue.record("\(arguments.joined(separator: " ")) failed with \(process.terminationStatus)")
+            let status = try await Lifeline.offPool {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = arguments
+                process.currentDirectoryURL = directory
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            guard status == 0 else {
+                Issue.record("\(arguments.joined(separator: " ")) failed with \(status)")
                 return nil
             }
         }

@@ -20,9 +20,9 @@ import ZIPFoundation
 @Suite("Symbolication from dSYMs")
 struct SymbolicationTests {
     @Test("the Mach-O reader finds the UUID, arch and __TEXT of thin and fat files; other files are refused")
-    func machOSlices() throws {
+    func machOSlices() async throws {
         let directory = TemporaryDirectory()
-        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let thin = try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }
         #expect(thin.count == 1)
@@ -50,7 +50,7 @@ struct SymbolicationTests {
         arguments: Backend.allCases)
     func retroactiveSymbolication(_ backend: Backend) async throws {
         guard let env = try await TestStore.make(backend) else { return }
-        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let uuid = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
         let ingest = try await env.token(.ingest, app: Self.app)
@@ -98,7 +98,7 @@ struct SymbolicationTests {
             #expect(lacking.first?["binary_name"] as? String == "Demo")
             #expect(lacking.first?["diagnostics"] as? Int == 1)
             // The report lists the binary as missing its symbols too.
-            let missingReport = try Lifeline.run(
+            let missingReport = try await Lifeline.run(
                 [
                     "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
                     "json", "--out", "-",
@@ -109,10 +109,10 @@ struct SymbolicationTests {
             #expect(reportedMissing?.map { $0["uuid"] as? String } == [uuid])
             #expect(reportedMissing?.first?["binary_name"] as? String == "Demo")
 
-            let imported = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
+            let imported = try await Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
             #expect(imported.status == 0, "\(imported.stderr)")
             #expect(imported.stdout.contains("imported \(uuid) arm64 Demo"), "\(imported.stdout)")
-            let again = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
+            let again = try await Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, dsym.path])
             #expect(again.stdout.contains("slices imported: 0, already known: 1"), "\(again.stdout)")
 
             let after = try await stack()
@@ -142,7 +142,7 @@ struct SymbolicationTests {
         }
         // The HTML report's sample stack names the function, file and line too.
         let html = env.directory.url.appendingPathComponent("report.html").path
-        let report = try Lifeline.run(
+        let report = try await Lifeline.run(
             [
                 "report", "--db", path, "--app", Self.app, "--from", "2026-11-01", "--to", "2026-11-01", "--format",
                 "html", "--out", html,
@@ -151,7 +151,7 @@ struct SymbolicationTests {
         let page = try String(contentsOfFile: html, encoding: .utf8)
         #expect(page.contains("Demo.Parser.parse(Swift.String) -&gt; Swift.Int (demo.c:4)"))
         let junk = try env.write("junk.bin", String(repeating: "not a Mach-O file. ", count: 8))
-        let refused = try Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, junk])
+        let refused = try await Lifeline.run(["dsym", "import", "--db", path, "--app", Self.app, junk])
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("not a 64-bit Mach-O file"), "\(refused.stderr)")
         await env.remove()
@@ -164,7 +164,7 @@ struct SymbolicationTests {
         guard let server = PostgresServer.running() else { return }
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let slice = try #require(try Data(contentsOf: dwarf).withUnsafeBytes { try MachOSlices.read($0) }.first)
         let url = try server.createDatabase()
@@ -210,7 +210,7 @@ struct SymbolicationTests {
     @Test("upload over HTTP: symbols or admin key, streamed, idempotent by UUID; ingest keys refused; bad files named")
     func upload() async throws {
         let env = try TemporaryDatabase()
-        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let bytes = try Data(contentsOf: dwarf)
         let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
@@ -257,9 +257,9 @@ struct SymbolicationTests {
     }
 
     @Test("C++ names are demangled by llvm-symbolizer, Swift names by the Swift runtime")
-    func demangling() throws {
+    func demangling() async throws {
         let directory = TemporaryDirectory()
-        guard let dsym = try Self.buildDemo(in: directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let symbolicator = try #require(Symbolicator(processes: 2))
         // Twice each: both processes of the pool answer (and then the cache).
@@ -277,7 +277,7 @@ struct SymbolicationTests {
     @Test("zips of dSYMs: imported; ../ paths and zip bombs refuse the whole file; DELETE; `dsym upload` for CI")
     func zipUploadsAndDelete() async throws {
         let env = try TemporaryDatabase()
-        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: env.directory.url) else { return }
         let dwarf = try #require(try SymbolFiles.dwarfFiles(at: dsym.path).first)
         let bytes = try Data(contentsOf: dwarf)
         let uuid = try #require(try bytes.withUnsafeBytes { try MachOSlices.read($0) }.first?.uuid)
@@ -347,14 +347,14 @@ struct SymbolicationTests {
             #expect(try await delete(symbols) == .notFound)
 
             // `lifeline dsym upload`, as CI runs it, against this server.
-            let upload = try Lifeline.run([
+            let upload = try await Lifeline.run([
                 "dsym", "upload", "--server", "http://127.0.0.1:\(port)", "--key", symbols, "--app", Self.app,
                 dsym.path,
             ])
             #expect(upload.status == 0, "\(upload.stderr)")
             #expect(upload.stdout.contains("imported \(uuid) arm64 Demo"), "\(upload.stdout)")
             #expect(try await listed() == [uuid])
-            let denied = try Lifeline.run([
+            let denied = try await Lifeline.run([
                 "dsym", "upload", "--server", "http://127.0.0.1:\(port)", "--key", symbols, "--app", Self.app,
                 evil.path,
             ])
@@ -370,22 +370,22 @@ struct SymbolicationTests {
     }
 
     @Test("the config file's symbols section moves the symbol directory; a missing llvm_symbolizer is refused")
-    func symbolsConfig() throws {
+    func symbolsConfig() async throws {
         let env = try TemporaryDatabase()
-        guard let dsym = try Self.buildDemo(in: env.directory.url) else { return }
+        guard let dsym = try await Self.buildDemo(in: env.directory.url) else { return }
         let elsewhere = env.directory.url.appendingPathComponent("elsewhere").path
         let config = try env.write("lifeline.yaml", "symbols:\n  directory: \(elsewhere)\n")
-        let imported = try Lifeline.run([
+        let imported = try await Lifeline.run([
             "dsym", "import", "--db", env.path, "--config", config, "--app", Self.app, dsym.path,
         ])
         #expect(imported.status == 0, "\(imported.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: elsewhere)
         #expect(files.count == 1 && files.first?.count == 36, "\(files)")
         #expect(!FileManager.default.fileExists(atPath: env.path + ".symbols"))
-        let listed = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", Self.app])
+        let listed = try await Lifeline.run(["dsym", "list", "--db", env.path, "--config", config, "--app", Self.app])
         #expect(listed.stdout.contains("arm64 Demo"), "\(listed.stdout)")
         let bad = try env.write("bad.yaml", "symbols:\n  llvm_symbolizer: /nonexistent/llvm-symbolizer\n")
-        let refused = try Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", Self.app])
+        let refused = try await Lifeline.run(["dsym", "list", "--db", env.path, "--config", bad, "--app", Self.app])
         #expect(refused.status != 0)
         #expect(
             refused.stderr.contains("symbols.llvm_symbolizer /nonexistent/llvm-symbolizer is not an executable file"))
