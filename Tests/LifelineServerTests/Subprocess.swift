@@ -61,15 +61,23 @@ enum Lifeline {
         /// Waits until `/healthz` answers (or fails after 60 s: a loaded CI machine starts slowly).
         func waitUntilReady() async throws {
             let deadline = ContinuousClock.now + .seconds(60)
+            var attempts = 0
+            var last = ""
             while ContinuousClock.now < deadline {
                 guard process.isRunning else { throw TestFailure("server exited early: \(process.terminationStatus)") }
-                let ok = try? await TestClient.withClient(host: "127.0.0.1", port: port) { client in
-                    try await client.get("/healthz").status == .ok
+                attempts += 1
+                do {
+                    let status = try await TestClient.withClient(host: "127.0.0.1", port: port) { client in
+                        try await client.get("/healthz").status
+                    }
+                    if status == .ok { return }
+                    last = "\(status)"
+                } catch {
+                    last = "\(error)"
                 }
-                if ok == true { return }
                 try await Task.sleep(for: .milliseconds(100))
             }
-            throw TestFailure("server on port \(port) did not become ready")
+            throw TestFailure("server on port \(port) did not become ready: \(attempts) probes, the last: \(last)")
         }
 
         func kill(_ signal: Int32) {

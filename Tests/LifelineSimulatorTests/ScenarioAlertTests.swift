@@ -80,13 +80,25 @@ struct ScenarioAlertTests {
                 #expect(outcome.accepted == items.count)
                 items.removeAll(keepingCapacity: true)
             }
-            for n in 0..<simulation.deviceDayCount {
-                for payload in simulation.deviceDay(at: n).payloads {
-                    items += try pipeline.prepare(
-                        body: ByteBuffer(bytes: payload.json), encoding: .identity,
-                        family: payload.kind == .metric ? .metric : .diagnostic, app: app,
-                        receivedAt: receivedAt * 1000)
+            // Generating and decoding take seconds of CPU: on a GCD thread, a chunk at a time, not
+            // on Swift's cooperative pool (two threads here), which every test's servers share.
+            for start in stride(from: 0, to: simulation.deviceDayCount, by: 100) {
+                let end = min(simulation.deviceDayCount, start + 100)
+                let prepared = await OffPool.run {
+                    Result { () throws(IngestError) -> [IngestItem] in
+                        var chunk: [IngestItem] = []
+                        for n in start..<end {
+                            for payload in simulation.deviceDay(at: n).payloads {
+                                chunk += try pipeline.prepare(
+                                    body: ByteBuffer(bytes: payload.json), encoding: .identity,
+                                    family: payload.kind == .metric ? .metric : .diagnostic, app: app,
+                                    receivedAt: receivedAt * 1000)
+                            }
+                        }
+                        return chunk
+                    }
                 }
+                items += try prepared.get()
                 if items.count >= 1_000 { try await flush() }
             }
             try await flush()
