@@ -33,11 +33,11 @@ struct ExplorerEndpointTests {
         return config
     }
 
-    /// The metric payloads of a simulation as JSON arrays of 50 documents (off Swift's pool: the
-    /// simulation blocks for seconds).
+    /// The metric payloads of a simulation as JSON arrays of 50 documents (on a thread of its own,
+    /// off Swift's pool and GCD's core-wide queues: the simulation blocks for seconds).
     static func bodies(_ config: SimulationConfig) async throws -> [[UInt8]] {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
+            Thread {
                 let simulation: Simulation
                 do {
                     simulation = try Simulation(config)
@@ -56,7 +56,7 @@ struct ExplorerEndpointTests {
                     return body
                 }
                 continuation.resume(returning: bodies)
-            }
+            }.start()
         }
     }
 

@@ -11,17 +11,19 @@ enum Lifeline {
         var stderr: String
     }
 
-    /// Runs `lifeline ARGS…` to completion, waiting on a GCD thread: a test blocking Swift's
+    /// Runs `lifeline ARGS…` to completion, waiting on a thread of its own: a test blocking Swift's
     /// cooperative pool (two threads here) for a subprocess stalls every other test's servers and
     /// clients (a fresh-clone run saw two servers not answer /healthz for 60 s).
     static func run(_ arguments: [String]) async throws -> Output {
         try await offPool { try runBlocking(arguments) }
     }
 
-    /// Runs `body` on a GCD thread.
+    /// Runs `body` (a wait for a subprocess) on a thread of its own: not on Swift's cooperative
+    /// pool, nor on GCD's global queues, which are as wide as the cores here and would be held by
+    /// the waits as well.
     static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+            Thread { continuation.resume(with: Result { try body() }) }.start()
         }
     }
 
@@ -84,7 +86,7 @@ enum Lifeline {
             Foundation.kill(process.processIdentifier, signal)
         }
 
-        /// Waits (on a GCD thread) for the process to end and returns its exit status.
+        /// Waits (on a thread of its own) for the process to end and returns its exit status.
         func wait() async -> Int32 {
             let process = self.process
             return

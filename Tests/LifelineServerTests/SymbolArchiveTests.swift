@@ -178,7 +178,7 @@ struct SymbolArchiveTests {
         try await TemporaryDatabase.withLiveServer(env.config(options: options)) { client async throws in
             let port = try #require(client.port)
             func post(_ file: URL) async throws -> PatientResponse {
-                try await postPatiently(
+                try await requestPatiently(
                     port: port, uri: "/v1/apps/\(SymbolicationTests.app)/dsyms",
                     headers: [.authorization: "Bearer \(token)", .contentType: "application/zip"],
                     body: ByteBuffer(bytes: try Data(contentsOf: file)))

@@ -32,7 +32,7 @@ extension SymbolicationTests {
         """
 
     /// Builds `Demo` and `Demo.dSYM` in `directory`; nil (after recording why under CI) without the
-    /// tools. The compilers run and are waited for on a GCD thread (``Lifeline/offPool(_:)``).
+    /// tools. The compilers are waited for on a thread of their own (``Lifeline/offPool(_:)``).
     static func buildDemo(in directory: URL) async throws -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         func found(_ tool: String) -> Bool {

@@ -298,21 +298,25 @@ struct SymbolicationTests {
                 ("../../evil.dSYM/Contents/Resources/DWARF/evil", bytes),
             ])
         let bomb = dir.appendingPathComponent("bomb.zip")
-        try Self.zip(bomb, [("Bomb.dSYM/Contents/Resources/DWARF/Bomb", Data(count: 64 << 20))])
+        // 64 MB to checksum and deflate: seconds of a debug build, off Swift's cooperative pool.
+        try await Lifeline.offPool {
+            try Self.zip(bomb, [("Bomb.dSYM/Contents/Resources/DWARF/Bomb", Data(count: 64 << 20))])
+        }
         let symbols = try env.token(.symbols, app: Self.app)
         let ingest = try env.token(.ingest, app: Self.app)
         let read = try env.token(.read)
         try await TemporaryDatabase.withLiveServer(env.config()) { client async throws in
             let port = try #require(client.port)
             func post(_ file: URL) async throws -> PatientResponse {
-                try await postPatiently(
+                try await requestPatiently(
                     port: port, uri: "/v1/apps/\(Self.app)/dsyms",
                     headers: [.authorization: "Bearer \(symbols)", .contentType: "application/zip"],
                     body: ByteBuffer(bytes: try Data(contentsOf: file)))
             }
             func listed() async throws -> [String?] {
-                let list = try await client.execute(
-                    uri: "/v1/apps/\(Self.app)/dsyms", method: .get, headers: [.authorization: "Bearer \(read)"])
+                let list = try await requestPatiently(
+                    port: port, uri: "/v1/apps/\(Self.app)/dsyms", method: .get,
+                    headers: [.authorization: "Bearer \(read)"])
                 return (try json(list.body)["slices"] as? [[String: Any]])?.map { $0["uuid"] as? String } ?? []
             }
             let first = try await post(good)
@@ -333,8 +337,8 @@ struct SymbolicationTests {
 
             // DELETE: the app's symbols key or admin; ingest keys refused; unknown UUIDs are 404.
             func delete(_ token: String, _ id: String = uuid) async throws -> HTTPResponse.Status {
-                try await client.execute(
-                    uri: "/v1/apps/\(Self.app)/dsyms/\(id)", method: .delete,
+                try await requestPatiently(
+                    port: port, uri: "/v1/apps/\(Self.app)/dsyms/\(id)", method: .delete,
                     headers: [.authorization: "Bearer \(token)"]
                 ).status
             }

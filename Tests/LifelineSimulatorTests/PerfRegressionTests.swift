@@ -39,12 +39,13 @@ struct PerfRegressionTests {
         var regressed: PerfFigures
     }
 
-    /// Every seed, computed once for the tests below, on a GCD thread: the
+    /// Every seed, computed once for the tests below, on a thread of its own (GCD's global queues
+    /// are as wide as the cores, and their threads serve the servers' analyses): the
     /// simulation blocks for seconds, and a test blocking Swift's cooperative pool (two threads
     /// here) stalls every other test of the suite (servers that never become ready).
     static let runsTask = Task<[SeedRun], Never> {
         await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: computeRuns()) }
+            Thread { continuation.resume(returning: computeRuns()) }.start()
         }
     }
 

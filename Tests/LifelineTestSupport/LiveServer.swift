@@ -24,23 +24,26 @@ extension TemporaryDatabase {
     }
 }
 
-/// An answer of ``postPatiently(port:uri:headers:body:)``.
+/// An answer of ``requestPatiently(port:uri:method:headers:body:)``.
 package struct PatientResponse: Sendable {
     package var status: HTTPResponse.Status
     package var body: ByteBuffer
 }
 
-/// POSTs `body` to the live server on `port` and waits up to two minutes for the answer.
+/// Sends one request to the live server on `port` on a connection of its own and waits up to two
+/// minutes for the answer.
 ///
 /// The live test client gives a request 20 s in all. An upload of tens of megabytes can take
 /// longer while the whole suite shares two cores; the bound under test is the server's, not this.
-package func postPatiently(
-    port: Int, uri: String, headers: HTTPFields, body: ByteBuffer
+/// A test that uses it for some requests uses it for all: the live client's one connection, idle
+/// meanwhile, may be closed by the server's idle timeout ("I/O on closed channel").
+package func requestPatiently(
+    port: Int, uri: String, method: HTTPRequest.Method = .post, headers: HTTPFields = [:], body: ByteBuffer? = nil
 ) async throws -> PatientResponse {
     try await TestClient.withClient(host: "127.0.0.1", port: port, configuration: .init(timeout: .seconds(120))) {
         client in
         let answer = try await client.execute(
-            TestClient.Request(uri, method: .post, authority: "127.0.0.1", headers: headers, body: body))
+            TestClient.Request(uri, method: method, authority: "127.0.0.1", headers: headers, body: body))
         return PatientResponse(status: answer.status, body: answer.body ?? ByteBuffer())
     }
 }
