@@ -80,7 +80,11 @@ struct PostgresAggregatorTests {
         #expect(try await Self.deviceDays(second) == Int64(before.count + after.count))
         let (folded, ahead) = try await Self.watermark(first.location)
         #expect(folded <= heldXact, "the watermark passed a transaction still open")
-        #expect(ahead == after.count, "the documents committed above the watermark are folded ahead")
+        // Every document committed above it is folded ahead; so may be earlier ones, when another
+        // test's transaction on the shared cluster holds the watermark lower still.
+        #expect(
+            (after.count...(before.count + after.count)).contains(ahead),
+            "the documents committed above the watermark are folded ahead: \(ahead)")
         // Folding again changes nothing while it stays open.
         try await first.foldAll()
         #expect(try await Self.deviceDays(first) == Int64(before.count + after.count))

@@ -144,7 +144,9 @@ struct BoundedShutdownTests {
         let status = await node.wait()
         let took = ContinuousClock.now - sent
         probes.cancel()
-        #expect(took < .seconds(2 + 5 + 3), "exited after \(took)")
+        // The node's own bound is grace + 5 s (7.0 s alone); 5 s more for a process that must be
+        // scheduled to exit on a loaded two-core machine (10.2–10.7 s were seen with 3 s).
+        #expect(took < .seconds(2 + 5 + 5), "exited after \(took)")
         #expect(status == 0 || status == 1, "exit status \(status)")
         print("bounded shutdown: the node exited \(took) after SIGTERM, status \(status)")
     }

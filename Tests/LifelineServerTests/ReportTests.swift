@@ -80,6 +80,9 @@ struct ReportTests {
     static func report(
         _ env: TemporaryDatabase, app: String, from: String = "2026-10-01", compare: Report.VersionPair? = nil
     ) async throws -> Report {
+        // As `lifeline report` does: fold what the live server acknowledged and has not folded yet
+        // (this reader is not the server's, so its read barrier does not apply).
+        try env.database.foldPending()
         let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
         return try await builder.build(
             Report.Request(
@@ -249,6 +252,9 @@ struct ReportTests {
             ReportMarkdown.render(report).contains(
                 "| handler_hangs | resolved | 2026-10-14T12:00:00Z | 2026-10-25T12:00:00Z | 0.5000 |"))
 
+        // As `lifeline report` does: fold what the live server acknowledged and has not folded yet
+        // (this reader is not the server's, so its read barrier does not apply).
+        try env.database.foldPending()
         let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
         let before = try await builder.build(
             Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-13")), now: resolvedAt)
