@@ -210,7 +210,7 @@ struct PostgresReader: AggregateReader {
             let appState = try row[first].decode(String.self)
             let bytes = try row[first + 1].decode(ByteBuffer.self)
             let map = try ExplorerCellMap(
-                decoding: bytes.readableBytesView, wanted: { wanted.isEmpty || wanted.contains($0) })
+                decoding: bytes.readableBytesView, only: wanted.isEmpty ? nil : wanted)
             for (entry, cell) in map.cells {
                 merged[
                     Key(group: group, metric: entry.metric, subject: entry.subject, appState: appState),

@@ -268,7 +268,7 @@ struct ExplorerCellTests {
         let bytes = map.encoded()
         #expect(try ExplorerCellMap(decoding: bytes) == map)
         #expect(try ExplorerCellMap(decoding: bytes).encoded() == bytes)
-        let memory = try ExplorerCellMap(decoding: bytes, wanted: { $0 == "memory.peak" })
+        let memory = try ExplorerCellMap(decoding: bytes, only: ["memory.peak"])
         #expect(Array(memory.cells.keys) == [Key(metric: "memory.peak", subject: "")])
         map.merge(map)
         #expect(map.cells[Key(metric: "memory.peak", subject: "")]?.deviceDays == 160)

@@ -68,46 +68,72 @@ package struct ExplorerCellMap: Sendable, Equatable {
         return out
     }
 
-    /// Reads bytes written by ``encoded()``, keeping only the metrics `wanted` accepts (the
-    /// others are skipped, their cells not decoded); throws ``SketchDecodingError`` on anything else.
-    package init(
-        decoding bytes: some Collection<UInt8>, wanted: (String) -> Bool = { _ in true }
-    ) throws(SketchDecodingError) {
+    /// Reads bytes written by ``encoded()``, keeping only the metrics of `only` (every metric when
+    /// `nil`; the others are skipped, their cells not decoded); throws ``SketchDecodingError`` on
+    /// anything else. A query reads thousands of maps for a few metrics: the others' ids are
+    /// compared as bytes and no string is made of them.
+    package init(decoding bytes: some Collection<UInt8>, only: Set<String>? = nil) throws(SketchDecodingError) {
+        let ids = only.map { Set($0.map { Array($0.utf8) }) }
         var reader = ByteReader(Array(bytes))
         let version = reader.byte()
         guard version == 1 || version == Self.encodingVersion else { throw .unsupportedVersion(version) }
         let frontCoded = version == 2
         let count = try reader.varint()
         guard count <= UInt64(Self.maxEntries) else { throw .invalid("more than \(Self.maxEntries) entries") }
-        var previous: Key?
+        // The current and the previous entry's id and subject, as bytes (buffers reused).
+        var metric: [UInt8] = []
+        var subject: [UInt8] = []
         var previousMetric: [UInt8] = []
-        for _ in 0..<Int(count) {
+        var previousSubject: [UInt8] = []
+        for n in 0..<Int(count) {
             func bytes() throws(SketchDecodingError) -> ArraySlice<UInt8> {
                 let length = try reader.varint()
                 guard length <= 1_024 else { throw .invalid("a metric name longer than 1,024 bytes") }
                 return try reader.take(Int(length))
             }
-            var metric: [UInt8] = []
+            swap(&metric, &previousMetric)
+            swap(&subject, &previousSubject)
+            metric.removeAll(keepingCapacity: true)
             if frontCoded {
                 let shared = try reader.varint()
                 guard shared <= UInt64(previousMetric.count) else {
                     throw .invalid("a prefix longer than the last name")
                 }
-                metric = Array(previousMetric.prefix(Int(shared)))
+                metric.append(contentsOf: previousMetric[..<Int(shared)])
             }
-            metric += try bytes()
-            guard metric.count <= 1_024, let name = String(validating: metric, as: UTF8.self),
-                let subject = String(validating: try bytes(), as: UTF8.self)
-            else { throw .invalid("a metric name that is not UTF-8 or longer than 1,024 bytes") }
-            previousMetric = metric
-            let key = Key(metric: name, subject: subject)
-            if let previous, !(previous < key) { throw .invalid("entries not ascending") }
-            previous = key
+            metric.append(contentsOf: try bytes())
+            guard metric.count <= 1_024 else { throw .invalid("a metric name longer than 1,024 bytes") }
+            subject.removeAll(keepingCapacity: true)
+            subject.append(contentsOf: try bytes())
+            if n > 0, !(try Self.ascending(previousMetric, previousSubject, metric, subject)) {
+                throw .invalid("entries not ascending")
+            }
             let length = try reader.varint()
             guard length <= UInt64(ExplorerCell.maxEncodedSize) else { throw .invalid("a cell too long") }
             let cellBytes = try reader.take(Int(length))
-            if wanted(key.metric) { cells[key] = try ExplorerCell(decoding: cellBytes) }
+            if let ids, !ids.contains(metric) { continue }
+            cells[try Self.key(metric, subject)] = try ExplorerCell(decoding: cellBytes)
         }
         guard reader.atEnd else { throw .invalid("trailing bytes") }
+    }
+
+    private static func key(_ metric: [UInt8], _ subject: [UInt8]) throws(SketchDecodingError) -> Key {
+        guard let name = String(validating: metric, as: UTF8.self),
+            let series = String(validating: subject, as: UTF8.self)
+        else { throw .invalid("a metric name that is not UTF-8") }
+        return Key(metric: name, subject: series)
+    }
+
+    /// Whether `(a, b)` comes strictly after `(x, y)` in ``Key``'s order: bytewise for ASCII (the
+    /// same order, without making strings), else as ``Key`` compares.
+    private static func ascending(
+        _ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]
+    ) throws(SketchDecodingError) -> Bool {
+        func ascii(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+        if ascii(x), ascii(y), ascii(a), ascii(b) {
+            if x != a { return x.lexicographicallyPrecedes(a) }
+            return y.lexicographicallyPrecedes(b)
+        }
+        return try key(x, y) < key(a, b)
     }
 }

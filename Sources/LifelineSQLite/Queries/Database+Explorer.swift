@@ -48,7 +48,7 @@ extension SQLiteRollupReader {
                 let appState = statement.text(first)
                 let map: ExplorerCellMap
                 do {
-                    map = try ExplorerCellMap(decoding: statement.blob(first + 1)) { wanted?.contains($0) ?? true }
+                    map = try ExplorerCellMap(decoding: statement.blob(first + 1), only: wanted)
                 } catch {
                     throw damaged("cells", error)
                 }
