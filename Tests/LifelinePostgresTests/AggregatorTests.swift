@@ -116,4 +116,65 @@ struct AggregatorTests {
         let pending = try sqlite.database.foldPending()
         #expect(pending == 0)
     }
+
+    @Test("explorer cells of the layouts before migration 0016 answer as before, and a refold rewrites them")
+    func explorerLayoutsBefore0016() async throws {
+        let items = try PostgresStoreTests.items(devices: 30, days: 3)
+        let sqlite = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(items, into: writer)
+        }
+        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(!folded.explorer.isEmpty)
+
+        // What a database upgraded from 0015 holds: a fine row per device-day cell with every
+        // category (category ''), and one version row per metric in the renamed 0014 table.
+        func hex(_ bytes: [UInt8]) -> String { "X'" + bytes.map { String(format: "%02x", $0) }.joined() + "'" }
+        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        var whole: [String: ExplorerCellMap] = [:]
+        for row in try sqlite.database.query(
+            "SELECT app, day, app_version, os_version, device_type, app_state, category, cells FROM rollup_explorer")
+        {
+            #expect(row[6].text != "")
+            let key = ([literal(row[5].text ?? "")] + row[0..<5].map { "\($0.integer ?? -1)" }).joined(separator: ", ")
+            whole[key, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[7].blob ?? []))
+        }
+        var sql = "DELETE FROM rollup_explorer; DELETE FROM rollup_explorer_by_version;"
+        for (key, cells) in whole {
+            sql += """
+                INSERT INTO rollup_explorer (app_state, app, day, app_version, os_version, device_type, category, cells)
+                VALUES (\(key), '', \(hex(cells.encoded())));
+                """
+        }
+        var legacyRows = 0
+        for row in try sqlite.database.query(
+            "SELECT app, day, app_version, app_state, cells FROM rollup_explorer_by_version")
+        {
+            let ids = row[0..<3].map { "\($0.integer ?? -1)" }.joined(separator: ", ")
+            for (entry, cell) in try ExplorerCellMap(decoding: row[4].blob ?? []).cells {
+                legacyRows += 1
+                sql += """
+                    INSERT INTO rollup_explorer_by_version_0014 (app, day, app_version, metric, subject, app_state, cell)
+                    VALUES (\(ids), \(literal(entry.metric)), \(literal(entry.subject)), \(literal(row[3].text ?? "")),
+                        \(hex(cell.encoded())));
+                    """
+            }
+        }
+        try sqlite.database.execute(sql)
+        #expect(legacyRows > whole.count)
+        let upgraded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(upgraded.explorer == folded.explorer)
+        #expect(upgraded.insights == folded.insights)
+
+        _ = try sqlite.database.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(refolded == folded, "differ: \(Self.differences(refolded, folded))")
+        let left = try sqlite.database.query(
+            """
+            SELECT (SELECT count(*) FROM rollup_explorer WHERE category = ''),
+                (SELECT count(*) FROM rollup_explorer_by_version_0014), (SELECT count(*) FROM rollup_explorer_by_version)
+            """
+        ).first?.map { $0.integer ?? -1 }
+        #expect(left?.prefix(2) == [0, 0] && (left?[2] ?? 0) > 0)
+    }
 }

@@ -129,6 +129,13 @@ package enum ExplorerCatalog {
         metrics.filter { $0.category == category }
     }
 
+    /// The category part of a metric id (`memory` of `memory.peak`): every id starts with its
+    /// category's raw value and a dot (``ExplorerMetric/id``; `ExplorerCatalogTests` checks it).
+    /// The stores key their packed cells by it, so a query reads its categories' rows only.
+    package static func categoryKey(ofMetric id: String) -> Substring {
+        id.prefix { $0 != "." }
+    }
+
     /// Model names that are read but are no explorer metric of their own, and why: the extractor
     /// uses them as denominators, or the issue lists no figure for them. Every other name in a
     /// payload that no metric lists is unmapped (the fixture tests check there is none).

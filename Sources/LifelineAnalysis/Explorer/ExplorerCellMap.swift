@@ -43,7 +43,13 @@ package struct ExplorerCellMap: Sendable, Equatable {
 
     /// Adds `other`'s cells to these.
     package mutating func merge(_ other: ExplorerCellMap) {
-        for (key, cell) in other.cells { cells[key, default: ExplorerCell()].merge(cell) }
+        for (key, cell) in other.cells {
+            if let index = cells.index(forKey: key) {
+                cells.values[index].merge(cell)
+            } else {
+                cells[key] = cell
+            }
+        }
     }
 
     /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).

@@ -58,7 +58,9 @@ extension Database {
                 report.apps += 1
                 report.firstDays[bundle] = first.string
                 for level in RollupLevel.allCases {
-                    for table in level.tables + [level.table("explorer")] {
+                    // The explorer's per-metric version rows of 0014 too: refolded into 0016's.
+                    let legacy = level == .byVersion ? ["rollup_explorer_by_version_0014"] : []
+                    for table in level.tables + [level.table("explorer")] + legacy {
                         try connection.run(
                             "DELETE FROM \(table) WHERE app = ? AND day >= ?",
                             [.integer(appID), .integer(Int64(first.ordinal))])

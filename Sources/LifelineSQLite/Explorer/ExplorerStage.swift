@@ -4,40 +4,48 @@ import LifelineModel
 import LifelineStorage
 
 /// Folds each metric document's explorer observations (``ExplorerExtractor``) into the explorer's
-/// cells: `rollup_explorer` (migration 0015), one row per device-day cell (app, day, version, OS,
-/// device, app state) holding every metric in one ``ExplorerCellMap``, and
-/// `rollup_explorer_by_version` (migration 0014), one row per version-level cell and metric.
+/// cells, packed per cell and category (migration 0016): `rollup_explorer`, one row per device-day
+/// cell (app, day, version, OS, device, app state) and category, and `rollup_explorer_by_version`,
+/// one row per version-level cell (app, day, version, app state) and category. Each row holds its
+/// category's metrics in one ``ExplorerCellMap``: ~7 rows a document per level, and a query reads
+/// only the rows of the categories it asks for.
 ///
 /// Like ``RollupStage``: a document's cells are kept or dropped with its savepoint, the batch's
-/// cells of equal key are merged in memory, and each is upserted once just before COMMIT, merged
-/// into the stored one by `ll_merge_explorer_map` (fine) or `ll_merge_explorer` (by version).
+/// rows of equal key are merged in memory, and each is upserted once just before COMMIT, merged
+/// into the stored one by `ll_merge_explorer_map`.
 final class ExplorerStage: ItemWriteStage {
-    /// A device-day cell of the fine level.
-    private struct CellKey: Hashable {
+    /// A packed row's key. The version level has no OS and device (both 0 in its keys).
+    private struct RowKey: Hashable {
         var app: Int64
         var day: Int64
         var version: Int64
         var os: Int64
         var device: Int64
         var appState: String
+        var category: Substring
+
+        /// The same cell at the version level.
+        var byVersion: RowKey {
+            var key = self
+            key.os = 0
+            key.device = 0
+            return key
+        }
+
+        /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``).
+        func bindings(_ level: RollupLevel) -> [SQLValue] {
+            let dimensions: [Int64] = level == .fine ? [version, os, device] : [version]
+            return [.integer(app), .integer(day)] + dimensions.map { .integer($0) } + [
+                .text(appState), .text(String(category)),
+            ]
+        }
     }
 
-    /// One metric's cell of the version level.
-    private struct VersionKey: Hashable {
-        var app: Int64
-        var day: Int64
-        var version: Int64
-        var metric: String
-        var subject: String
-        var appState: String
-    }
-
-    /// The batch's fine cells, each with its metrics.
-    private var fine: [CellKey: [ExplorerCellMap.Key: ExplorerCell]] = [:]
-    /// The batch's version-level cells.
-    private var byVersion: [VersionKey: ExplorerCell] = [:]
-    /// The current document's observations, until its savepoint is released.
-    private var pending: [(CellKey, ExplorerObservation)] = []
+    /// The batch's rows, per level.
+    private var fine: [RowKey: ExplorerCellMap] = [:]
+    private var byVersion: [RowKey: ExplorerCellMap] = [:]
+    /// The current document's rows (fine keys), until its savepoint is released.
+    private var pending: [RowKey: ExplorerCellMap] = [:]
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
@@ -49,23 +57,28 @@ final class ExplorerStage: ItemWriteStage {
         let os = try session.id(.osVersion, meta.osVersion) ?? 0
         let device = try session.id(.deviceType, meta.deviceType) ?? 0
         for observation in extraction.observations {
-            let key = CellKey(
+            let key = RowKey(
                 app: stored.appID, day: day, version: version, os: os, device: device,
-                appState: observation.appState)
-            pending.append((key, observation))
+                appState: observation.appState, category: ExplorerCatalog.categoryKey(ofMetric: observation.metric))
+            let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
+            pending[key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(observation.sample)
         }
     }
 
     func requestReleased() {
-        for (key, observation) in pending {
-            let metric = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
-            fine[key, default: [:]][metric, default: ExplorerCell()].add(observation.sample)
-            let coarse = VersionKey(
-                app: key.app, day: key.day, version: key.version, metric: observation.metric,
-                subject: observation.subject, appState: key.appState)
-            byVersion[coarse, default: ExplorerCell()].add(observation.sample)
+        for (key, cells) in pending {
+            Self.add(cells, at: key.byVersion, to: &byVersion)
+            Self.add(cells, at: key, to: &fine)
         }
         pending.removeAll(keepingCapacity: true)
+    }
+
+    private static func add(_ cells: ExplorerCellMap, at key: RowKey, to rows: inout [RowKey: ExplorerCellMap]) {
+        if let index = rows.index(forKey: key) {
+            rows.values[index].merge(cells)
+        } else {
+            rows[key] = cells
+        }
     }
 
     func requestRolledBack() { pending.removeAll(keepingCapacity: true) }
@@ -78,43 +91,24 @@ final class ExplorerStage: ItemWriteStage {
 
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { batchAborted() }
-        for (key, cells) in fine {
-            try connection.run(
-                RollupLevel.upsertExplorerMap,
-                [
-                    .integer(key.app), .integer(key.day), .integer(key.version), .integer(key.os),
-                    .integer(key.device), .text(key.appState), .blob(ExplorerCellMap(cells).encoded()),
-                ])
-        }
-        let sql = RollupLevel.byVersion.upsertExplorer
-        for (key, cell) in byVersion {
-            try connection.run(
-                sql,
-                [
-                    .integer(key.app), .integer(key.day), .integer(key.version), .text(key.metric),
-                    .text(key.subject), .text(key.appState), .blob(cell.encoded()),
-                ])
+        for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, byVersion)] {
+            let sql = level.upsertExplorer
+            for (key, cells) in rows {
+                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
+            }
         }
     }
 }
 
-/// `ll_merge_explorer(stored, incoming)`: the merge of two encoded ``ExplorerCell``s.
+/// `ll_merge_explorer_map(stored, incoming)`: the merge of two encoded ``ExplorerCellMap``s.
 enum ExplorerMergeFunction {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// Registers the function on a connection.
     static func register(on handle: OpaquePointer) -> Int32 {
         sqlite3_create_function_v2(
-            handle, "ll_merge_explorer", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
-            { context, _, arguments in ExplorerMergeFunction.merge(context, arguments) }, nil, nil, nil)
-    }
-
-    /// Registers `ll_merge_explorer_map(stored, incoming)`: the merge of two encoded
-    /// ``ExplorerCellMap``s, with the same rules for what does not decode.
-    static func registerMap(on handle: OpaquePointer) -> Int32 {
-        sqlite3_create_function_v2(
             handle, "ll_merge_explorer_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
-            { context, _, arguments in ExplorerMergeFunction.mergeMaps(context, arguments) }, nil, nil, nil)
+            { context, _, arguments in ExplorerMergeFunction.merge(context, arguments) }, nil, nil, nil)
     }
 
     private static func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
@@ -131,25 +125,15 @@ enum ExplorerMergeFunction {
         }
     }
 
-    private static func mergeMaps(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
+    /// A stored row that does not decode (only a damaged file holds one) is replaced by the
+    /// incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it. Incoming
+    /// cells that do not decode are an error (the fold wrote them: a bug).
+    private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
         guard let arguments else { return sqlite3_result_null(context) }
         guard let incoming = try? ExplorerCellMap(decoding: bytes(arguments[1])) else {
             return sqlite3_result_error(context, "ll_merge_explorer_map: undecodable incoming cells", -1)
         }
         var stored = (try? ExplorerCellMap(decoding: bytes(arguments[0]))) ?? ExplorerCellMap()
-        stored.merge(incoming)
-        result(context, stored.encoded())
-    }
-
-    /// A stored cell that does not decode (only a damaged file holds one) is replaced by the
-    /// incoming cell rather than stopping the fold for good; `lifeline refold` rebuilds it. An
-    /// incoming cell that does not decode is an error (the fold wrote it: a bug).
-    private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
-        guard let arguments else { return sqlite3_result_null(context) }
-        guard let incoming = try? ExplorerCell(decoding: bytes(arguments[1])) else {
-            return sqlite3_result_error(context, "ll_merge_explorer: undecodable incoming cell", -1)
-        }
-        var stored = (try? ExplorerCell(decoding: bytes(arguments[0]))) ?? ExplorerCell()
         stored.merge(incoming)
         result(context, stored.encoded())
     }

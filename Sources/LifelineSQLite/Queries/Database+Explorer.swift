@@ -3,10 +3,12 @@ import LifelineModel
 import LifelineStorage
 
 extension SQLiteRollupReader {
-    /// The explorer's cells (`rollup_explorer`, packed per device-day cell, migration 0015, and
-    /// `rollup_explorer_by_version`, one row per metric, 0014) of `scope`, merged per group,
-    /// metric, subject and app state. The version level answers unless the scope filters or
-    /// groups by OS or device.
+    /// The explorer's cells of `scope`, merged per group, metric, subject and app state: the rows
+    /// packed per cell and category (`rollup_explorer`, `rollup_explorer_by_version`, migration
+    /// 0016) of the categories of `metrics` (all when empty), with what earlier layouts left until
+    /// a refold rewrites it: the fine rows of 0015 (category `''`, every metric of their cell) and
+    /// the per-metric version rows of 0014 (`rollup_explorer_by_version_0014`). The version level
+    /// answers unless the scope filters or groups by OS or device.
     func explorerCells(_ scope: Scope, metrics: [String]) throws -> [ExplorerCellRow] {
         var plain = scope
         plain.appStates = []
@@ -14,7 +16,6 @@ extension SQLiteRollupReader {
         guard let query = try RollupQuery.make(plain, on: connection) else { return [] }
         var wanted: Set<String>?
         if !metrics.isEmpty {
-            // Catalog ids only: letters, digits, `.` and `_` (nothing to escape in the JSON array).
             let ids = metrics.filter { ExplorerCatalog.metric($0) != nil }
             guard !ids.isEmpty else { return [] }
             wanted = Set(ids)
@@ -31,57 +32,78 @@ extension SQLiteRollupReader {
         }
         var merged: [Key: ExplorerCell] = [:]
         let first = query.firstValueColumn
+        let connection = connection
+        func add(_ cell: ExplorerCell, _ key: Key) throws(StoreError) {
+            if let index = merged.index(forKey: key) {
+                merged.values[index].merge(cell)
+            } else {
+                try connection.count(1)
+                merged[key] = cell
+            }
+        }
+        func group(_ statement: Statement) -> (Int64, Int64, Int64) {
+            (
+                first > 0 ? statement.int64(0) : -1, first > 1 ? statement.int64(1) : -1,
+                first > 2 ? statement.int64(2) : -1
+            )
+        }
         func damaged(_ what: String, _ error: any Error) -> StoreError {
             StoreError(.internal, "internal storage error", cause: "undecodable explorer \(what): \(error)")
         }
-        if query.level == .fine {
-            // One row per device-day cell, every metric packed (migration 0015): the wanted
-            // metrics' cells are decoded, the others skipped by their length.
-            let statement = try connection.cached(query.cellsSQL(table: "explorer", column: "app_state, cells"))
-            defer { statement.reset() }
-            try statement.bind(query.bindings)
-            while try statement.step() {
-                let (a, b, c) = (
-                    first > 0 ? statement.int64(0) : -1, first > 1 ? statement.int64(1) : -1,
-                    first > 2 ? statement.int64(2) : -1
-                )
-                let appState = statement.text(first)
-                let map: ExplorerCellMap
-                do {
-                    map = try ExplorerCellMap(decoding: statement.blob(first + 1), only: wanted)
-                } catch {
-                    throw damaged("cells", error)
-                }
-                for (entry, cell) in map.cells {
-                    let key = Key(a: a, b: b, c: c, metric: entry.metric, subject: entry.subject, appState: appState)
-                    if merged[key] == nil { try connection.count(1) }
-                    merged[key, default: ExplorerCell()].merge(cell)
-                }
+        // Catalog ids and categories only: letters, digits, `.` and `_` (nothing to escape in JSON).
+        func jsonArray(_ values: some Sequence<String>) -> SQLValue {
+            .text("[" + values.sorted().map { "\"\($0)\"" }.joined(separator: ",") + "]")
+        }
+
+        // The packed rows: the wanted categories' (and 0015's), the wanted metrics decoded, the
+        // others skipped by their length.
+        var bindings = query.bindings
+        var extra = ""
+        if let wanted {
+            bindings.append(jsonArray(Set(wanted.map { String(ExplorerCatalog.categoryKey(ofMetric: $0)) } + [""])))
+            extra = " AND category IN (SELECT value FROM json_each(?\(bindings.count)))"
+        }
+        let packed = try connection.cached(query.cellsSQL(table: "explorer", column: "app_state, cells", extra: extra))
+        defer { packed.reset() }
+        try packed.bind(bindings)
+        while try packed.step() {
+            let (a, b, c) = group(packed)
+            let appState = packed.text(first)
+            let map: ExplorerCellMap
+            do {
+                map = try ExplorerCellMap(decoding: packed.blob(first + 1), only: wanted)
+            } catch {
+                throw damaged("cells", error)
             }
-        } else {
+            for (entry, cell) in map.cells {
+                try add(cell, Key(a: a, b: b, c: c, metric: entry.metric, subject: entry.subject, appState: appState))
+            }
+        }
+
+        if query.level == .byVersion {
             var bindings = query.bindings
             var extra = ""
             if let wanted {
-                bindings.append(.text("[" + wanted.sorted().map { "\"\($0)\"" }.joined(separator: ",") + "]"))
+                bindings.append(jsonArray(wanted))
                 extra = " AND metric IN (SELECT value FROM json_each(?\(bindings.count)))"
             }
-            let sql = query.cellsSQL(table: "explorer", column: "metric, subject, app_state, cell", extra: extra)
-            let statement = try connection.cached(sql)
-            defer { statement.reset() }
-            try statement.bind(bindings)
-            while try statement.step() {
+            let sql = query.cellsSQL(
+                fromTable: "rollup_explorer_by_version_0014", column: "metric, subject, app_state, cell", extra: extra)
+            let legacy = try connection.cached(sql)
+            defer { legacy.reset() }
+            try legacy.bind(bindings)
+            while try legacy.step() {
+                let (a, b, c) = group(legacy)
                 let key = Key(
-                    a: first > 0 ? statement.int64(0) : -1, b: first > 1 ? statement.int64(1) : -1,
-                    c: first > 2 ? statement.int64(2) : -1, metric: statement.text(first),
-                    subject: statement.text(first + 1), appState: statement.text(first + 2))
+                    a: a, b: b, c: c, metric: legacy.text(first), subject: legacy.text(first + 1),
+                    appState: legacy.text(first + 2))
                 let cell: ExplorerCell
                 do {
-                    cell = try ExplorerCell(decoding: statement.blob(first + 3))
+                    cell = try ExplorerCell(decoding: legacy.blob(first + 3))
                 } catch {
                     throw damaged("cell of \(key.metric)", error)
                 }
-                if merged[key] == nil { try connection.count(1) }
-                merged[key, default: ExplorerCell()].merge(cell)
+                try add(cell, key)
             }
         }
         var rows: [ExplorerCellRow] = []

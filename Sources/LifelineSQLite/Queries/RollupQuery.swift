@@ -86,8 +86,13 @@ struct RollupQuery {
     /// `SELECT <groups>, <column> FROM <table> WHERE …` for a packed table: one row per cell, summed
     /// by the caller after decoding (see ``RollupBlob``), plus `extra` conditions.
     func cellsSQL(table base: String, column: String, extra: String = "") -> String {
+        cellsSQL(fromTable: level.table(base), column: column, extra: extra)
+    }
+
+    /// The same from the table named `table` (one of this level's, under another name).
+    func cellsSQL(fromTable table: String, column: String, extra: String = "") -> String {
         let select = (groups.map(\.column) + [column]).joined(separator: ", ")
-        return "SELECT \(select) FROM \(level.table(base)) WHERE \(condition)\(extra)"
+        return "SELECT \(select) FROM \(table) WHERE \(condition)\(extra)"
     }
 
     /// The same question on the metric payloads (`payloads p`): the grouping expressions and the

@@ -61,6 +61,7 @@ package struct Pruner: Sendable {
     static let rollupTables = [
         "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
         "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
+        "rollup_explorer_by_version_0014",
     ]
 
     /// The cut-offs of one run, computed once from `now`.

@@ -258,7 +258,7 @@ enum RollupBlob {
 
     /// Registers `ll_merge_counts(a, b)` and `ll_merge_buckets(a, b)` on a connection: both take
     /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``); and the
-    /// explorer's `ll_merge_explorer` (``ExplorerMergeFunction``).
+    /// explorer's `ll_merge_explorer_map` (``ExplorerMergeFunction``).
     static func registerFunctions(on handle: OpaquePointer) -> Int32 {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         let counts = sqlite3_create_function_v2(
@@ -273,9 +273,7 @@ enum RollupBlob {
                 RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
         guard buckets == SQLITE_OK else { return buckets }
-        let explorer = ExplorerMergeFunction.register(on: handle)
-        guard explorer == SQLITE_OK else { return explorer }
-        return ExplorerMergeFunction.registerMap(on: handle)
+        return ExplorerMergeFunction.register(on: handle)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

@@ -20,27 +20,18 @@ enum RollupLevel: CaseIterable, Sendable {
     /// only, never rebuilt from the normalized rows.
     var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
 
-    /// Parameters: the cell's key columns, metric, subject, app state, then the encoded
-    /// ``ExplorerCell``, merged into the stored one on conflict (`ll_merge_explorer`). The version
-    /// level's (the fine level packs its cells: ``upsertExplorerMap``).
+    /// The explorer's packed rows at this level (`rollup_explorer`, `rollup_explorer_by_version`,
+    /// migration 0016). Parameters: the cell's key columns, app state, category, then the encoded
+    /// ``ExplorerCellMap`` of that category's metrics, merged into the stored one on conflict
+    /// (`ll_merge_explorer_map`).
     var upsertExplorer: String {
-        let key = ["app", "day"] + dimensionColumns + ["metric", "subject", "app_state"]
+        let key = ["app", "day"] + dimensionColumns + ["app_state", "category"]
         let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
         return """
-            INSERT INTO \(table("explorer")) (\(key.joined(separator: ", ")), cell) VALUES (\(placeholders))
-            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cell = ll_merge_explorer(cell, excluded.cell)
+            INSERT INTO \(table("explorer")) (\(key.joined(separator: ", ")), cells) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cells = ll_merge_explorer_map(cells, excluded.cells)
             """
     }
-
-    /// The fine level's packed explorer cells (`rollup_explorer`, migration 0015). Parameters:
-    /// app, day, version, OS, device, app state, the encoded ``ExplorerCellMap``, merged into the
-    /// stored one on conflict (`ll_merge_explorer_map`).
-    static let upsertExplorerMap = """
-        INSERT INTO rollup_explorer (app, day, app_version, os_version, device_type, app_state, cells)
-        VALUES (?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (app, day, app_version, os_version, device_type, app_state)
-        DO UPDATE SET cells = ll_merge_explorer_map(cells, excluded.cells)
-        """
 
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {
