@@ -146,17 +146,20 @@ struct AggregatorTests {
                 VALUES (\(key), '', \(hex(cells.encoded())));
                 """
         }
-        var legacyRows = 0
+        var byVersion: [String: ExplorerCellMap] = [:]
         for row in try sqlite.database.query(
             "SELECT app, day, app_version, app_state, cells FROM rollup_explorer_by_version")
         {
-            let ids = row[0..<3].map { "\($0.integer ?? -1)" }.joined(separator: ", ")
-            for (entry, cell) in try ExplorerCellMap(decoding: row[4].blob ?? []).cells {
+            let key = (row[0..<3].map { "\($0.integer ?? -1)" } + [literal(row[3].text ?? "")]).joined(separator: ", ")
+            byVersion[key, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[4].blob ?? []))
+        }
+        var legacyRows = 0
+        for (key, cells) in byVersion {
+            for (entry, cell) in cells.cells {
                 legacyRows += 1
                 sql += """
-                    INSERT INTO rollup_explorer_by_version_0014 (app, day, app_version, metric, subject, app_state, cell)
-                    VALUES (\(ids), \(literal(entry.metric)), \(literal(entry.subject)), \(literal(row[3].text ?? "")),
-                        \(hex(cell.encoded())));
+                    INSERT INTO rollup_explorer_by_version_0014 (app, day, app_version, app_state, metric, subject, cell)
+                    VALUES (\(key), \(literal(entry.metric)), \(literal(entry.subject)), \(hex(cell.encoded())));
                     """
             }
         }
@@ -176,5 +179,59 @@ struct AggregatorTests {
             """
         ).first?.map { $0.integer ?? -1 }
         #expect(left?.prefix(2) == [0, 0] && (left?[2] ?? 0) > 0)
+    }
+
+    @Test("the explorer appends a row per batch and key, and merges a key's rows into one at the bound")
+    func explorerRowsMergedAtTheBound() async throws {
+        // Twenty device-days of one version and day, one fold each: the version-level key of each
+        // category they hold gets a row per batch until it would hold `compactAt`.
+        let metrics = try PostgresStoreTests.items(devices: 60, days: 2).filter {
+            $0.family == .metric && $0.isDeviceDay
+        }
+        let byVersionAndDay = Dictionary(grouping: metrics) { item in
+            guard case .metric(let metric) = item.document.content else { return "" }
+            return "\(metric.meta.appVersion ?? "") \(item.day.string)"
+        }
+        let documents = Array(try #require(byVersionAndDay.values.max { $0.count < $1.count }).prefix(20))
+        #expect(documents.count == 20)
+        var expected: [String: Int] = [:]
+        for item in documents {
+            guard case .metric(let metric) = item.document.content else { continue }
+            let categories = Set(
+                ExplorerExtractor.extract(metric).observations.filter { $0.appState == ExplorerExtractor.overallState }
+                    .map { String(ExplorerCatalog.categoryKey(ofMetric: $0.metric)) })
+            for category in categories { expected[category, default: 0] += 1 }
+        }
+        // n appends: n rows below the bound, then one row after each merge and one per append since.
+        let bound = 8  // ExplorerStage.compactAt
+        expected = expected.mapValues { $0 < bound ? $0 : 1 + ($0 - bound) % (bound - 1) }
+        #expect(expected.values.contains { $0 < 20 } && expected.count >= 5)
+
+        let sqlite = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            for document in documents {  // one fold each
+                _ = try await writer.submit(IngestRequest(app: Self.app, items: [document]))
+                try await writer.waitForFold()
+            }
+        }
+        func rowsPerCategory() throws -> [String: Int] {
+            var rows: [String: Int] = [:]
+            for row in try sqlite.database.query(
+                "SELECT category, count(*) FROM rollup_explorer_by_version WHERE app_state = 'all' GROUP BY category")
+            {
+                rows[row[0].text ?? ""] = Int(row[1].integer ?? 0)
+            }
+            return rows
+        }
+        let rows = try rowsPerCategory()
+        #expect(rows == expected)
+        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(folded.explorer.count > 20)
+
+        // A refold folds the twenty in one batch: one row per key, the same answers.
+        _ = try sqlite.database.refold()
+        #expect(try rowsPerCategory() == expected.mapValues { _ in 1 })
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(refolded == folded, "differ: \(Self.differences(refolded, folded))")
     }
 }

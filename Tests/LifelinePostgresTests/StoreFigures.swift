@@ -43,8 +43,12 @@ extension PostgresStoreTests {
         var explorer: [String]
         var insights: [String]
 
-        /// `value` to 9 significant digits, or `-`.
-        static func text(_ value: Double?) -> String { value.map { String(format: "%.9g", $0) } ?? "-" }
+        /// `value` to 9 significant digits, or `-`. Rounded to 12 digits first, so that two sums of
+        /// the same terms in another order (within ~1e-15 of each other) print alike even when the
+        /// exact value lies on a tie of the 9th digit (an integer mean of bytes ending in .5).
+        static func text(_ value: Double?) -> String {
+            value.map { String(format: "%.9g", Double(String(format: "%.12g", $0)) ?? $0) } ?? "-"
+        }
 
         static func explorer(_ analyzer: Analyzer, _ scope: Scope) async throws -> [String] {
             var lines: [String] = []

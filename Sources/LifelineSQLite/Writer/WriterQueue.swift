@@ -141,9 +141,10 @@ final class WriterQueue: Sendable {
                 retryAfter = nil
                 // Nothing else writes on this thread meanwhile: without more documents above the
                 // watermark, everything acknowledged is folded (or was pruned before its fold).
+                // The counters first: a reader released by the progress sees them counted.
+                if result.folded > 0 { queue.record(result) }
                 progress.folded(through: result.through, count: result.folded, caughtUp: !result.more)
                 guard result.folded > 0 else { return false }
-                queue.record(result)
                 checkpointer?.committed()
                 return result.more
             } catch {
