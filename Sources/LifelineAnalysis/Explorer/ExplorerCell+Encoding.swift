@@ -43,10 +43,7 @@ extension ExplorerCell {
     /// The bytes of this cell: version 2 when it is one device-day that form rebuilds exactly,
     /// else version 1.
     package func encoded() -> [UInt8] {
-        if sketch.count == 1, moments.count == 1,
-            let single = Self.singleDeviceDay(
-                x: moments.meanX, y: moments.meanY, buckets: buckets), single == self
-        {
+        if sketch.count == 1, moments.count == 1, isSingleDeviceDay {
             var out: [UInt8] = [Self.singleDeviceDayVersion]
             out.reserveCapacity(24 + buckets.count * 8)
             Self.writeNumber(moments.meanX, into: &out)
@@ -62,6 +59,19 @@ extension ExplorerCell {
         for field in moments.fields { ByteWriter.double(field, into: &out) }
         Self.writeBuckets(buckets, into: &out)
         return out
+    }
+
+    /// Whether ``singleDeviceDay(x:y:buckets:)`` of this cell's pair rebuilds it exactly (its
+    /// buckets are this cell's by construction: only the sketch and the moments are compared).
+    private var isSingleDeviceDay: Bool {
+        let (x, y) = (moments.meanX, moments.meanY)
+        let value = y / x
+        guard x.isFinite, x > 0, y.isFinite, y >= 0, value.isFinite, RatioMoments(x: x, y: y) == moments else {
+            return false
+        }
+        var single = QuantileSketch()
+        single.add(value)
+        return single == sketch
     }
 
     /// The cell ``add(_:)`` makes of one device-day's pair: the sketch of `y / x` and the moments

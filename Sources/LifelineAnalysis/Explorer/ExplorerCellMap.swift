@@ -56,20 +56,22 @@ package struct ExplorerCellMap: Sendable, Equatable {
     package func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.encodingVersion]
         ByteWriter.varint(UInt64(cells.count), into: &out)
-        var previous: [UInt8] = []
-        for key in cells.keys.sorted() {
-            let cell = cells[key]?.encoded() ?? []
-            let metric = Array(key.metric.utf8)
+        var previous = ""
+        for (key, cell) in cells.sorted(by: { $0.key < $1.key }) {
+            let encodedCell = cell.encoded()
             var shared = 0
-            while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
-            ByteWriter.varint(UInt64(shared), into: &out)
-            for text in [metric[shared...], Array(key.subject.utf8)[...]] {
-                ByteWriter.varint(UInt64(text.count), into: &out)
-                out.append(contentsOf: text)
+            for (a, b) in zip(key.metric.utf8, previous.utf8) {
+                guard a == b else { break }
+                shared += 1
             }
-            ByteWriter.varint(UInt64(cell.count), into: &out)
-            out.append(contentsOf: cell)
-            previous = metric
+            ByteWriter.varint(UInt64(shared), into: &out)
+            ByteWriter.varint(UInt64(key.metric.utf8.count - shared), into: &out)
+            out.append(contentsOf: key.metric.utf8.dropFirst(shared))
+            ByteWriter.varint(UInt64(key.subject.utf8.count), into: &out)
+            out.append(contentsOf: key.subject.utf8)
+            ByteWriter.varint(UInt64(encodedCell.count), into: &out)
+            out.append(contentsOf: encodedCell)
+            previous = key.metric
         }
         return out
     }

@@ -47,17 +47,19 @@ extension QuantileSketch {
         ByteWriter.double(empty ? 0 : sum, into: &out)
         ByteWriter.double(empty ? 0 : min ?? 0, into: &out)
         ByteWriter.double(empty ? 0 : max ?? 0, into: &out)
-        let present = buckets
-        ByteWriter.varint(UInt64(present.count), into: &out)
+        var present = 0
+        for c in counts where c > 0 { present += 1 }
+        ByteWriter.varint(UInt64(present), into: &out)
         var previous: Int?
-        for bucket in present {
+        for (slot, c) in counts.enumerated() where c > 0 {
+            let index = offset + slot
             if let previous {
-                ByteWriter.varint(UInt64(bucket.index - previous), into: &out)
+                ByteWriter.varint(UInt64(index - previous), into: &out)
             } else {
-                ByteWriter.varint(ByteWriter.zigzag(Int64(bucket.index)), into: &out)
+                ByteWriter.varint(ByteWriter.zigzag(Int64(index)), into: &out)
             }
-            ByteWriter.varint(bucket.count, into: &out)
-            previous = bucket.index
+            ByteWriter.varint(c, into: &out)
+            previous = index
         }
         return out
     }

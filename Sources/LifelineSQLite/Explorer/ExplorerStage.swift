@@ -51,22 +51,32 @@ final class ExplorerStage: ItemWriteStage {
         }
     }
 
-    /// A key at one level (a version-level key looks like a fine key of unknown OS and device).
-    private struct TrackedKey: Hashable {
-        var level: RollupLevel
-        var key: RowKey
+    /// The statements of one level.
+    private struct Statements {
+        var insert: String
+        var select: String
+        var delete: String
+
+        init(_ level: RollupLevel) {
+            (insert, select, delete) = (level.insertExplorer, level.selectExplorerRows, level.deleteExplorerRows)
+        }
     }
+
+    private static let fineStatements = Statements(.fine)
+    private static let byVersionStatements = Statements(.byVersion)
 
     /// The batch's rows, per level.
     private var fine: [RowKey: ExplorerCellMap] = [:]
     private var byVersion: [RowKey: ExplorerCellMap] = [:]
-    /// The current document's rows (fine keys), until its savepoint is released.
-    private var pending: [RowKey: ExplorerCellMap] = [:]
+    /// The current document's rows (fine keys), until its savepoint is released: a handful (a
+    /// category per app state), found by a linear search.
+    private var pending: [(key: RowKey, cells: ExplorerCellMap)] = []
     /// How many rows each recently written key holds, as this stage wrote them. A heuristic, never
     /// a source of figures: after a restart, a forgotten key or a batch rolled back it is off, and a
     /// key holds a few rows more (or is merged a little early) until its next compaction, which
     /// reads every row the key has.
-    private var rowCounts: [TrackedKey: Int] = [:]
+    /// Keyed by the hash of level and key: a collision only merges a key early or late.
+    private var rowCounts: [Int: Int] = [:]
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
@@ -78,11 +88,18 @@ final class ExplorerStage: ItemWriteStage {
         let os = try session.id(.osVersion, meta.osVersion) ?? 0
         let device = try session.id(.deviceType, meta.deviceType) ?? 0
         for observation in extraction.observations {
-            let key = RowKey(
-                app: stored.appID, day: day, version: version, os: os, device: device,
-                appState: observation.appState, category: ExplorerCatalog.categoryKey(ofMetric: observation.metric))
+            let category = ExplorerCatalog.categoryKey(ofMetric: observation.metric)
+            let index =
+                pending.firstIndex { $0.key.category == category && $0.key.appState == observation.appState }
+                ?? {
+                    let key = RowKey(
+                        app: stored.appID, day: day, version: version, os: os, device: device,
+                        appState: observation.appState, category: category)
+                    pending.append((key, ExplorerCellMap()))
+                    return pending.count - 1
+                }()
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
-            pending[key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(observation.sample)
+            pending[index].cells.cells[entry, default: ExplorerCell()].add(observation.sample)
         }
     }
 
@@ -125,22 +142,26 @@ final class ExplorerStage: ItemWriteStage {
     private func append(
         _ cells: ExplorerCellMap, at key: RowKey, level: RollupLevel, on connection: Connection
     ) throws(StoreError) {
-        let tracked = TrackedKey(level: level, key: key)
+        var hasher = Hasher()
+        hasher.combine(level == .fine)
+        hasher.combine(key)
+        let tracked = hasher.finalize()
+        let statements = level == .fine ? Self.fineStatements : Self.byVersionStatements
         let bindings = key.bindings(level)
         let held = rowCounts[tracked, default: 0]
         guard held + 1 >= Self.compactAt else {
-            try connection.run(level.insertExplorer, bindings + [.blob(cells.encoded())])
+            try connection.run(statements.insert, bindings + [.blob(cells.encoded())])
             rowCounts[tracked] = held + 1
             return
         }
         var merged = cells
-        for blob in try connection.query(level.selectExplorerRows, bindings, { $0.blob(0) }) {
+        for blob in try connection.query(statements.select, bindings, { $0.blob(0) }) {
             // A stored row that does not decode (only a damaged file holds one) is dropped rather
             // than stopping the fold for good; `lifeline refold` rebuilds the key.
             if let stored = try? ExplorerCellMap(decoding: blob) { merged.merge(stored) }
         }
-        try connection.run(level.deleteExplorerRows, bindings)
-        try connection.run(level.insertExplorer, bindings + [.blob(merged.encoded())])
+        try connection.run(statements.delete, bindings)
+        try connection.run(statements.insert, bindings + [.blob(merged.encoded())])
         rowCounts[tracked] = 1
     }
 }
