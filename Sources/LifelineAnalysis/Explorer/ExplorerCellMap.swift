@@ -56,22 +56,32 @@ package struct ExplorerCellMap: Sendable, Equatable {
     package func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.encodingVersion]
         ByteWriter.varint(UInt64(cells.count), into: &out)
-        var previous = ""
-        for (key, cell) in cells.sorted(by: { $0.key < $1.key }) {
-            let encodedCell = cell.encoded()
+        // Sorted by bytes where every id is ASCII (Key's order, without comparing Strings).
+        let entries = cells.map { key, cell in
+            let (metric, subject) = (Array(key.metric.utf8), Array(key.subject.utf8))
+            return (
+                metric: metric, subject: subject,
+                ascii: metric.allSatisfy { $0 < 0x80 } && subject.allSatisfy { $0 < 0x80 }, key, cell
+            )
+        }.sorted { a, b in
+            guard a.ascii, b.ascii else { return a.3 < b.3 }
+            return a.metric == b.metric
+                ? a.subject.lexicographicallyPrecedes(b.subject) : a.metric.lexicographicallyPrecedes(b.metric)
+        }
+        var previous: [UInt8] = []
+        for entry in entries {
+            let metric = entry.metric
             var shared = 0
-            for (a, b) in zip(key.metric.utf8, previous.utf8) {
-                guard a == b else { break }
-                shared += 1
-            }
+            while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
+            let encodedCell = entry.4.encoded()
             ByteWriter.varint(UInt64(shared), into: &out)
-            ByteWriter.varint(UInt64(key.metric.utf8.count - shared), into: &out)
-            out.append(contentsOf: key.metric.utf8.dropFirst(shared))
-            ByteWriter.varint(UInt64(key.subject.utf8.count), into: &out)
-            out.append(contentsOf: key.subject.utf8)
+            ByteWriter.varint(UInt64(metric.count - shared), into: &out)
+            out.append(contentsOf: metric[shared...])
+            ByteWriter.varint(UInt64(entry.subject.count), into: &out)
+            out.append(contentsOf: entry.subject)
             ByteWriter.varint(UInt64(encodedCell.count), into: &out)
             out.append(contentsOf: encodedCell)
-            previous = key.metric
+            previous = metric
         }
         return out
     }
