@@ -1,14 +1,11 @@
 -- 0016_explorer_by_category: the explorer's cells packed per cell AND category (launch, hang,
--- memory, disk, battery, animation, termination) at both levels, and appended rather than merged.
+-- memory, disk, battery, animation, termination), at both levels.
 -- With every metric of a device-day cell in one row (0015), a query for one category read whole
 -- rows (tens of KB for a cell of many device-days) for a few of their entries: the fine-level
 -- query "memory by OS and device" over 200,000 payloads took 208 ms instead of 66 ms with one row
 -- per metric. With one row per metric at the version level (0014), the fold upserted ~57 rows a
--- document, and every upsert decoded, merged and re-encoded the stored state of its key.
--- Now each fold batch appends one row per key and category (~7 a document per level) holding the
--- batch's delta; a key's rows are merged into one by the fold when they reach a bound (8,
--- ExplorerStage.compactAt), and a query merges the few rows of a key as it merges a group's. The
--- key's index is therefore not unique. BENCHMARKS.md, "The explorer packed per category".
+-- document. One row per category does both jobs: 7 rows a document per level, and a query reads
+-- only its category's rows (BENCHMARKS.md, "The explorer packed per category").
 --
 -- Nothing folded before is dropped:
 -- - fine rows written by 0015 keep every metric of their cell, marked by category '' (read with
@@ -19,13 +16,13 @@
 -- refolds).
 ALTER TABLE rollup_explorer ADD COLUMN category TEXT NOT NULL DEFAULT '';
 DROP INDEX rollup_explorer_cell;
-CREATE INDEX rollup_explorer_cell
+CREATE UNIQUE INDEX rollup_explorer_cell
     ON rollup_explorer (app, day, app_version, os_version, device_type, app_state, category);
 
 ALTER TABLE rollup_explorer_by_version RENAME TO rollup_explorer_by_version_0014;
 
--- A rowid table like rollup_explorer: a merged row of a busy version-day grows past what an index
--- b-tree keeps on its page.
+-- A rowid table like rollup_explorer: a category's row of a busy version-day grows past what an
+-- index b-tree keeps on its page.
 CREATE TABLE rollup_explorer_by_version (
     id INTEGER PRIMARY KEY,
     app INTEGER NOT NULL,
@@ -36,5 +33,5 @@ CREATE TABLE rollup_explorer_by_version (
     cells BLOB NOT NULL
 );
 
-CREATE INDEX rollup_explorer_by_version_cell
+CREATE UNIQUE INDEX rollup_explorer_by_version_cell
     ON rollup_explorer_by_version (app, day, app_version, app_state, category);

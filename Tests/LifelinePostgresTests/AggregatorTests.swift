@@ -181,10 +181,10 @@ struct AggregatorTests {
         #expect(left?.prefix(2) == [0, 0] && (left?[2] ?? 0) > 0)
     }
 
-    @Test("the explorer appends a row per batch and key, and merges a key's rows into one at the bound")
-    func explorerRowsMergedAtTheBound() async throws {
-        // Twenty device-days of one version and day, one fold each: the version-level key of each
-        // category they hold gets a row per batch until it would hold `compactAt`.
+    @Test("the explorer's fold keeps one row per key and category, merged at each fold, as a refold does")
+    func explorerRowsMergedAtEachFold() async throws {
+        // Twenty device-days of one version and day, one fold each: every category they hold has
+        // one version-level row, merged twenty times.
         let metrics = try PostgresStoreTests.items(devices: 60, days: 2).filter {
             $0.family == .metric && $0.isDeviceDay
         }
@@ -194,18 +194,16 @@ struct AggregatorTests {
         }
         let documents = Array(try #require(byVersionAndDay.values.max { $0.count < $1.count }).prefix(20))
         #expect(documents.count == 20)
-        var expected: [String: Int] = [:]
+        var categories = Set<String>()
         for item in documents {
             guard case .metric(let metric) = item.document.content else { continue }
-            let categories = Set(
-                ExplorerExtractor.extract(metric).observations.filter { $0.appState == ExplorerExtractor.overallState }
-                    .map { String(ExplorerCatalog.categoryKey(ofMetric: $0.metric)) })
-            for category in categories { expected[category, default: 0] += 1 }
+            for observation in ExplorerExtractor.extract(metric).observations
+            where observation.appState == ExplorerExtractor.overallState {
+                categories.insert(String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
+            }
         }
-        // n appends: n rows below the bound, then one row after each merge and one per append since.
-        let bound = 8  // ExplorerStage.compactAt
-        expected = expected.mapValues { $0 < bound ? $0 : 1 + ($0 - bound) % (bound - 1) }
-        #expect(expected.values.contains { $0 < 20 } && expected.count >= 5)
+        let expected = Dictionary(uniqueKeysWithValues: categories.map { ($0, 1) })
+        #expect(expected.count >= 5)
 
         let sqlite = try TemporaryDatabase()
         try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
@@ -223,14 +221,13 @@ struct AggregatorTests {
             }
             return rows
         }
-        let rows = try rowsPerCategory()
-        #expect(rows == expected)
+        #expect(try rowsPerCategory() == expected)
         let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
         #expect(folded.explorer.count > 20)
 
-        // A refold folds the twenty in one batch: one row per key, the same answers.
+        // A refold folds the twenty in one batch: the same rows, the same answers.
         _ = try sqlite.database.refold()
-        #expect(try rowsPerCategory() == expected.mapValues { _ in 1 })
+        #expect(try rowsPerCategory() == expected)
         let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
         #expect(refolded == folded, "differ: \(Self.differences(refolded, folded))")
     }

@@ -56,29 +56,29 @@ package struct ExplorerCellMap: Sendable, Equatable {
     package func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.encodingVersion]
         ByteWriter.varint(UInt64(cells.count), into: &out)
-        // Sorted by bytes where every id is ASCII (Key's order, without comparing Strings).
-        let entries = cells.map { key, cell in
-            let (metric, subject) = (Array(key.metric.utf8), Array(key.subject.utf8))
-            return (
-                metric: metric, subject: subject,
-                ascii: metric.allSatisfy { $0 < 0x80 } && subject.allSatisfy { $0 < 0x80 }, key, cell
-            )
-        }.sorted { a, b in
-            guard a.ascii, b.ascii else { return a.3 < b.3 }
-            return a.metric == b.metric
-                ? a.subject.lexicographicallyPrecedes(b.subject) : a.metric.lexicographicallyPrecedes(b.metric)
+        // Sorted by bytes where every id is ASCII (Key's order, without comparing Strings); the
+        // indexes are sorted, not the entries.
+        let keys = Array(cells.keys)
+        let values = Array(cells.values)  // in the keys' order
+        let metrics = keys.map { Array($0.metric.utf8) }
+        let subjects = keys.map { Array($0.subject.utf8) }
+        let ascii = keys.indices.map { metrics[$0].allSatisfy { $0 < 0x80 } && subjects[$0].allSatisfy { $0 < 0x80 } }
+        let order = keys.indices.sorted { a, b in
+            guard ascii[a], ascii[b] else { return keys[a] < keys[b] }
+            return metrics[a] == metrics[b]
+                ? subjects[a].lexicographicallyPrecedes(subjects[b]) : metrics[a].lexicographicallyPrecedes(metrics[b])
         }
         var previous: [UInt8] = []
-        for entry in entries {
-            let metric = entry.metric
+        for index in order {
+            let metric = metrics[index]
             var shared = 0
             while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
-            let encodedCell = entry.4.encoded()
+            let encodedCell = values[index].encoded()
             ByteWriter.varint(UInt64(shared), into: &out)
             ByteWriter.varint(UInt64(metric.count - shared), into: &out)
             out.append(contentsOf: metric[shared...])
-            ByteWriter.varint(UInt64(entry.subject.count), into: &out)
-            out.append(contentsOf: entry.subject)
+            ByteWriter.varint(UInt64(subjects[index].count), into: &out)
+            out.append(contentsOf: subjects[index])
             ByteWriter.varint(UInt64(encodedCell.count), into: &out)
             out.append(contentsOf: encodedCell)
             previous = metric

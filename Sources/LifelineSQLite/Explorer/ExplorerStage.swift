@@ -1,29 +1,19 @@
+import CSQLite
 import LifelineAnalysis
 import LifelineModel
 import LifelineStorage
 
 /// Folds each metric document's explorer observations (``ExplorerExtractor``) into the explorer's
-/// cells, packed per cell and category (migration 0016): `rollup_explorer`, rows of a device-day
+/// cells, packed per cell and category (migration 0016): `rollup_explorer`, one row per device-day
 /// cell (app, day, version, OS, device, app state) and category, and `rollup_explorer_by_version`,
-/// rows of a version-level cell (app, day, version, app state) and category. Each row holds its
+/// one row per version-level cell (app, day, version, app state) and category. Each row holds its
 /// category's metrics in one ``ExplorerCellMap``: ~7 rows a document per level, and a query reads
 /// only the rows of the categories it asks for.
 ///
-/// Like ``RollupStage``: a document's cells are kept or dropped with its savepoint and the batch's
-/// rows of equal key are merged in memory. Just before COMMIT each key's batch delta is
-/// **appended** as a row of its own, not merged into the stored row: merging meant decoding and
-/// re-encoding the key's whole stored state (kilobytes for a busy version-day) at every batch that
-/// touched it, ~88 % of the fold's explorer cost on the reference load. A key holds at most
-/// ``compactAt`` rows: the batch that would add one more merges the key's rows and its delta into
-/// one (same transaction as the watermark, so a crash keeps either all or none of it). Queries merge
-/// a key's rows as they merge a group's.
+/// Like ``RollupStage``: a document's cells are kept or dropped with its savepoint, the batch's
+/// rows of equal key are merged in memory, and each is upserted once just before COMMIT, merged
+/// into the stored one by `ll_merge_explorer_map`.
 final class ExplorerStage: ItemWriteStage {
-    /// The most rows a key holds: a query reads at most this many per key; the fold decodes and
-    /// re-encodes a key's whole state once every `compactAt - 1` batches that touch it.
-    static let compactAt = 8
-    /// The most keys whose row count is remembered (``rowCounts``); past it they are forgotten.
-    static let trackedKeys = 100_000
-
     /// A packed row's key. The version level has no OS and device (both 0 in its keys).
     private struct RowKey: Hashable {
         var app: Int64
@@ -42,7 +32,7 @@ final class ExplorerStage: ItemWriteStage {
             return key
         }
 
-        /// The key's parameters at `level` (``RollupLevel/insertExplorer``).
+        /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``).
         func bindings(_ level: RollupLevel) -> [SQLValue] {
             let dimensions: [Int64] = level == .fine ? [version, os, device] : [version]
             return [.integer(app), .integer(day)] + dimensions.map { .integer($0) } + [
@@ -51,32 +41,16 @@ final class ExplorerStage: ItemWriteStage {
         }
     }
 
-    /// The statements of one level.
-    private struct Statements {
-        var insert: String
-        var select: String
-        var delete: String
-
-        init(_ level: RollupLevel) {
-            (insert, select, delete) = (level.insertExplorer, level.selectExplorerRows, level.deleteExplorerRows)
-        }
-    }
-
-    private static let fineStatements = Statements(.fine)
-    private static let byVersionStatements = Statements(.byVersion)
-
     /// The batch's rows, per level.
     private var fine: [RowKey: ExplorerCellMap] = [:]
     private var byVersion: [RowKey: ExplorerCellMap] = [:]
     /// The current document's rows (fine keys), until its savepoint is released: a handful (a
     /// category per app state), found by a linear search.
     private var pending: [(key: RowKey, cells: ExplorerCellMap)] = []
-    /// How many rows each recently written key holds, as this stage wrote them. A heuristic, never
-    /// a source of figures: after a restart, a forgotten key or a batch rolled back it is off, and a
-    /// key holds a few rows more (or is merged a little early) until its next compaction, which
-    /// reads every row the key has.
-    /// Keyed by the hash of level and key: a collision only merges a key early or late.
-    private var rowCounts: [Int: Int] = [:]
+    /// The upserts, made once.
+    private static let upserts = (
+        fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
+    )
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
@@ -129,39 +103,50 @@ final class ExplorerStage: ItemWriteStage {
 
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { batchAborted() }
-        if rowCounts.count > Self.trackedKeys { rowCounts = [:] }
         for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, byVersion)] {
+            let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
-                try append(cells, at: key, level: level, on: connection)
+                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
             }
         }
     }
+}
 
-    /// Appends `cells` as a row of `key`, or merges the key's rows and `cells` into one row when it
-    /// holds ``compactAt`` rows with this one.
-    private func append(
-        _ cells: ExplorerCellMap, at key: RowKey, level: RollupLevel, on connection: Connection
-    ) throws(StoreError) {
-        var hasher = Hasher()
-        hasher.combine(level == .fine)
-        hasher.combine(key)
-        let tracked = hasher.finalize()
-        let statements = level == .fine ? Self.fineStatements : Self.byVersionStatements
-        let bindings = key.bindings(level)
-        let held = rowCounts[tracked, default: 0]
-        guard held + 1 >= Self.compactAt else {
-            try connection.run(statements.insert, bindings + [.blob(cells.encoded())])
-            rowCounts[tracked] = held + 1
-            return
+/// `ll_merge_explorer_map(stored, incoming)`: the merge of two encoded ``ExplorerCellMap``s.
+enum ExplorerMergeFunction {
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    /// Registers the function on a connection.
+    static func register(on handle: OpaquePointer) -> Int32 {
+        sqlite3_create_function_v2(
+            handle, "ll_merge_explorer_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
+            { context, _, arguments in ExplorerMergeFunction.merge(context, arguments) }, nil, nil, nil)
+    }
+
+    private static func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
+        let count = Int(sqlite3_value_bytes(value))
+        guard count > 0, let pointer = sqlite3_value_blob(value) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
         }
-        var merged = cells
-        for blob in try connection.query(statements.select, bindings, { $0.blob(0) }) {
-            // A stored row that does not decode (only a damaged file holds one) is dropped rather
-            // than stopping the fold for good; `lifeline refold` rebuilds the key.
-            if let stored = try? ExplorerCellMap(decoding: blob) { merged.merge(stored) }
+        return UnsafeRawBufferPointer(start: pointer, count: count)
+    }
+
+    private static func result(_ context: OpaquePointer?, _ encoded: [UInt8]) {
+        encoded.withUnsafeBytes { raw in
+            sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
         }
-        try connection.run(statements.delete, bindings)
-        try connection.run(statements.insert, bindings + [.blob(merged.encoded())])
-        rowCounts[tracked] = 1
+    }
+
+    /// A stored row that does not decode (only a damaged file holds one) is replaced by the
+    /// incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it. Incoming
+    /// cells that do not decode are an error (the fold wrote them: a bug).
+    private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
+        guard let arguments else { return sqlite3_result_null(context) }
+        guard let incoming = try? ExplorerCellMap(decoding: bytes(arguments[1])) else {
+            return sqlite3_result_error(context, "ll_merge_explorer_map: undecodable incoming cells", -1)
+        }
+        var stored = (try? ExplorerCellMap(decoding: bytes(arguments[0]))) ?? ExplorerCellMap()
+        stored.merge(incoming)
+        result(context, stored.encoded())
     }
 }

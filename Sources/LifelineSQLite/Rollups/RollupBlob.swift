@@ -257,7 +257,8 @@ enum RollupBlob {
     }
 
     /// Registers `ll_merge_counts(a, b)` and `ll_merge_buckets(a, b)` on a connection: both take
-    /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``).
+    /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``); and the
+    /// explorer's `ll_merge_explorer_map` (``ExplorerMergeFunction``).
     static func registerFunctions(on handle: OpaquePointer) -> Int32 {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         let counts = sqlite3_create_function_v2(
@@ -271,7 +272,8 @@ enum RollupBlob {
             { context, _, arguments in
                 RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
-        return buckets
+        guard buckets == SQLITE_OK else { return buckets }
+        return ExplorerMergeFunction.register(on: handle)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

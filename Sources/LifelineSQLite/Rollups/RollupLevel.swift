@@ -21,26 +21,17 @@ enum RollupLevel: CaseIterable, Sendable {
     var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
 
     /// The explorer's packed rows at this level (`rollup_explorer`, `rollup_explorer_by_version`,
-    /// migration 0016), keyed by ``explorerKey``: a key may hold several rows (``ExplorerStage``).
-    /// Parameters: the key's columns, then the encoded ``ExplorerCellMap`` of its category's metrics.
-    var insertExplorer: String {
-        let placeholders = Array(repeating: "?", count: explorerKey.count + 1).joined(separator: ", ")
-        return
-            "INSERT INTO \(table("explorer")) (\(explorerKey.joined(separator: ", ")), cells) VALUES (\(placeholders))"
+    /// migration 0016). Parameters: the cell's key columns, app state, category, then the encoded
+    /// ``ExplorerCellMap`` of that category's metrics, merged into the stored one on conflict
+    /// (`ll_merge_explorer_map`).
+    var upsertExplorer: String {
+        let key = ["app", "day"] + dimensionColumns + ["app_state", "category"]
+        let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
+        return """
+            INSERT INTO \(table("explorer")) (\(key.joined(separator: ", ")), cells) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cells = ll_merge_explorer_map(cells, excluded.cells)
+            """
     }
-
-    /// The cells of every row of one key. Parameters: the key's columns.
-    var selectExplorerRows: String {
-        "SELECT cells FROM \(table("explorer")) WHERE \(explorerKey.map { "\($0) = ?" }.joined(separator: " AND "))"
-    }
-
-    /// Deletes every row of one key. Parameters: the key's columns.
-    var deleteExplorerRows: String {
-        "DELETE FROM \(table("explorer")) WHERE \(explorerKey.map { "\($0) = ?" }.joined(separator: " AND "))"
-    }
-
-    /// The key columns of the explorer's rows at this level: the cell's, app state, category.
-    private var explorerKey: [String] { ["app", "day"] + dimensionColumns + ["app_state", "category"] }
 
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {
