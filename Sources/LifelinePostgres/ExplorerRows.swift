@@ -3,9 +3,9 @@ import LifelineModel
 import PostgresNIO
 
 /// The explorer cells of one fold batch (or refold batch), merged per row in memory, then merged
-/// into the stored rows at both levels (`explorer_cells`, `explorer_cells_v`, migration
-/// postgres/0014): one row per app, day, version, OS, device and app state holding every metric's
-/// cell (``ExplorerCellMap``). One statement reads the stored maps of the batch's rows, Swift
+/// into the stored rows at both levels (`explorer_cells`, `explorer_cells_v`, migrations
+/// postgres/0014 and 0015): one row per app, day, version, OS, device, app state and category
+/// holding the category's metrics' cells (``ExplorerCellMap``). One statement reads the stored maps of the batch's rows, Swift
 /// merges, one `INSERT … SELECT FROM unnest … ON CONFLICT DO UPDATE` writes them back. Only the
 /// fold's lock holder writes these rows, so nothing changes between the read and the write. The
 /// cells are the SQLite store's (`ExplorerStage`), so both stores answer the same.
@@ -16,9 +16,11 @@ struct ExplorerRows {
         var os: String
         var device: String
         var appState: String
+        var category: String
 
         static func < (a: Key, b: Key) -> Bool {
-            (a.day, a.version, a.os, a.device, a.appState) < (b.day, b.version, b.os, b.device, b.appState)
+            (a.day, a.version, a.os, a.device, a.appState, a.category)
+                < (b.day, b.version, b.os, b.device, b.appState, b.category)
         }
     }
 
@@ -32,7 +34,8 @@ struct ExplorerRows {
         for observation in extraction.observations {
             var key = Key(
                 day: cell.day, version: cell.version, os: cell.os, device: cell.device,
-                appState: observation.appState)
+                appState: observation.appState,
+                category: String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
             levels[0][key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(observation.sample)
             key.os = ""
@@ -50,19 +53,21 @@ struct ExplorerRows {
             let oses = keys.map(\.os)
             let devices = keys.map(\.device)
             let states = keys.map(\.appState)
+            let categories = keys.map(\.category)
             var stored: [Key: ExplorerCellMap] = [:]
-            for try await (day, version, os, device, state, bytes) in try await connection.query(
+            for try await (day, version, os, device, state, category, bytes) in try await connection.query(
                 """
-                SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.cells
+                SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
                 FROM \(unescaped: table) e
                 JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
-                    \(states)::text[]) AS k (day, version, os, device, app_state)
+                    \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
                     ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
-                    AND e.app_state = k.app_state
+                    AND e.app_state = k.app_state AND e.category = k.category
                 WHERE e.app = \(app)
                 """, logger: logger
-            ).decode((String, String, String, String, String, ByteBuffer).self) {
-                let key = Key(day: day, version: version, os: os, device: device, appState: state)
+            ).decode((String, String, String, String, String, String, ByteBuffer).self) {
+                let key = Key(
+                    day: day, version: version, os: os, device: device, appState: state, category: category)
                 // A stored row that does not decode (a damaged database) is replaced by the
                 // batch's; `lifeline refold` rebuilds it.
                 if let map = try? ExplorerCellMap(decoding: bytes.readableBytesView) {
@@ -78,10 +83,10 @@ struct ExplorerRows {
             }
             try await connection.query(
                 """
-                INSERT INTO \(unescaped: table) (app, day, version, os, device, app_state, cells)
+                INSERT INTO \(unescaped: table) (app, day, version, os, device, app_state, category, cells)
                 SELECT \(app), * FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[],
-                    \(devices)::text[], \(states)::text[], \(merged)::bytea[])
-                ON CONFLICT (app, day, version, os, device, app_state) DO UPDATE SET cells = excluded.cells
+                    \(devices)::text[], \(states)::text[], \(categories)::text[], \(merged)::bytea[])
+                ON CONFLICT (app, day, version, os, device, app_state, category) DO UPDATE SET cells = excluded.cells
                 """, logger: logger)
         }
     }

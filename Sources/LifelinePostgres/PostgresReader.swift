@@ -186,8 +186,10 @@ struct PostgresReader: AggregateReader {
         }
     }
 
-    /// The explorer's cells (`explorer_cells*`, migration postgres/0014) of `scope`, merged per
-    /// group, metric, subject and app state (app states are filtered by the caller).
+    /// The explorer's cells (`explorer_cells*`, migrations postgres/0014 and 0015) of `scope`, merged
+    /// per group, metric, subject and app state (app states are filtered by the caller): the rows
+    /// of the wanted metrics' categories, and those written before 0015 (category `''`, every
+    /// metric of their cell).
     func explorerCells(_ scope: Scope, metrics: [String]) async throws -> [ExplorerCellRow] {
         var plain = scope
         plain.appStates = []
@@ -197,6 +199,12 @@ struct PostgresReader: AggregateReader {
         let table = query.versionLevel ? "explorer_cells_v" : "explorer_cells"
         let columns = (query.keys + ["app_state", "cells"]).joined(separator: ", ")
         let first = query.keys.count
+        var condition = query.condition
+        var binds = query.binds
+        if !wanted.isEmpty {
+            binds.append(Set(wanted.map { String(ExplorerCatalog.categoryKey(ofMetric: $0)) } + [""]).sorted())
+            condition += " AND category = ANY($\(binds.count)::text[])"
+        }
         struct Key: Hashable {
             var group: GroupKey
             var metric: String
@@ -204,7 +212,7 @@ struct PostgresReader: AggregateReader {
             var appState: String
         }
         var merged: [Key: ExplorerCell] = [:]
-        for row in try await rows("SELECT \(columns) FROM \(table) WHERE \(query.condition)", query.binds) {
+        for row in try await rows("SELECT \(columns) FROM \(table) WHERE \(condition)", binds) {
             let row = row.makeRandomAccess()
             let group = try query.key(row)
             let appState = try row[first].decode(String.self)

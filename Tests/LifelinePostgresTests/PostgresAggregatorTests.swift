@@ -169,6 +169,65 @@ struct PostgresAggregatorTests {
         await store.shutdown()
     }
 
+    @Test(
+        "explorer rows written before migration postgres/0015 (every category in one) answer as before; a refold rewrites them"
+    )
+    func explorerRowsBefore0015() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try PostgresStoreTests.items(devices: 30, days: 3, seed: 31)
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await store.write(
+                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        try await store.foldAll()
+        let folded = try await PostgresStoreTests.Figures.read(store)
+        #expect(!folded.explorer.isEmpty)
+
+        // What a database upgraded from 0014 holds: one row per cell, every category, category ''.
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 3, logger: Self.logger)
+        defer { Task { try? await connection.close() } }
+        for table in ["explorer_cells", "explorer_cells_v"] {
+            struct Cell: Hashable {
+                var app: Int64
+                var day, version, os, device, state: String
+            }
+            var whole: [Cell: ExplorerCellMap] = [:]
+            for try await (app, day, version, os, device, state, category, bytes) in try await connection.query(
+                "SELECT app, day::text, version, os, device, app_state, category, cells FROM \(unescaped: table)",
+                logger: Self.logger
+            ).decode((Int64, String, String, String, String, String, String, ByteBuffer).self) {
+                #expect(category != "")
+                let cell = Cell(app: app, day: day, version: version, os: os, device: device, state: state)
+                whole[cell, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: bytes.readableBytesView))
+            }
+            try await connection.query("DELETE FROM \(unescaped: table)", logger: Self.logger)
+            for (cell, cells) in whole {
+                let bytes = ByteBuffer(bytes: cells.encoded())
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table) (app, day, version, os, device, app_state, category, cells)
+                    VALUES (\(cell.app), \(cell.day)::date, \(cell.version), \(cell.os), \(cell.device), \(cell.state),
+                        '', \(bytes))
+                    """, logger: Self.logger)
+            }
+        }
+        let upgraded = try await PostgresStoreTests.Figures.read(store)
+        #expect(upgraded.explorer == folded.explorer)
+        #expect(upgraded.insights == folded.insights)
+
+        _ = try await store.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(store)
+        #expect(refolded == folded, "differ: \(AggregatorTests.differences(refolded, folded))")
+        for try await left in try await connection.query(
+            "SELECT (SELECT count(*) FROM explorer_cells WHERE category = '') + (SELECT count(*) FROM explorer_cells_v WHERE category = '')",
+            logger: Self.logger
+        ).decode(Int64.self) {
+            #expect(left == 0)
+        }
+        await store.shutdown()
+    }
+
     @Test("a read that does not wait for the fold (a /metrics scrape) answers what is folded so far, at once")
     func scrapeReadsFoldedFigures() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
