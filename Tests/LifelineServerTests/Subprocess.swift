@@ -27,6 +27,18 @@ enum Lifeline {
         }
     }
 
+    /// Runs a tool found on `PATH` (`/usr/bin/env arguments…`) in `directory` and waits for it, on
+    /// the calling thread (wrap it in ``offPool(_:)`` from async code); its exit status.
+    static func tool(_ arguments: [String], in directory: URL) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
     private static func runBlocking(_ arguments: [String]) throws -> Output {
         let process = Process()
         process.executableURL = try Paths.executable

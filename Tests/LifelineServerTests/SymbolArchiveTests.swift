@@ -253,13 +253,7 @@ extension SymbolArchiveTests {
     }
 
     static func run(_ arguments: [String], in directory: URL) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(arguments.joined(separator: " "))")
+        #expect(try Lifeline.tool(arguments, in: directory) == 0, "\(arguments.joined(separator: " "))")
     }
 
     /// Where the central directory header of `path` starts.

@@ -59,15 +59,7 @@ extension SymbolicationTests {
             ],
             [dsymutil, "Demo", "-o", "Demo.dSYM"],
         ] {
-            let status = try await Lifeline.offPool {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = arguments
-                process.currentDirectoryURL = directory
-                try process.run()
-                process.waitUntilExit()
-                return process.terminationStatus
-            }
+            let status = try await Lifeline.offPool { try Lifeline.tool(arguments, in: directory) }
             guard status == 0 else {
                 Issue.record("\(arguments.joined(separator: " ")) failed with \(status)")
                 return nil

@@ -10,6 +10,8 @@ final class WriterQueue: Sendable {
 
     struct Pending {
         var request: IngestRequest
+        /// Per item, what the request's task made for the explorer's fold.
+        var explorer: [ExplorerDocumentRows?]
         var reply: Reply
     }
 
@@ -55,10 +57,10 @@ final class WriterQueue: Sendable {
 
     var isAccepting: Bool { state.withLock { $0.phase == .running } }
 
-    func enqueue(_ request: IngestRequest, _ reply: Reply) {
+    func enqueue(_ request: IngestRequest, explorer: [ExplorerDocumentRows?], _ reply: Reply) {
         let accepted = state.withLock { state in
             guard state.phase == .running else { return false }
-            state.queue.append(Pending(request: request, reply: reply))
+            state.queue.append(Pending(request: request, explorer: explorer, reply: reply))
             return true
         }
         if accepted {
@@ -157,7 +159,7 @@ final class WriterQueue: Sendable {
             if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) { _ = foldOnce() }
             switch queue.next() {
             case .batch(let batch):
-                let result = writer.write(batch.map(\.request))
+                let result = writer.write(batch.map { ($0.request, $0.explorer) })
                 if !result.committed, case .failure(let error) = result.results.first {
                     logger.error(
                         "ingest batch rolled back", metadata: ["requests": "\(batch.count)", "error": "\(error)"])
