@@ -41,54 +41,55 @@ final class ExplorerStage: ItemWriteStage {
         }
     }
 
-    /// A row's cells in the batch, with their encoding while only one document made them.
-    private struct Delta {
-        var cells: ExplorerCellMap
-        var encoded: [UInt8]?
-    }
-
     /// The batch's rows, per level.
-    private var fine: [RowKey: Delta] = [:]
-    private var byVersion: [RowKey: Delta] = [:]
-    /// The current document's rows (fine keys), until its savepoint is released.
-    private var pending: [(key: RowKey, delta: Delta)] = []
+    private var fine: [RowKey: ExplorerCellMap] = [:]
+    private var byVersion: [RowKey: ExplorerCellMap] = [:]
+    /// The current document's rows (fine keys), until its savepoint is released: a handful (a
+    /// category per app state), found by a linear search.
+    private var pending: [(key: RowKey, cells: ExplorerCellMap)] = []
     /// The upserts, made once.
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
     )
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
-        // Made by the request's task, or here for a document read again from its raw copy.
-        guard let document = stored.explorer ?? ExplorerDocumentRows(stored.item, encode: false),
-            case .metric(let metric) = stored.item.document.content
-        else { return }
+        guard case .metric(let metric) = stored.item.document.content else { return }
+        let extraction = ExplorerExtractor.extract(metric)
+        guard extraction.isDeviceDay, !extraction.observations.isEmpty else { return }
         let meta = metric.meta
         let day = Int64(RollupDeltas.day(epochSeconds: stored.occurredAt))
         let version = try session.id(.appVersion, meta.appVersion) ?? 0
         let os = try session.id(.osVersion, meta.osVersion) ?? 0
         let device = try session.id(.deviceType, meta.deviceType) ?? 0
-        for row in document.rows {
-            let key = RowKey(
-                app: stored.appID, day: day, version: version, os: os, device: device, appState: row.appState,
-                category: row.category)
-            pending.append((key, Delta(cells: row.cells, encoded: row.encoded)))
+        for observation in extraction.observations {
+            let category = ExplorerCatalog.categoryKey(ofMetric: observation.metric)
+            let index =
+                pending.firstIndex { $0.key.category == category && $0.key.appState == observation.appState }
+                ?? {
+                    let key = RowKey(
+                        app: stored.appID, day: day, version: version, os: os, device: device,
+                        appState: observation.appState, category: category)
+                    pending.append((key, ExplorerCellMap()))
+                    return pending.count - 1
+                }()
+            let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
+            pending[index].cells.cells[entry, default: ExplorerCell()].add(observation.sample)
         }
     }
 
     func requestReleased() {
-        for (key, delta) in pending {
-            Self.add(delta, at: key.byVersion, to: &byVersion)
-            Self.add(delta, at: key, to: &fine)
+        for (key, cells) in pending {
+            Self.add(cells, at: key.byVersion, to: &byVersion)
+            Self.add(cells, at: key, to: &fine)
         }
         pending.removeAll(keepingCapacity: true)
     }
 
-    private static func add(_ delta: Delta, at key: RowKey, to rows: inout [RowKey: Delta]) {
+    private static func add(_ cells: ExplorerCellMap, at key: RowKey, to rows: inout [RowKey: ExplorerCellMap]) {
         if let index = rows.index(forKey: key) {
-            rows.values[index].cells.merge(delta.cells)
-            rows.values[index].encoded = nil
+            rows.values[index].merge(cells)
         } else {
-            rows[key] = delta
+            rows[key] = cells
         }
     }
 
@@ -104,8 +105,8 @@ final class ExplorerStage: ItemWriteStage {
         defer { batchAborted() }
         for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, byVersion)] {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
-            for (key, delta) in rows {
-                try connection.run(sql, key.bindings(level) + [.blob(delta.encoded ?? delta.cells.encoded())])
+            for (key, cells) in rows {
+                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
             }
         }
     }

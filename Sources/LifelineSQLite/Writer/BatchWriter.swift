@@ -44,8 +44,6 @@ final class BatchWriter {
     var unfolded: [Int64: StoredItem] = [:]
     /// Most documents kept in memory for the fold.
     let maxRetained: Int
-    /// Most of them that keep the explorer rows their request's task made.
-    static let retainedExplorerRows = 1_024
     /// New documents of the current request and of the current batch.
     private var requestStored: [StoredItem] = []
     private var batchStored: [StoredItem] = []
@@ -74,9 +72,7 @@ final class BatchWriter {
     /// and written again one request per transaction, so only the poisoned request fails and
     /// every other one still commits. When the storage itself is unavailable (disk full, I/O
     /// error), nothing is kept and every request gets ``StoreError/Code/unavailable``.
-    ///
-    /// Each request comes with the explorer's rows its task made per item (or none).
-    func write(_ requests: [(IngestRequest, [ExplorerDocumentRows?])]) -> BatchResult {
+    func write(_ requests: [IngestRequest]) -> BatchResult {
         let first = writeOnce(requests)
         guard !first.committed, requests.count > 1, first.storageUnavailable == false else {
             return BatchResult(results: first.results, committed: first.committed, stored: first.stored)
@@ -95,7 +91,7 @@ final class BatchWriter {
     }
 
     /// One attempt: the batch in one transaction.
-    private func writeOnce(_ requests: [(IngestRequest, [ExplorerDocumentRows?])]) -> (
+    private func writeOnce(_ requests: [IngestRequest]) -> (
         results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool, stored: [StoredItem]
     ) {
         batchStored.removeAll(keepingCapacity: true)
@@ -107,10 +103,10 @@ final class BatchWriter {
         let session = WriteSession(connection: connection, interner: interner)
         var results: [Result<IngestOutcome, StoreError>] = []
         results.reserveCapacity(requests.count)
-        for (request, explorer) in requests {
+        for request in requests {
             do throws(StoreError) {
                 try connection.run("SAVEPOINT request")
-                let outcome = try write(request, explorer: explorer, in: session)
+                let outcome = try write(request, in: session)
                 try connection.run("RELEASE request")
                 interner.releaseSavepoint()
                 for stage in stages { stage.requestReleased() }
@@ -142,12 +138,7 @@ final class BatchWriter {
         interner.commit()
         let stored = batchStored
         batchStored.removeAll(keepingCapacity: true)
-        for var item in stored where unfolded.count < maxRetained {
-            // A document's explorer rows are ~15 KB in memory: past a backlog of
-            // `retainedExplorerRows`, the fold makes them again from the decoded document.
-            if unfolded.count >= Self.retainedExplorerRows { item.explorer = nil }
-            unfolded[item.payloadID] = item
-        }
+        for item in stored where unfolded.count < maxRetained { unfolded[item.payloadID] = item }
         return (results, true, false, stored)
     }
 
@@ -170,9 +161,7 @@ final class BatchWriter {
         return (Array(repeating: .failure(failure), count: count), false, storage, [])
     }
 
-    private func write(
-        _ request: IngestRequest, explorer: [ExplorerDocumentRows?], in session: WriteSession
-    ) throws(StoreError) -> IngestOutcome {
+    private func write(_ request: IngestRequest, in session: WriteSession) throws(StoreError) -> IngestOutcome {
         guard let appID = try session.id(.app, request.app) else {
             throw StoreError(.invalid, "the app bundle id is empty")
         }
@@ -184,8 +173,8 @@ final class BatchWriter {
         }
         var outcome = IngestOutcome(accepted: 0, duplicates: 0, ids: [])
         outcome.ids.reserveCapacity(request.items.count)
-        for (index, item) in request.items.enumerated() {
-            let (id, isNew) = try write(item, explorer: index < explorer.count ? explorer[index] : nil, in: session)
+        for item in request.items {
+            let (id, isNew) = try write(item, in: session)
             outcome.ids.append(id)
             if isNew { outcome.accepted += 1 } else { outcome.duplicates += 1 }
         }
@@ -201,9 +190,7 @@ final class BatchWriter {
     }
 
     /// Writes one item unless its content is already stored; returns its payload id and whether it is new.
-    private func write(
-        _ item: IngestItem, explorer: ExplorerDocumentRows?, in session: WriteSession
-    ) throws(StoreError) -> (Int64, Bool) {
+    private func write(_ item: IngestItem, in session: WriteSession) throws(StoreError) -> (Int64, Bool) {
         guard item.contentHash.count == 32 else {
             throw StoreError(.invalid, "the content hash must be 32 bytes (SHA-256)")
         }
@@ -239,8 +226,7 @@ final class BatchWriter {
             ])
         let payloadID = connection.lastInsertRowID
         try connection.run(Self.insertRaw, [.integer(payloadID), .blob(item.raw)])
-        let stored = StoredItem(
-            payloadID: payloadID, appID: appID, item: item, occurredAt: occurredAt, day: day, explorer: explorer)
+        let stored = StoredItem(payloadID: payloadID, appID: appID, item: item, occurredAt: occurredAt, day: day)
         for stage in stages {
             try stage.write(stored, in: session)
         }

@@ -95,10 +95,8 @@ package final class IngestWriter: Service, Sendable {
     /// Throws ``StoreError/Code/unavailable`` when the storage fails or the writer is shut down,
     /// ``StoreError/Code/invalid`` when this request was rejected (others in the batch still commit).
     package func submit(_ request: IngestRequest) async throws(StoreError) -> IngestOutcome {
-        // The explorer's rows of each document, made here (beside the writer thread).
-        let explorer = request.items.map { ExplorerDocumentRows($0, encode: true) }
         let result = await withCheckedContinuation { continuation in
-            shared.enqueue(request, explorer: explorer, continuation)
+            shared.enqueue(request, continuation)
         }
         return try result.get()
     }

@@ -14,8 +14,6 @@ struct StoredItem {
     var occurredAt: Int64
     /// `YYYY-MM-DD` (UTC) of ``occurredAt``.
     var day: String
-    /// The explorer's rows of the document, when the request's task made them.
-    var explorer: ExplorerDocumentRows? = nil
 }
 
 /// The writer's connection and dimension cache, inside the open transaction and savepoint.

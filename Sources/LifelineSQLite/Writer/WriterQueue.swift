@@ -10,8 +10,6 @@ final class WriterQueue: Sendable {
 
     struct Pending {
         var request: IngestRequest
-        /// Per item, what the request's task made for the explorer's fold.
-        var explorer: [ExplorerDocumentRows?]
         var reply: Reply
     }
 
@@ -57,10 +55,10 @@ final class WriterQueue: Sendable {
 
     var isAccepting: Bool { state.withLock { $0.phase == .running } }
 
-    func enqueue(_ request: IngestRequest, explorer: [ExplorerDocumentRows?], _ reply: Reply) {
+    func enqueue(_ request: IngestRequest, _ reply: Reply) {
         let accepted = state.withLock { state in
             guard state.phase == .running else { return false }
-            state.queue.append(Pending(request: request, explorer: explorer, reply: reply))
+            state.queue.append(Pending(request: request, reply: reply))
             return true
         }
         if accepted {
@@ -159,7 +157,7 @@ final class WriterQueue: Sendable {
             if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) { _ = foldOnce() }
             switch queue.next() {
             case .batch(let batch):
-                let result = writer.write(batch.map { ($0.request, $0.explorer) })
+                let result = writer.write(batch.map(\.request))
                 if !result.committed, case .failure(let error) = result.results.first {
                     logger.error(
                         "ingest batch rolled back", metadata: ["requests": "\(batch.count)", "error": "\(error)"])
