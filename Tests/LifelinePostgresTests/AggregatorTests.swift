@@ -19,6 +19,15 @@ struct AggregatorTests {
         }
     }
 
+    /// A new database holding `items`, folded as the writer folds them, and its figures.
+    static func folded(_ items: [IngestItem]) async throws -> (TemporaryDatabase, PostgresStoreTests.Figures) {
+        let sqlite = try TemporaryDatabase()
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await ingest(items, into: writer)
+        }
+        return (sqlite, try await PostgresStoreTests.Figures.read(sqlite.database))
+    }
+
     /// The names of the figures whose descriptions differ (for a readable failure message; a
     /// dictionary's order may differ too).
     static func differences(_ a: PostgresStoreTests.Figures, _ b: PostgresStoreTests.Figures) -> [String] {
@@ -30,11 +39,7 @@ struct AggregatorTests {
     @Test("a refold answers every figure exactly as the fold did, and a second refold changes nothing")
     func refoldReproducesEveryFigure() async throws {
         let items = try PostgresStoreTests.items(devices: 40, days: 4)
-        let sqlite = try TemporaryDatabase()
-        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
-            try await Self.ingest(items, into: writer)
-        }
-        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        let (sqlite, folded) = try await Self.folded(items)
         #expect(folded.apps.first?.metricPayloads ?? 0 > 100)
         #expect(!folded.crashes.isEmpty && !folded.handlers.isEmpty && !folded.exitsByAppState.isEmpty)
 
@@ -120,11 +125,7 @@ struct AggregatorTests {
     @Test("explorer cells of the layouts before migration 0016 answer as before, and a refold rewrites them")
     func explorerLayoutsBefore0016() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 3)
-        let sqlite = try TemporaryDatabase()
-        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
-            try await Self.ingest(items, into: writer)
-        }
-        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        let (sqlite, folded) = try await Self.folded(items)
         #expect(!folded.explorer.isEmpty)
 
         // What a database upgraded from 0015 holds: a fine row per device-day cell with every

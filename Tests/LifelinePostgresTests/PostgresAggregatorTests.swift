@@ -36,6 +36,16 @@ struct PostgresAggregatorTests {
         return result
     }
 
+    /// Writes `items` in requests of 7, folds them all and reads every figure.
+    static func folded(_ items: [IngestItem], into store: PostgresStore) async throws -> PostgresStoreTests.Figures {
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await store.write(
+                IngestRequest(app: app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        try await store.foldAll()
+        return try await PostgresStoreTests.Figures.read(store)
+    }
+
     static func deviceDays(_ store: PostgresStore) async throws -> Int64 {
         let scope = Scope(app: app, days: DayRange(from: "2026-09-01", to: "2026-11-30"))
         return try await AnalysisRunner(source: store).analyze { try await $0.usage(scope) }.map(\.payloads).reduce(
@@ -140,12 +150,7 @@ struct PostgresAggregatorTests {
     func refoldReproducesEveryFigure() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
         let items = try PostgresStoreTests.items(devices: 30, days: 4, seed: 29)
-        for chunk in stride(from: 0, to: items.count, by: 7) {
-            _ = try await store.write(
-                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
-        }
-        try await store.foldAll()
-        let folded = try await PostgresStoreTests.Figures.read(store)
+        let folded = try await Self.folded(items, into: store)
         #expect(!folded.crashes.isEmpty && !folded.handlers.isEmpty && !folded.exitsByAppState.isEmpty)
 
         let report: RefoldReport
@@ -175,12 +180,7 @@ struct PostgresAggregatorTests {
     func explorerRowsBefore0015() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
         let items = try PostgresStoreTests.items(devices: 30, days: 3, seed: 31)
-        for chunk in stride(from: 0, to: items.count, by: 7) {
-            _ = try await store.write(
-                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
-        }
-        try await store.foldAll()
-        let folded = try await PostgresStoreTests.Figures.read(store)
+        let folded = try await Self.folded(items, into: store)
         #expect(!folded.explorer.isEmpty)
 
         // What a database upgraded from 0014 holds: one row per cell, every category, category ''.

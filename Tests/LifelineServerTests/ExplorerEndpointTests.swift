@@ -36,27 +36,19 @@ struct ExplorerEndpointTests {
     /// The metric payloads of a simulation as JSON arrays of 50 documents (on a thread of its own,
     /// off Swift's pool and GCD's core-wide queues: the simulation blocks for seconds).
     static func bodies(_ config: SimulationConfig) async throws -> [[UInt8]] {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                let simulation: Simulation
-                do {
-                    simulation = try Simulation(config)
-                } catch {
-                    return continuation.resume(throwing: error)
+        try await Lifeline.offPool {
+            let simulation = try Simulation(config)
+            let documents = (0..<simulation.deviceDayCount).flatMap { simulation.deviceDay(at: $0).payloads }
+                .filter { $0.kind == .metric }.map(\.json)
+            return stride(from: 0, to: documents.count, by: 50).map { start in
+                var body: [UInt8] = [UInt8(ascii: "[")]
+                for (index, document) in documents[start..<min(start + 50, documents.count)].enumerated() {
+                    if index > 0 { body.append(UInt8(ascii: ",")) }
+                    body.append(contentsOf: document)
                 }
-                let documents = (0..<simulation.deviceDayCount).flatMap { simulation.deviceDay(at: $0).payloads }
-                    .filter { $0.kind == .metric }.map(\.json)
-                let bodies = stride(from: 0, to: documents.count, by: 50).map { start in
-                    var body: [UInt8] = [UInt8(ascii: "[")]
-                    for (index, document) in documents[start..<min(start + 50, documents.count)].enumerated() {
-                        if index > 0 { body.append(UInt8(ascii: ",")) }
-                        body.append(contentsOf: document)
-                    }
-                    body.append(UInt8(ascii: "]"))
-                    return body
-                }
-                continuation.resume(returning: bodies)
-            }.start()
+                body.append(UInt8(ascii: "]"))
+                return body
+            }
         }
     }
 

@@ -77,13 +77,18 @@ struct ReportTests {
         return try #require(try json(response.body)[key] as? [[String: Any]], "\(uri)")
     }
 
+    /// A report builder over `env`'s database, as `lifeline report` makes one: what the live server
+    /// acknowledged and has not folded yet is folded first (this reader is not the server's, so
+    /// its read barrier does not apply).
+    static func builder(_ env: TemporaryDatabase) throws -> ReportBuilder {
+        try env.database.foldPending()
+        return ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
+    }
+
     static func report(
         _ env: TemporaryDatabase, app: String, from: String = "2026-10-01", compare: Report.VersionPair? = nil
     ) async throws -> Report {
-        // As `lifeline report` does: fold what the live server acknowledged and has not folded yet
-        // (this reader is not the server's, so its read barrier does not apply).
-        try env.database.foldPending()
-        let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
+        let builder = try Self.builder(env)
         return try await builder.build(
             Report.Request(
                 app: app, days: DayRange(from: try #require(UTCDay(from)), to: "2026-11-30"), compare: compare),
@@ -252,10 +257,7 @@ struct ReportTests {
             ReportMarkdown.render(report).contains(
                 "| handler_hangs | resolved | 2026-10-14T12:00:00Z | 2026-10-25T12:00:00Z | 0.5000 |"))
 
-        // As `lifeline report` does: fold what the live server acknowledged and has not folded yet
-        // (this reader is not the server's, so its read barrier does not apply).
-        try env.database.foldPending()
-        let builder = ReportBuilder(analysis: AnalysisRunner(source: env.database), alerts: env.database.alertState)
+        let builder = try Self.builder(env)
         let before = try await builder.build(
             Report.Request(app: Self.notes, days: DayRange(from: "2026-10-01", to: "2026-10-13")), now: resolvedAt)
         #expect(before.alerts.isEmpty)

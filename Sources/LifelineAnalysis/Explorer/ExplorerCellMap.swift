@@ -56,17 +56,14 @@ package struct ExplorerCellMap: Sendable, Equatable {
     package func encoded() -> [UInt8] {
         var out: [UInt8] = [Self.encodingVersion]
         ByteWriter.varint(UInt64(cells.count), into: &out)
-        // Sorted by bytes where every id is ASCII (Key's order, without comparing Strings); the
+        // In Key's order, compared as bytes where the ids are ASCII (no String comparison); the
         // indexes are sorted, not the entries.
         let keys = Array(cells.keys)
         let values = Array(cells.values)  // in the keys' order
         let metrics = keys.map { Array($0.metric.utf8) }
         let subjects = keys.map { Array($0.subject.utf8) }
-        let ascii = keys.indices.map { metrics[$0].allSatisfy { $0 < 0x80 } && subjects[$0].allSatisfy { $0 < 0x80 } }
         let order = keys.indices.sorted { a, b in
-            guard ascii[a], ascii[b] else { return keys[a] < keys[b] }
-            return metrics[a] == metrics[b]
-                ? subjects[a].lexicographicallyPrecedes(subjects[b]) : metrics[a].lexicographicallyPrecedes(metrics[b])
+            Self.bytewisePrecedes(metrics[a], subjects[a], metrics[b], subjects[b]) ?? (keys[a] < keys[b])
         }
         var previous: [UInt8] = []
         for index in order {
@@ -147,11 +144,15 @@ package struct ExplorerCellMap: Sendable, Equatable {
     private static func ascending(
         _ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]
     ) throws(SketchDecodingError) -> Bool {
-        func ascii(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
-        if ascii(x), ascii(y), ascii(a), ascii(b) {
-            if x != a { return x.lexicographicallyPrecedes(a) }
-            return y.lexicographicallyPrecedes(b)
-        }
+        if let bytewise = bytewisePrecedes(x, y, a, b) { return bytewise }
         return try key(x, y) < key(a, b)
+    }
+
+    /// Whether `(x, y)` comes before `(a, b)` in ``Key``'s order, compared as bytes when all four
+    /// are ASCII (the same order); `nil` otherwise (the caller compares the strings).
+    private static func bytewisePrecedes(_ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]) -> Bool? {
+        func ascii(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+        guard ascii(x), ascii(y), ascii(a), ascii(b) else { return nil }
+        return x == a ? y.lexicographicallyPrecedes(b) : x.lexicographicallyPrecedes(a)
     }
 }
