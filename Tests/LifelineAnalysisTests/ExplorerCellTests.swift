@@ -289,6 +289,50 @@ struct ExplorerCellTests {
         }
     }
 
+    @Test("two encoded maps merge as bytes to what decoding, merging and encoding makes")
+    func cellMapMergedAsBytes() throws {
+        typealias Key = ExplorerCellMap.Key
+        let metrics = ["launch.time_to_first_draw", "memory.peak", "termination.background.abnormal.per_device_day"]
+        // Random maps over a few metrics and subjects (some keys shared, some not; one subject
+        // beyond ASCII in some maps, which takes the decoded path).
+        func map(seed: UInt64, beyondASCII: Bool) -> ExplorerCellMap {
+            var draws = Draws(seed: seed)
+            var cells: [Key: ExplorerCell] = [:]
+            for metric in metrics {
+                for subject in ["", "Feed/Scroll", beyondASCII ? "Ärger" : "Zoo"] where draws.uniform(0, 1) < 0.6 {
+                    cells[Key(metric: metric, subject: subject)] = ExplorerCell(
+                        Self.samples(seed: seed &* 31 &+ UInt64(cells.count), count: 1 + Int(draws.uniform(0, 6))))
+                }
+            }
+            return ExplorerCellMap(cells)
+        }
+        var merges = 0
+        for seed in UInt64(1)...60 {
+            let stored = map(seed: seed, beyondASCII: seed % 5 == 0)
+            let incoming = map(seed: seed + 1_000, beyondASCII: seed % 7 == 0)
+            var expected = stored
+            expected.merge(incoming)
+            let merged = try ExplorerCellMap.merging(encoded: stored.encoded(), with: incoming.encoded())
+            #expect(merged == expected.encoded(), "seed \(seed)")
+            merges += stored.cells.keys.filter { incoming.cells[$0] != nil }.count
+        }
+        #expect(merges > 20, "shared cells merged: \(merges)")
+        // Into nothing, and from a version-1 map (whole ids): the same as decoding.
+        let one = map(seed: 3, beyondASCII: false)
+        #expect(try ExplorerCellMap.merging(encoded: ExplorerCellMap().encoded(), with: one.encoded()) == one.encoded())
+        var old: [UInt8] = [1, 1]
+        let cell = ExplorerCell([.value(2)])
+        old += [11] + Array("memory.peak".utf8) + [0, UInt8(cell.encoded().count)] + cell.encoded()
+        var expected = try ExplorerCellMap(decoding: old)
+        expected.merge(one)
+        #expect(try ExplorerCellMap.merging(encoded: old, with: one.encoded()) == expected.encoded())
+        // Either side that does not read throws.
+        #expect(throws: SketchDecodingError.self) {
+            try ExplorerCellMap.merging(encoded: Array(one.encoded().dropLast()), with: one.encoded())
+        }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCellMap.merging(encoded: old, with: [9]) }
+    }
+
     @Test("map ids are front-coded (version 2); version 1, with whole ids, is still read")
     func cellMapFrontCoding() throws {
         typealias Key = ExplorerCellMap.Key

@@ -54,31 +54,81 @@ package struct ExplorerCellMap: Sendable, Equatable {
 
     /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
-        var out: [UInt8] = [Self.encodingVersion]
-        ByteWriter.varint(UInt64(cells.count), into: &out)
-        // In Key's order, compared as bytes where the ids are ASCII (no String comparison); the
-        // indexes are sorted, not the entries.
+        // In Key's order, compared as bytes when every id is ASCII (the same order, no String
+        // comparison); the indexes are sorted, not the entries.
         let keys = Array(cells.keys)
         let values = Array(cells.values)  // in the keys' order
         let metrics = keys.map { Array($0.metric.utf8) }
         let subjects = keys.map { Array($0.subject.utf8) }
-        let order = keys.indices.sorted { a, b in
-            Self.bytewisePrecedes(metrics[a], subjects[a], metrics[b], subjects[b]) ?? (keys[a] < keys[b])
-        }
+        let order =
+            metrics.allSatisfy(Self.isASCII) && subjects.allSatisfy(Self.isASCII)
+            ? keys.indices.sorted { a, b in Self.compare(metrics[a], subjects[a], metrics[b], subjects[b]) < 0 }
+            : keys.indices.sorted { keys[$0] < keys[$1] }
+        var out: [UInt8] = []
         var previous: [UInt8] = []
+        Self.writeHeader(count: cells.count, into: &out)
         for index in order {
-            let metric = metrics[index]
-            var shared = 0
-            while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
-            let encodedCell = values[index].encoded()
-            ByteWriter.varint(UInt64(shared), into: &out)
-            ByteWriter.varint(UInt64(metric.count - shared), into: &out)
-            out.append(contentsOf: metric[shared...])
-            ByteWriter.varint(UInt64(subjects[index].count), into: &out)
-            out.append(contentsOf: subjects[index])
-            ByteWriter.varint(UInt64(encodedCell.count), into: &out)
-            out.append(contentsOf: encodedCell)
-            previous = metric
+            Self.write(metrics[index], subjects[index], values[index].encoded(), after: previous, into: &out)
+            previous = metrics[index]
+        }
+        return out
+    }
+
+    /// The bytes of `stored` merged with `incoming`, both bytes ``encoded()`` wrote, equal to
+    /// decoding both, merging and encoding, for less: the two entry lists are merged in order as
+    /// bytes, and only the cells both hold are decoded; the others are copied as they are (checked
+    /// for their length, not decoded). Throws ``SketchDecodingError`` when either side does not
+    /// read; a damaged cell of one side only is carried along undecoded.
+    package static func merging(
+        encoded stored: some Collection<UInt8>, with incoming: some Collection<UInt8>
+    ) throws(SketchDecodingError) -> [UInt8] {
+        let a = try RawEntries(Array(stored))
+        let b = try RawEntries(Array(incoming))
+        guard a.isASCII, b.isASCII else {
+            // Ids beyond ASCII order as Strings do: the decoded path keeps that rule in one place.
+            var map = try ExplorerCellMap(decoding: stored)
+            map.merge(try ExplorerCellMap(decoding: incoming))
+            return map.encoded()
+        }
+        var merged: [(entry: Int, side: UInt8, cell: [UInt8]?)] = []
+        merged.reserveCapacity(max(a.entries.count, b.entries.count))
+        var i = 0
+        var j = 0
+        while i < a.entries.count || j < b.entries.count {
+            let order =
+                i == a.entries.count
+                ? 1
+                : j == b.entries.count
+                    ? -1
+                    : compare(
+                        a.entries[i].metric, a.entries[i].subject, b.entries[j].metric, b.entries[j].subject)
+            if order < 0 {
+                merged.append((i, 0, nil))
+                i += 1
+            } else if order > 0 {
+                merged.append((j, 1, nil))
+                j += 1
+            } else {
+                var cell = try ExplorerCell(decoding: a.bytes[a.entries[i].cell])
+                cell.merge(try ExplorerCell(decoding: b.bytes[b.entries[j].cell]))
+                merged.append((i, 0, cell.encoded()))
+                i += 1
+                j += 1
+            }
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(a.bytes.count + b.bytes.count)
+        writeHeader(count: merged.count, into: &out)
+        var previous: [UInt8] = []
+        for (index, side, cell) in merged {
+            let entry = side == 0 ? a.entries[index] : b.entries[index]
+            if let cell {
+                write(entry.metric, entry.subject, cell, after: previous, into: &out)
+            } else {
+                let bytes = side == 0 ? a.bytes : b.bytes
+                write(entry.metric, entry.subject, bytes[entry.cell], after: previous, into: &out)
+            }
+            previous = entry.metric
         }
         return out
     }
@@ -89,7 +139,50 @@ package struct ExplorerCellMap: Sendable, Equatable {
     /// compared as bytes and no string is made of them.
     package init(decoding bytes: some Collection<UInt8>, only: Set<String>? = nil) throws(SketchDecodingError) {
         let ids = only.map { Set($0.map { Array($0.utf8) }) }
-        var reader = ByteReader(Array(bytes))
+        let all = Array(bytes)
+        var cells: [Key: ExplorerCell] = [:]
+        try Self.forEachEntry(in: all) { metric, subject, cell throws(SketchDecodingError) in
+            if let ids, !ids.contains(metric) { return }
+            cells[try Self.key(metric, subject)] = try ExplorerCell(decoding: all[cell])
+        }
+        self.cells = cells
+    }
+
+    /// The entries of an encoded map, read once: ids and subjects as bytes, cells as ranges of
+    /// `bytes`, undecoded.
+    private struct RawEntries {
+        struct Entry {
+            var metric: [UInt8]
+            var subject: [UInt8]
+            var cell: Range<Int>
+        }
+
+        let bytes: [UInt8]
+        var entries: [Entry] = []
+        /// Whether every id and subject is ASCII (then bytes order entries as ``Key`` does).
+        var isASCII = true
+
+        init(_ bytes: [UInt8]) throws(SketchDecodingError) {
+            self.bytes = bytes
+            var entries: [Entry] = []
+            var ascii = true
+            try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell in
+                ascii = ascii && ExplorerCellMap.isASCII(metric) && ExplorerCellMap.isASCII(subject)
+                entries.append(Entry(metric: metric, subject: subject, cell: cell))
+            }
+            self.entries = entries
+            self.isASCII = ascii
+        }
+    }
+
+    /// Walks the entries of `bytes`, checking the version, the count, every length and the order,
+    /// and hands each to `body`: its id and subject (buffers reused between entries) and the range
+    /// of its cell's bytes, undecoded.
+    private static func forEachEntry(
+        in bytes: [UInt8],
+        _ body: ([UInt8], [UInt8], Range<Int>) throws(SketchDecodingError) -> Void
+    ) throws(SketchDecodingError) {
+        var reader = ByteReader(bytes)
         let version = reader.byte()
         guard version == 1 || version == Self.encodingVersion else { throw .unsupportedVersion(version) }
         let frontCoded = version == 2
@@ -100,6 +193,8 @@ package struct ExplorerCellMap: Sendable, Equatable {
         var subject: [UInt8] = []
         var previousMetric: [UInt8] = []
         var previousSubject: [UInt8] = []
+        var ascii = true
+        var previousASCII = true
         for n in 0..<Int(count) {
             func bytes() throws(SketchDecodingError) -> ArraySlice<UInt8> {
                 let length = try reader.varint()
@@ -108,6 +203,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
             }
             swap(&metric, &previousMetric)
             swap(&subject, &previousSubject)
+            previousASCII = ascii
             metric.removeAll(keepingCapacity: true)
             if frontCoded {
                 let shared = try reader.varint()
@@ -120,16 +216,42 @@ package struct ExplorerCellMap: Sendable, Equatable {
             guard metric.count <= 1_024 else { throw .invalid("a metric name longer than 1,024 bytes") }
             subject.removeAll(keepingCapacity: true)
             subject.append(contentsOf: try bytes())
-            if n > 0, !(try Self.ascending(previousMetric, previousSubject, metric, subject)) {
-                throw .invalid("entries not ascending")
+            ascii = isASCII(metric) && isASCII(subject)
+            if n > 0 {
+                let ascending =
+                    ascii && previousASCII
+                    ? compare(previousMetric, previousSubject, metric, subject) < 0
+                    : try key(previousMetric, previousSubject) < key(metric, subject)
+                guard ascending else { throw .invalid("entries not ascending") }
             }
             let length = try reader.varint()
             guard length <= UInt64(ExplorerCell.maxEncodedSize) else { throw .invalid("a cell too long") }
-            let cellBytes = try reader.take(Int(length))
-            if let ids, !ids.contains(metric) { continue }
-            cells[try Self.key(metric, subject)] = try ExplorerCell(decoding: cellBytes)
+            let start = reader.position
+            _ = try reader.take(Int(length))
+            try body(metric, subject, start..<reader.position)
         }
         guard reader.atEnd else { throw .invalid("trailing bytes") }
+    }
+
+    private static func writeHeader(count: Int, into out: inout [UInt8]) {
+        out.append(Self.encodingVersion)
+        ByteWriter.varint(UInt64(count), into: &out)
+    }
+
+    /// Appends one entry, its id front-coded against `previous` (the last entry's id).
+    private static func write(
+        _ metric: [UInt8], _ subject: [UInt8], _ cell: some Collection<UInt8>, after previous: [UInt8],
+        into out: inout [UInt8]
+    ) {
+        var shared = 0
+        while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
+        ByteWriter.varint(UInt64(shared), into: &out)
+        ByteWriter.varint(UInt64(metric.count - shared), into: &out)
+        out.append(contentsOf: metric[shared...])
+        ByteWriter.varint(UInt64(subject.count), into: &out)
+        out.append(contentsOf: subject)
+        ByteWriter.varint(UInt64(cell.count), into: &out)
+        out.append(contentsOf: cell)
     }
 
     private static func key(_ metric: [UInt8], _ subject: [UInt8]) throws(SketchDecodingError) -> Key {
@@ -139,20 +261,26 @@ package struct ExplorerCellMap: Sendable, Equatable {
         return Key(metric: name, subject: series)
     }
 
-    /// Whether `(a, b)` comes strictly after `(x, y)` in ``Key``'s order: bytewise for ASCII (the
-    /// same order, without making strings), else as ``Key`` compares.
-    private static func ascending(
-        _ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]
-    ) throws(SketchDecodingError) -> Bool {
-        if let bytewise = bytewisePrecedes(x, y, a, b) { return bytewise }
-        return try key(x, y) < key(a, b)
+    private static func isASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+
+    /// `(x, y)` against `(a, b)` as bytes: negative, zero or positive. For ASCII ids this is
+    /// ``Key``'s order.
+    private static func compare(_ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]) -> Int {
+        let first = compare(x, a)
+        return first != 0 ? first : compare(y, b)
     }
 
-    /// Whether `(x, y)` comes before `(a, b)` in ``Key``'s order, compared as bytes when all four
-    /// are ASCII (the same order); `nil` otherwise (the caller compares the strings).
-    private static func bytewisePrecedes(_ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]) -> Bool? {
-        func ascii(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
-        guard ascii(x), ascii(y), ascii(a), ascii(b) else { return nil }
-        return x == a ? y.lexicographicallyPrecedes(b) : x.lexicographicallyPrecedes(a)
+    private static func compare(_ x: [UInt8], _ a: [UInt8]) -> Int {
+        x.withUnsafeBufferPointer { x in
+            a.withUnsafeBufferPointer { a in
+                let shared = min(x.count, a.count)
+                var n = 0
+                while n < shared {
+                    if x[n] != a[n] { return Int(x[n]) - Int(a[n]) }
+                    n += 1
+                }
+                return x.count - a.count
+            }
+        }
     }
 }

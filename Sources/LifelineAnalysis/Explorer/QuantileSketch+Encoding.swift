@@ -151,7 +151,7 @@ enum ByteWriter {
 /// A bounds-checked reader over bytes: every read throws instead of reading past the end.
 struct ByteReader {
     private let bytes: [UInt8]
-    private var position = 0
+    private(set) var position = 0
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 

@@ -137,16 +137,20 @@ enum ExplorerMergeFunction {
         }
     }
 
-    /// A stored row that does not decode (only a damaged file holds one) is replaced by the
-    /// incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it. Incoming
-    /// cells that do not decode are an error (the fold wrote them: a bug).
+    /// Merges as bytes (``ExplorerCellMap/merging(encoded:with:)``: only the cells both rows hold
+    /// are decoded). A stored row that does not read (only a damaged file holds one) is replaced by
+    /// the incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it.
+    /// Incoming cells that do not decode are an error (the fold wrote them: a bug).
     private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
         guard let arguments else { return sqlite3_result_null(context) }
-        guard let incoming = try? ExplorerCellMap(decoding: bytes(arguments[1])) else {
+        let stored = bytes(arguments[0])
+        let incoming = bytes(arguments[1])
+        if let merged = try? ExplorerCellMap.merging(encoded: stored, with: incoming) {
+            return result(context, merged)
+        }
+        guard let cells = try? ExplorerCellMap(decoding: incoming) else {
             return sqlite3_result_error(context, "ll_merge_explorer_map: undecodable incoming cells", -1)
         }
-        var stored = (try? ExplorerCellMap(decoding: bytes(arguments[0]))) ?? ExplorerCellMap()
-        stored.merge(incoming)
-        result(context, stored.encoded())
+        result(context, cells.encoded())
     }
 }
