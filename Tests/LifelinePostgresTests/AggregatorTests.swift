@@ -122,6 +122,60 @@ struct AggregatorTests {
         #expect(pending == 0)
     }
 
+    @Test(
+        "the explorer's rows are held across folds, written when a reader waits; a refold beside the writer neither loses nor doubles them"
+    )
+    func explorerRowsHeld() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let half = items.count / 2
+        let expected = try await Self.folded(items).1
+        let expectedHalf = try await Self.folded(Array(items[..<half])).1
+        let sqlite = try TemporaryDatabase()
+        func watermarks() throws -> (folded: Int64, explorer: Int64) {
+            let row = try sqlite.database.query("SELECT folded_through, explorer_through FROM aggregation_state")[0]
+            guard case .integer(let folded) = row[0], case .integer(let explorer) = row[1] else {
+                throw StoreError(.internal, "no watermarks")
+            }
+            return (folded, explorer)
+        }
+        func folded(_ writer: IngestWriter) async throws {
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 3_600
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            try await Self.ingest(Array(items[..<half]), into: writer)
+            try await folded(writer)
+            // Folded into the rollups, the explorer's rows held in memory: its watermark is behind.
+            let held = try watermarks()
+            #expect(held.explorer < held.folded)
+            #expect(try sqlite.database.query("SELECT count(*) FROM rollup_explorer_by_version")[0] == [.integer(0)])
+            // A reader waits for them: written, and the answer is exact.
+            #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expectedHalf)
+            let written = try watermarks()
+            #expect(written.explorer == written.folded)
+            // The rest held, then refolded beside the writer: the refold writes them from the raw
+            // copies, and the writer drops what it held instead of writing it a second time.
+            try await Self.ingest(Array(items[half...]), into: writer)
+            try await folded(writer)
+            let heldAgain = try watermarks()
+            #expect(heldAgain.explorer < heldAgain.folded)
+            _ = try sqlite.database.refold()
+            let refolded = try watermarks()
+            #expect(refolded.explorer == refolded.folded)
+            #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expected)
+        }
+        // Stopping writes nothing more; a later start folds nothing again.
+        #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expected)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            let again = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(again == expected)
+            #expect(writer.statistics.foldedDocuments == 0)
+        }
+    }
+
     @Test("explorer cells of the layouts before migration 0016 answer as before, and a refold rewrites them")
     func explorerLayoutsBefore0016() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 3)

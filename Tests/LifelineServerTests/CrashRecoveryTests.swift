@@ -86,17 +86,20 @@ struct CrashRecoveryTests {
         // documents (nothing folded twice, nothing skipped), and every stored document counts.
         let folded = try await Self.figures(env.database)
         #expect(folded.deviceDays == stored)
+        #expect(folded.explorer.count > 10)
         _ = try env.database.refold()
         #expect(try await Self.figures(env.database) == folded)
     }
 
     /// The figures a kill could disturb: device-days, exits by version × OS × device, signposts and
-    /// launch percentiles by version.
+    /// launch percentiles by version, and the explorer's device-days per metric, version and app
+    /// state (its rows are held in memory across folds: a kill loses them, the restart replays).
     struct Figures: Equatable {
         var deviceDays: Int64
         var exits: [ExitFigure]
         var signposts: [SignpostRow]
         var launch: [PercentileFigure]
+        var explorer: [String]
     }
 
     static func figures(_ database: Database) async throws -> Figures {
@@ -107,7 +110,10 @@ struct CrashRecoveryTests {
                 exits: try await analyzer.exits(scope.grouped(by: [.version, .os, .device])),
                 signposts: try await analyzer.signposts(scope.grouped(by: [.version])),
                 launch: try await analyzer.percentiles(
-                    scope.grouped(by: [.version]), source: Analyzer.launchHistograms[0].source))
+                    scope.grouped(by: [.version]), source: Analyzer.launchHistograms[0].source),
+                explorer: try await analyzer.explorer(scope.grouped(by: [.version]), minimumDeviceDays: 0).map {
+                    "\($0.metric) \($0.subject ?? "") \($0.version ?? "") \($0.appState ?? "") \($0.deviceDays)"
+                }.sorted())
         }
     }
 }

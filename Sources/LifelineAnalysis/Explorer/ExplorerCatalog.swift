@@ -133,7 +133,8 @@ package enum ExplorerCatalog {
     /// category's raw value and a dot (``ExplorerMetric/id``; `ExplorerCatalogTests` checks it).
     /// The stores key their packed cells by it, so a query reads its categories' rows only.
     package static func categoryKey(ofMetric id: String) -> Substring {
-        id.prefix { $0 != "." }
+        // By the UTF-8 view: walking Characters (grapheme breaking) cost 6 % of the writer thread.
+        id[..<(id.utf8.firstIndex(of: UInt8(ascii: ".")) ?? id.endIndex)]
     }
 
     /// Model names that are read but are no explorer metric of their own, and why: the extractor

@@ -24,6 +24,8 @@ extension BatchWriter {
         var through: Int64 = 0
         /// Whether documents above the watermark remain.
         var more = false
+        /// Whether every folded document is in the explorer's stored rows (none held in memory).
+        var explorerCurrent = true
     }
 
     static let readWatermark = "SELECT folded_through FROM aggregation_state WHERE id = 1"
@@ -35,18 +37,25 @@ extension BatchWriter {
         WHERE p.id = ?
         """
 
-    /// The watermark and the highest stored payload id (outside a transaction).
-    func foldState() throws(StoreError) -> (folded: Int64, head: Int64, pending: Int) {
+    /// The watermarks and the highest stored payload id (outside a transaction).
+    func foldState() throws(StoreError) -> (folded: Int64, explorer: Int64, head: Int64, pending: Int) {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
+        let explorer = try connection.first(ExplorerStage.readWatermark) { $0.int64(0) } ?? 0
         let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
         let pending =
             try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
             ?? 0
-        return (folded, head, Int(pending))
+        return (folded, min(explorer, folded), head, Int(pending))
     }
 
-    /// Folds up to `limit` documents above the watermark in one transaction.
-    func fold(limit: Int, onSkip: (Int64, StoreError) -> Void = { _, _ in }) throws(StoreError) -> FoldResult {
+    /// The explorer stage among the fold's (it holds rows across folds).
+    var explorer: ExplorerStage? { foldStages.lazy.compactMap { $0 as? ExplorerStage }.first }
+
+    /// Folds up to `limit` documents above the watermark in one transaction. `writeExplorer`: the
+    /// explorer's held rows are written too (a reader waits for them), whatever their age.
+    func fold(
+        limit: Int, writeExplorer: Bool = false, onSkip: (Int64, StoreError) -> Void = { _, _ in }
+    ) throws(StoreError) -> FoldResult {
         try connection.execute("BEGIN IMMEDIATE")
         var result = FoldResult()
         do throws(StoreError) {
@@ -57,6 +66,7 @@ extension BatchWriter {
             result.more = ids.count > limit
             let batch = Array(ids.prefix(limit))
             result.through = batch.last ?? watermark
+            try beginExplorer(foldedThrough: watermark, through: result.through, write: writeExplorer)
             let counts = try foldItems(batch, useRetained: true, onSkip: onSkip)
             result.folded = counts.folded
             result.skipped = counts.skipped
@@ -70,8 +80,57 @@ extension BatchWriter {
             throw error
         }
         interner.commit()
+        result.explorerCurrent = explorer?.committed() ?? true
         for id in unfolded.keys where id <= result.through { unfolded[id] = nil }
         return result
+    }
+
+    /// Writes the explorer's rows up to the fold's watermark, inside the caller's transaction
+    /// (the refold's, before it rebuilds: a server may hold the documents above
+    /// `explorer_through` in memory, which this replays from their raw copies).
+    func catchUpExplorer() throws(StoreError) {
+        guard let explorer else { return }
+        let watermark = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
+        try beginExplorer(foldedThrough: watermark, through: watermark, write: true)
+        try explorer.beforeCommit(on: connection)
+        explorer.committed()
+    }
+
+    private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
+        guard let explorer else { return }
+        var stored = try connection.first(ExplorerStage.readWatermark) { $0.int64(0) } ?? 0
+        if stored > foldedThrough {
+            // Only a hand-edited file holds this (the fold's watermark put back): the explorer's
+            // watermark goes back with it, and its documents are folded again into fresh rows.
+            try connection.run(ExplorerStage.writeWatermark, [.integer(foldedThrough)])
+            stored = foldedThrough
+        }
+        try explorer.begin(
+            explorerThrough: stored, foldedThrough: foldedThrough, through: through, write: write
+        ) { from, through throws(StoreError) in
+            try replayExplorer(explorer, from: from, through: through)
+        }
+    }
+
+    /// Replays the metric documents in (`from`, `through`] into the explorer stage alone, from
+    /// their raw copies: they are in the rollups, not yet in the explorer's stored rows. A document
+    /// that does not read or write is left out, as its fold left it out of every figure.
+    private func replayExplorer(_ explorer: ExplorerStage, from: Int64, through: Int64) throws(StoreError) {
+        let ids = try connection.query(
+            "SELECT id FROM payloads WHERE id > ? AND id <= ? AND kind = 'metric' ORDER BY id",
+            [.integer(from), .integer(through)]
+        ) { $0.int64(0) }
+        let session = WriteSession(connection: connection, interner: interner)
+        for id in ids {
+            guard let stored = (try? readStoredItem(id)) ?? nil else { continue }
+            do throws(StoreError) {
+                try explorer.write(stored, in: session)
+                explorer.requestReleased()
+            } catch {
+                if error.code == .unavailable { throw error }
+                explorer.requestRolledBack()
+            }
+        }
     }
 
     /// Folds the documents `ids` inside the caller's transaction (the refold's): each from its

@@ -8,7 +8,9 @@ import Synchronization
 /// acknowledged before they read: an answer never lags an acknowledgement).
 ///
 /// Payload ids grow in commit order on SQLite (one writer connection), so "folded through id N"
-/// is exact: every document with an id ≤ N is in the rollups, none above.
+/// is exact: every document with an id ≤ N is in the rollups, none above. The explorer's rows
+/// have a watermark of their own, at most the fold's (``ExplorerStage`` holds its rows across
+/// folds): a reader waits for both, and its wait makes the writer write the held rows.
 package final class FoldProgress: Sendable {
     private struct Waiter {
         var id: UInt64
@@ -21,6 +23,10 @@ package final class FoldProgress: Sendable {
         var acknowledged: Int64 = 0
         /// Watermark: every payload id ≤ this is folded.
         var folded: Int64 = 0
+        /// Every payload id ≤ this is in the explorer's stored rows too (≤ `folded`).
+        var explorer: Int64 = 0
+        /// What a reader sees whole: both watermarks.
+        var readable: Int64 { min(folded, explorer) }
         /// Documents acknowledged and not folded yet (this process's count; the start's backlog included).
         var pendingDocuments = 0
         /// (highest id of a committed door batch, when it committed, epoch ms), oldest first, for the lag in seconds.
@@ -37,11 +43,15 @@ package final class FoldProgress: Sendable {
 
     package init() {}
 
-    /// A writer thread started: it folds from `folded`; `acknowledged` is the highest stored id.
-    func attach(acknowledged: Int64, folded: Int64, pending: Int, wake: @escaping @Sendable () -> Void) {
+    /// A writer thread started: it folds from `folded` (the explorer's rows from `explorer`);
+    /// `acknowledged` is the highest stored id.
+    func attach(
+        acknowledged: Int64, folded: Int64, explorer: Int64, pending: Int, wake: @escaping @Sendable () -> Void
+    ) {
         state.withLock { state in
             state.acknowledged = acknowledged
             state.folded = folded
+            state.explorer = min(explorer, folded)
             state.pendingDocuments = pending
             state.marks = acknowledged > folded ? [(acknowledged, WallClock.nowMilliseconds())] : []
             state.wake = wake
@@ -70,17 +80,19 @@ package final class FoldProgress: Sendable {
     }
 
     /// A fold committed: every id ≤ `through` is folded, `count` documents of them in this fold;
-    /// `caughtUp`: no document above it was left (everything acknowledged so far is folded).
-    func folded(through: Int64, count: Int, caughtUp: Bool) {
+    /// `caughtUp`: no document above it was left (everything acknowledged so far is folded);
+    /// `explorerCurrent`: the explorer's stored rows hold every folded document.
+    func folded(through: Int64, count: Int, caughtUp: Bool, explorerCurrent: Bool) {
         let ready: [Waiter] = state.withLock { state in
             state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)
+            if explorerCurrent { state.explorer = state.folded }
             state.pendingDocuments = max(0, state.pendingDocuments - count)
             if state.folded >= state.acknowledged { state.pendingDocuments = 0 }
             state.marks.removeAll { $0.through <= state.folded }
             state.requested = false
-            let folded = state.folded
-            let ready = state.waiters.filter { $0.through <= folded }
-            state.waiters.removeAll { $0.through <= folded }
+            let readable = state.readable
+            let ready = state.waiters.filter { $0.through <= readable }
+            state.waiters.removeAll { $0.through <= readable }
             if !state.waiters.isEmpty { state.requested = true }
             return ready
         }
@@ -90,12 +102,20 @@ package final class FoldProgress: Sendable {
     /// Whether acknowledged documents wait for the fold.
     var hasBacklog: Bool { state.withLock { $0.folded < $0.acknowledged } }
 
+    /// Whether folded documents are not in the explorer's stored rows yet.
+    var explorerBehind: Bool { state.withLock { $0.explorer < $0.folded } }
+
+    /// Whether a reader waits (the next fold writes the explorer's held rows too).
+    var readerWaits: Bool { state.withLock { $0.requested } }
+
     /// Whether the writer should fold before its next door batch: documents wait and a reader
-    /// waits for them, or `batch` of them wait, or the oldest is `delay` seconds old.
+    /// waits for them (or for the explorer's held rows), or `batch` of them wait, or the oldest is
+    /// `delay` seconds old.
     func foldDue(batch: Int, delay: Double) -> Bool {
         state.withLock { state in
+            if state.requested, state.readable < state.acknowledged { return true }
             guard state.folded < state.acknowledged else { return false }
-            if state.requested || state.pendingDocuments >= batch { return true }
+            if state.pendingDocuments >= batch { return true }
             guard let oldest = state.marks.first?.at else { return false }
             return Double(WallClock.nowMilliseconds() - oldest) / 1_000 >= delay
         }
@@ -103,6 +123,9 @@ package final class FoldProgress: Sendable {
 
     /// The watermark.
     package var foldedThrough: Int64 { state.withLock { $0.folded } }
+
+    /// The explorer's watermark (≤ ``foldedThrough``).
+    package var explorerThrough: Int64 { state.withLock { $0.explorer } }
 
     /// Documents acknowledged and not yet folded.
     package var lagDocuments: Int { state.withLock { $0.pendingDocuments } }
@@ -118,7 +141,7 @@ package final class FoldProgress: Sendable {
     /// runs in this process). Throws ``StoreError/Code/unavailable`` after `timeout` seconds.
     package func waitForFold(timeout: Double) async throws(StoreError) {
         let registration: (id: UInt64, wake: (@Sendable () -> Void)?)? = state.withLock { state in
-            guard state.wake != nil, state.folded < state.acknowledged else { return nil }
+            guard state.wake != nil, state.readable < state.acknowledged else { return nil }
             state.nextWaiter &+= 1
             state.requested = true
             return (state.nextWaiter, state.wake)
@@ -126,7 +149,7 @@ package final class FoldProgress: Sendable {
         guard let registration else { return }
         let caughtUp = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumeNow = state.withLock { state -> Bool in
-                guard state.wake != nil, state.folded < state.acknowledged else { return true }
+                guard state.wake != nil, state.readable < state.acknowledged else { return true }
                 state.waiters.append(
                     Waiter(id: registration.id, through: state.acknowledged, continuation: continuation))
                 return false

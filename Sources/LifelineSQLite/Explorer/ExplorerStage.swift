@@ -10,10 +10,28 @@ import LifelineStorage
 /// category's metrics in one ``ExplorerCellMap``: ~7 rows a document per level, and a query reads
 /// only the rows of the categories it asks for.
 ///
-/// Like ``RollupStage``: a document's cells are kept or dropped with its savepoint, the batch's
-/// rows of equal key are merged in memory, and each is upserted once just before COMMIT, merged
-/// into the stored one by `ll_merge_explorer_map`.
+/// A document's cells are kept or dropped with its savepoint, and rows of equal key are merged in
+/// memory. Without a ``Deferral`` (refold, offline folds) they are upserted at every fold, just
+/// before COMMIT, merged into the stored rows by `ll_merge_explorer_map`. With one (the server's
+/// writer), the rows are **held** across folds and written at most every
+/// ``Deferral/maxAge``, when a reader waits, or when ``Deferral/maxRows`` rows or
+/// ``Deferral/maxDocuments`` documents are held: a packed row is decoded, merged and encoded once
+/// per write, not once per fold of a few dozen documents. Their own watermark
+/// (`aggregation_state.explorer_through`, migration 0017) moves in the transaction that writes
+/// them; the held rows always cover the documents between it and the fold's watermark, and are
+/// rebuilt from the raw copies when they do not (after a restart, a failed fold, or another
+/// process writing the rows: ``begin(explorerThrough:foldedThrough:catchUp:)``).
 final class ExplorerStage: ItemWriteStage {
+    /// When held rows are written.
+    struct Deferral {
+        /// Held documents at most.
+        var maxDocuments = 8_192
+        /// Held rows (both levels) at most: what bounds the memory (a decoded row is ~10 KB).
+        var maxRows = 4_096
+        /// Age of the oldest held document at most.
+        var maxAge: Duration = .seconds(1)
+    }
+
     /// A packed row's key. The version level has no OS and device (both 0 in its keys).
     private struct RowKey: Hashable {
         var app: Int64
@@ -41,16 +59,69 @@ final class ExplorerStage: ItemWriteStage {
         }
     }
 
-    /// The batch's rows, per level.
+    static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
+    static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
+
+    let deferral: Deferral?
+    /// The rows not written yet, per level: the current fold's, and with a deferral those of the
+    /// folds before it since the last write.
     private var fine: [RowKey: ExplorerCellMap] = [:]
     private var byVersion: [RowKey: ExplorerCellMap] = [:]
-    /// The current document's rows (fine keys), until its savepoint is released: a handful (a
-    /// category per app state), found by a linear search.
-    private var pending: [(key: RowKey, cells: ExplorerCellMap)] = []
+    /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
+    /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
+    private var held: (base: Int64, through: Int64)?
+    private var heldDocuments = 0
+    private var heldSince: ContinuousClock.Instant?
+    /// The current fold: where it ends, whether it must write the rows, and whether it did.
+    private var foldThrough: Int64?
+    private var forceWrite = false
+    private var wrote = false
+    /// The current document's observations under their fine rows' keys, until its savepoint is
+    /// released: then each is added to its cells at both levels (no per-document maps to merge).
+    private var pending: [(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerSample)] = []
     /// The upserts, made once.
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
     )
+
+    init(deferral: Deferral? = nil) {
+        self.deferral = deferral
+    }
+
+    /// Whether rows are held unwritten.
+    var holdsRows: Bool { !fine.isEmpty || !byVersion.isEmpty }
+
+    /// Whether held rows are due to be written (by age: the other bounds are checked at each fold).
+    var writeDue: Bool {
+        guard let deferral, let heldSince, holdsRows else { return false }
+        return ContinuousClock.now - heldSince >= deferral.maxAge
+    }
+
+    /// When the held rows fall due, if any are held.
+    var dueAt: ContinuousClock.Instant? {
+        guard let deferral, let heldSince, holdsRows else { return nil }
+        return heldSince + deferral.maxAge
+    }
+
+    /// A fold begins (in its transaction) over the stored watermarks. Held rows that do not sit on
+    /// `explorerThrough` or do not reach `foldedThrough` are dropped, and the documents between the
+    /// two are read again (`catchUp` hands their ids to the fold, which replays them through
+    /// ``write(_:in:)``). `through` is where this fold will end; `write` forces the rows out.
+    func begin(
+        explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        foldThrough = through
+        forceWrite = write || deferral == nil
+        wrote = false
+        if let held, held.base == explorerThrough, held.through == foldedThrough { return }
+        dropHeld()
+        held = (explorerThrough, foldedThrough)
+        if explorerThrough < foldedThrough {
+            heldSince = .now
+            try catchUp(explorerThrough, foldedThrough)
+        }
+    }
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
@@ -61,54 +132,88 @@ final class ExplorerStage: ItemWriteStage {
         let version = try session.id(.appVersion, meta.appVersion) ?? 0
         let os = try session.id(.osVersion, meta.osVersion) ?? 0
         let device = try session.id(.deviceType, meta.deviceType) ?? 0
+        pending.reserveCapacity(extraction.observations.count)
         for observation in extraction.observations {
-            let category = ExplorerCatalog.categoryKey(ofMetric: observation.metric)
-            let index =
-                pending.firstIndex { $0.key.category == category && $0.key.appState == observation.appState }
-                ?? {
-                    let key = RowKey(
-                        app: stored.appID, day: day, version: version, os: os, device: device,
-                        appState: observation.appState, category: category)
-                    pending.append((key, ExplorerCellMap()))
-                    return pending.count - 1
-                }()
-            let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
-            pending[index].cells.cells[entry, default: ExplorerCell()].add(observation.sample)
+            let key = RowKey(
+                app: stored.appID, day: day, version: version, os: os, device: device,
+                appState: observation.appState, category: ExplorerCatalog.categoryKey(ofMetric: observation.metric))
+            pending.append(
+                (key, ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject), observation.sample)
+            )
         }
     }
 
     func requestReleased() {
-        for (key, cells) in pending {
-            Self.add(cells, at: key.byVersion, to: &byVersion)
-            Self.add(cells, at: key, to: &fine)
+        guard !pending.isEmpty else { return }
+        for (key, entry, sample) in pending {
+            fine[key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(sample)
+            byVersion[key.byVersion, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(sample)
         }
         pending.removeAll(keepingCapacity: true)
-    }
-
-    private static func add(_ cells: ExplorerCellMap, at key: RowKey, to rows: inout [RowKey: ExplorerCellMap]) {
-        if let index = rows.index(forKey: key) {
-            rows.values[index].merge(cells)
-        } else {
-            rows[key] = cells
-        }
+        heldDocuments += 1
+        if heldSince == nil { heldSince = .now }
     }
 
     func requestRolledBack() { pending.removeAll(keepingCapacity: true) }
 
+    /// The fold did not commit: what is held may include its documents, so it is dropped and
+    /// rebuilt from the raw copies at the next fold.
     func batchAborted() {
         pending.removeAll()
-        fine = [:]
-        byVersion = [:]
+        dropHeld()
+        foldThrough = nil
     }
 
+    private func dropHeld() {
+        fine = [:]
+        byVersion = [:]
+        held = nil
+        heldDocuments = 0
+        heldSince = nil
+    }
+
+    /// Writes the rows when forced or due, and moves `explorer_through` with them.
     func beforeCommit(on connection: Connection) throws(StoreError) {
-        defer { batchAborted() }
+        guard let through = foldThrough else {
+            // A fold that did not begin (``BatchWriter/foldAgain(_:)``, the refold's): always written.
+            try writeRows(on: connection)
+            return
+        }
+        let due =
+            forceWrite || writeDue
+            || deferral.map { heldDocuments >= $0.maxDocuments || fine.count + byVersion.count >= $0.maxRows }
+                ?? true
+        guard due else { return }
+        try writeRows(on: connection)
+        try connection.run(Self.writeWatermark, [.integer(through)])
+        wrote = true
+    }
+
+    private func writeRows(on connection: Connection) throws(StoreError) {
         for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, byVersion)] {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
                 try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
             }
         }
+    }
+
+    /// The fold committed: the rows it wrote are gone from memory, or it holds them up to its end.
+    /// Returns whether every folded document is in the stored rows (nothing held).
+    @discardableResult
+    func committed() -> Bool {
+        guard let through = foldThrough else {
+            dropHeld()
+            return true
+        }
+        foldThrough = nil
+        if wrote {
+            dropHeld()
+            held = (through, through)
+        } else {
+            held = (held?.base ?? through, through)
+        }
+        return !holdsRows
     }
 }
 

@@ -27,6 +27,10 @@ package final class IngestWriter: Service, Sendable {
         /// Aggregator: fold at the latest when the oldest unfolded document is this old, seconds
         /// (it also folds whenever the door is idle, and at once when a reader waits).
         package var foldDelay: Double = 0.25
+        /// Aggregator: the explorer's rows are held in memory across folds and written at the
+        /// latest this many seconds after the oldest held document (at once when a reader waits;
+        /// ``ExplorerStage``). 0: written at every fold.
+        package var explorerDelay: Double = 1
 
         package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096, foldBatch: Int = 4_096) {
             self.maxBatchRequests = max(1, maxBatchRequests)
@@ -64,12 +68,17 @@ package final class IngestWriter: Service, Sendable {
         // far above the usual WAL size.
         _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
         let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
-        let batchWriter = BatchWriter(connection: connection)
+        let deferral =
+            options.explorerDelay > 0
+            ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(options.explorerDelay * 1_000))) : nil
+        let batchWriter = BatchWriter(connection: connection, foldStages: DefaultStages.make(explorer: deferral))
         // What the last run acknowledged and did not fold is folded from the raw copies first.
         let start = try batchWriter.foldState()
         let shared = self.shared
         self.progress = database.fold
-        database.fold.attach(acknowledged: start.head, folded: start.folded, pending: start.pending) {
+        database.fold.attach(
+            acknowledged: start.head, folded: start.folded, explorer: start.explorer, pending: start.pending
+        ) {
             shared.wake()
         }
         if start.pending > 0 {

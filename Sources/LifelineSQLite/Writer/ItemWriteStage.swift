@@ -55,8 +55,10 @@ extension ItemWriteStage {
 /// only existed to be summed into the rollups, which are folded from the documents; migration
 /// 0012. `RollupRebuilder` still reads the rows older databases hold, when they are upgraded.)
 enum DefaultStages {
-    static func make() -> [any ItemWriteStage] {
-        [StateRowsStage(), DiagnosticRowsStage(), RollupStage(), ExplorerStage()]
+    /// `explorer`: when the explorer's rows are written (``ExplorerStage/Deferral``; `nil`: at every
+    /// fold, as offline folds do).
+    static func make(explorer: ExplorerStage.Deferral? = nil) -> [any ItemWriteStage] {
+        [StateRowsStage(), DiagnosticRowsStage(), RollupStage(), ExplorerStage(deferral: explorer)]
     }
 }
 

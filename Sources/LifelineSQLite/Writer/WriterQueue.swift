@@ -129,11 +129,13 @@ final class WriterQueue: Sendable {
     ) {
         let options = queue.options
         var retryAfter: ContinuousClock.Instant?
-        /// Folds once; false when there was nothing to fold or it failed.
-        func foldOnce() -> Bool {
+        /// Folds once; false when there was nothing to fold or it failed. The explorer's held rows
+        /// are written when a reader waits, or `writeExplorer`.
+        func foldOnce(writeExplorer: Bool = false) -> Bool {
             if let retryAfter, ContinuousClock.now < retryAfter { return false }
             do throws(StoreError) {
-                let result = try writer.fold(limit: options.foldBatch) { id, error in
+                let write = writeExplorer || progress.readerWaits
+                let result = try writer.fold(limit: options.foldBatch, writeExplorer: write) { id, error in
                     logger.warning(
                         "a document could not be folded: it stays stored raw and counts nowhere",
                         metadata: ["payload": "\(id)", "error": "\(error)"])
@@ -143,7 +145,9 @@ final class WriterQueue: Sendable {
                 // watermark, everything acknowledged is folded (or was pruned before its fold).
                 // The counters first: a reader released by the progress sees them counted.
                 if result.folded > 0 { queue.record(result) }
-                progress.folded(through: result.through, count: result.folded, caughtUp: !result.more)
+                progress.folded(
+                    through: result.through, count: result.folded, caughtUp: !result.more,
+                    explorerCurrent: result.explorerCurrent)
                 guard result.folded > 0 else { return false }
                 checkpointer?.committed()
                 return result.more
@@ -175,12 +179,22 @@ final class WriterQueue: Sendable {
                 queue.onBatch?(batch.count)
             case .idle:
                 let waiting = retryAfter.map { ContinuousClock.now < $0 } ?? false
-                if progress.hasBacklog, !waiting {
+                let explorer = writer.explorer
+                if !waiting, progress.hasBacklog || explorer?.writeDue == true {
                     _ = foldOnce()
                     continue loop
                 }
-                if progress.hasBacklog {
+                // Folded documents whose explorer rows are neither stored nor held (the start
+                // after a crash, a failed fold): replayed and written now.
+                if !waiting, progress.explorerBehind, explorer?.holdsRows != true {
+                    _ = foldOnce(writeExplorer: true)
+                    continue loop
+                }
+                if progress.hasBacklog || waiting {
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
+                } else if let due = explorer?.dueAt {
+                    let milliseconds = min(1_000, max(1, Int((due - .now) / .milliseconds(1)) + 1))
+                    _ = queue.wakeup.wait(timeout: .now() + .milliseconds(milliseconds))
                 } else {
                     queue.wakeup.wait()
                 }
@@ -188,8 +202,9 @@ final class WriterQueue: Sendable {
                 // Everything acknowledged is folded before the writer stops (a stop cut short by
                 // the shutdown deadline leaves the rest to the next start, from the raw copies).
                 while progress.hasBacklog {
-                    if !foldOnce() { break }
+                    if !foldOnce(writeExplorer: true) { break }
                 }
+                if progress.explorerBehind { _ = foldOnce(writeExplorer: true) }
                 break loop
             }
         }
