@@ -39,20 +39,27 @@ package struct ExplorerCell: Sendable, Equatable {
     /// The merged histogram.
     package var distribution: BucketDistribution { BucketDistribution(buckets) }
 
-    /// Adds one device-day's sample. Returns `false` (and changes nothing) for a negative, NaN or
-    /// infinite value, a rate over hours that are not positive, or a histogram without a valid bucket.
-    @discardableResult
-    package mutating func add(_ sample: ExplorerSample) -> Bool {
+    /// One device-day's sample checked and reduced once, to be added to several cells (a fold
+    /// adds each observation at two levels): the value the sketch gets, the moments' pair, and a
+    /// histogram's buckets in order.
+    package struct Prepared: Sendable {
+        fileprivate var value: Double
+        fileprivate var x: Double
+        fileprivate var y: Double
+        fileprivate var buckets: [BucketDistribution.Bucket]
+    }
+
+    /// `sample` checked and reduced; `nil` for a negative, NaN or infinite value, a rate over hours
+    /// that are not positive, or a histogram without a valid bucket.
+    package static func prepare(_ sample: ExplorerSample) -> Prepared? {
         switch sample {
         case .value(let value):
-            guard value.isFinite, value >= 0 else { return false }
-            sketch.add(value)
-            moments.add(x: 1, y: value)
+            guard value.isFinite, value >= 0 else { return nil }
+            return Prepared(value: value, x: 1, y: value, buckets: [])
         case .rate(let numerator, let hours):
             let rate = numerator / hours
-            guard numerator.isFinite, numerator >= 0, hours.isFinite, hours > 0, rate.isFinite else { return false }
-            sketch.add(rate)
-            moments.add(x: hours, y: numerator)
+            guard numerator.isFinite, numerator >= 0, hours.isFinite, hours > 0, rate.isFinite else { return nil }
+            return Prepared(value: rate, x: hours, y: numerator, buckets: [])
         case .histogram(let raw):
             let valid = raw.filter { $0.start.isFinite && $0.end.isFinite && $0.start >= 0 && $0.end >= $0.start }
             let incoming = BucketDistribution(valid).buckets
@@ -63,12 +70,27 @@ package struct ExplorerCell: Sendable, Equatable {
                 total += (bucket.start + bucket.end) / 2 * Double(bucket.count)
             }
             let mean = total / samples
-            guard samples > 0, total.isFinite, mean.isFinite else { return false }
-            sketch.add(mean)
-            moments.add(x: samples, y: total)
-            buckets = Self.coarsen(Self.mergeBuckets(buckets, incoming))
+            guard samples > 0, total.isFinite, mean.isFinite else { return nil }
+            return Prepared(value: mean, x: samples, y: total, buckets: incoming)
         }
+    }
+
+    /// Adds one device-day's sample. Returns `false` (and changes nothing) where ``prepare(_:)``
+    /// refuses it.
+    @discardableResult
+    package mutating func add(_ sample: ExplorerSample) -> Bool {
+        guard let prepared = Self.prepare(sample) else { return false }
+        add(prepared)
         return true
+    }
+
+    /// Adds one device-day's prepared sample.
+    package mutating func add(_ prepared: Prepared) {
+        sketch.add(prepared.value)
+        moments.add(x: prepared.x, y: prepared.y)
+        if !prepared.buckets.isEmpty {
+            buckets = Self.coarsen(Self.mergeBuckets(buckets, prepared.buckets))
+        }
     }
 
     /// Adds everything of `other`.

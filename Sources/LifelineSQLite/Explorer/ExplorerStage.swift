@@ -77,8 +77,9 @@ final class ExplorerStage: ItemWriteStage {
     private var forceWrite = false
     private var wrote = false
     /// The current document's observations under their fine rows' keys, until its savepoint is
-    /// released: then each is added to its cells at both levels (no per-document maps to merge).
-    private var pending: [(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerSample)] = []
+    /// released: then each is added to its cells at both levels (no per-document maps to merge),
+    /// its sample prepared once for both (`nil`: refused, its cell is made empty, as before).
+    private var pending: [(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)] = []
     /// The upserts, made once.
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
@@ -138,20 +139,48 @@ final class ExplorerStage: ItemWriteStage {
                 app: stored.appID, day: day, version: version, os: os, device: device,
                 appState: observation.appState, category: ExplorerCatalog.categoryKey(ofMetric: observation.metric))
             pending.append(
-                (key, ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject), observation.sample)
-            )
+                (
+                    key, ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
+                    ExplorerCell.prepare(observation.sample)
+                ))
         }
     }
 
     func requestReleased() {
         guard !pending.isEmpty else { return }
-        for (key, entry, sample) in pending {
-            fine[key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(sample)
-            byVersion[key.byVersion, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(sample)
+        // Observations come in runs of one row (a category of an app state): each row is found
+        // once per run and level.
+        var start = 0
+        while start < pending.count {
+            let key = pending[start].key
+            var end = start + 1
+            while end < pending.count, pending[end].key == key { end += 1 }
+            Self.add(pending[start..<end], at: key, to: &fine)
+            Self.add(pending[start..<end], at: key.byVersion, to: &byVersion)
+            start = end
         }
         pending.removeAll(keepingCapacity: true)
         heldDocuments += 1
         if heldSince == nil { heldSince = .now }
+    }
+
+    private static func add(
+        _ run: ArraySlice<(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)>, at key: RowKey,
+        to rows: inout [RowKey: ExplorerCellMap]
+    ) {
+        let slot =
+            rows.index(forKey: key)
+            ?? {
+                rows[key] = ExplorerCellMap()
+                return rows.index(forKey: key)!
+            }()
+        for (_, entry, sample) in run {
+            if let sample {
+                rows.values[slot].cells[entry, default: ExplorerCell()].add(sample)
+            } else if rows.values[slot].cells[entry] == nil {
+                rows.values[slot].cells[entry] = ExplorerCell()
+            }
+        }
     }
 
     func requestRolledBack() { pending.removeAll(keepingCapacity: true) }
