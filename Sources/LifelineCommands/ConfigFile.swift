@@ -44,10 +44,13 @@ struct ConfigFile: Decodable {
         var synchronous: String?
         /// `timeout_seconds`: the longest a request waits on the database.
         var timeoutSeconds: Int?
+        /// `explorer_write_seconds`: how long the SQLite writer holds the explorer's rows (0…60).
+        var explorerWriteSeconds: Double?
 
         enum CodingKeys: String, CodingKey {
             case path, url, synchronous
             case timeoutSeconds = "timeout_seconds"
+            case explorerWriteSeconds = "explorer_write_seconds"
         }
     }
 
@@ -129,6 +132,7 @@ struct ConfigFile: Decodable {
         if let bytes = symbols?.maxExtractedBytes { options.symbolArchive.maxExtractedBytes = bytes }
         if let ratio = symbols?.maxCompressionRatio { options.symbolArchive.maxRatio = ratio }
         if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
+        if let seconds = database?.explorerWriteSeconds { options.explorerWriteSeconds = seconds }
         return options
     }
 
@@ -202,6 +206,10 @@ struct ConfigFile: Decodable {
             }
             if let day = file.metrics?.lastDay, UTCDay(day) == nil {
                 throw CommandError("config file \(path): metrics.last_day must be a date YYYY-MM-DD, got '\(day)'")
+            }
+            if let seconds = file.database?.explorerWriteSeconds, !(0...60).contains(seconds) {
+                throw CommandError(
+                    "config file \(path): database.explorer_write_seconds must be 0…60, got \(seconds)")
             }
             for (name, value) in [
                 ("server.read_timeout_seconds", file.server?.readTimeoutSeconds),

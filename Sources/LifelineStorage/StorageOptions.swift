@@ -29,6 +29,10 @@ package struct StorageOptions: Sendable, Equatable {
     /// connection, a statement, a lock. Past it ingest answers 503 `database_unavailable` with
     /// `Retry-After`, reads 503 too; `/readyz` waits at most 1 s.
     package var timeoutSeconds: Int = 5
+    /// SQLite: the longest the writer holds the explorer's rows in memory before it writes them,
+    /// seconds (`database.explorer_write_seconds`; 0 writes them at every fold). Longer folds more
+    /// documents into each write (more ingest) and makes each write longer (a slower p99).
+    package var explorerWriteSeconds: Double = 1
 
     /// ``symbolizerTimeoutSeconds`` as a duration (at least a millisecond).
     package var symbolizerTimeout: Duration {

@@ -323,7 +323,7 @@ struct BoundedReadsTests {
         let good = try env.write(
             "query.yaml",
             "query:\n  max_rows: 500\n  max_source_rows: 20000\n  timeout_seconds: 2.5\n  max_concurrent: 3\n"
-                + "  queue_wait_seconds: 0\n")
+                + "  queue_wait_seconds: 0\ndatabase:\n  explorer_write_seconds: 0.25\n")
         let loaded = try await Lifeline.run(["prune", "--db", env.path, "--config", good, "--dry-run"])
         #expect(loaded.status == 0, "\(loaded.stderr)")
         for (text, message) in [
@@ -333,6 +333,11 @@ struct BoundedReadsTests {
             ("query:\n  max_concurrent: 5000\n", "query.max_concurrent must be 1…1024, got 5000"),
             ("query:\n  queue_wait_seconds: 61\n", "query.queue_wait_seconds must be 0…60, got 61.0"),
             ("query:\n  max_rowz: 10\n", "query.max_rowz is not a known key"),
+            // The SQLite writer's hold on the explorer's rows (ExplorerStage), beside the reads.
+            (
+                "database:\n  explorer_write_seconds: 61\n",
+                "database.explorer_write_seconds must be 0…60, got 61.0"
+            ),
         ] {
             let file = try env.write("bad.yaml", text)
             let refused = try await Lifeline.run(["prune", "--db", env.path, "--config", file, "--dry-run"])

@@ -29,8 +29,9 @@ package final class IngestWriter: Service, Sendable {
         package var foldDelay: Double = 0.25
         /// Aggregator: the explorer's rows are held in memory across folds and written at the
         /// latest this many seconds after the oldest held document (at once when a reader waits;
-        /// ``ExplorerStage``). 0: written at every fold.
-        package var explorerDelay: Double = 1
+        /// ``ExplorerStage``). 0: written at every fold. `nil`: the database's
+        /// ``StorageOptions/explorerWriteSeconds``.
+        package var explorerDelay: Double?
 
         package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096, foldBatch: Int = 4_096) {
             self.maxBatchRequests = max(1, maxBatchRequests)
@@ -68,9 +69,8 @@ package final class IngestWriter: Service, Sendable {
         // far above the usual WAL size.
         _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
         let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
-        let deferral =
-            options.explorerDelay > 0
-            ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(options.explorerDelay * 1_000))) : nil
+        let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
+        let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
         let batchWriter = BatchWriter(connection: connection, foldStages: DefaultStages.make(explorer: deferral))
         // What the last run acknowledged and did not fold is folded from the raw copies first.
         let start = try batchWriter.foldState()
