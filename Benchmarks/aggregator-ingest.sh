@@ -4,7 +4,8 @@
 # catch up once the load stops, with the server's own counters: peak RSS, bytes written
 # (/proc/PID/io), the WAL's largest size while serving, stored bytes per payload.
 #
-# usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE)
+# usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
+#        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -18,6 +19,9 @@ mkdir -p "$out"
 cat >"$out/aggregator-limits.yaml" <<YAML
 limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
 YAML
+if [ -n "${EXPLORER_WRITE_SECONDS:-}" ]; then
+    echo "database: {explorer_write_seconds: $EXPLORER_WRITE_SECONDS}" >>"$out/aggregator-limits.yaml"
+fi
 work="$(mktemp -d -p "$out")"
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
 db="$work/db.sqlite"

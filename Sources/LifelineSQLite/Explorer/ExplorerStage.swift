@@ -26,8 +26,10 @@ final class ExplorerStage: ItemWriteStage {
     struct Deferral {
         /// Held documents at most.
         var maxDocuments = 8_192
-        /// Held rows (both levels) at most: what bounds the memory (a decoded row is ~10 KB).
-        var maxRows = 4_096
+        /// Held rows (both levels) at most: what bounds the memory (a decoded row is ~10 KB) and
+        /// the length of one write (p99 at 1,024 rows: 61–87 ms on the fleet-like and reference
+        /// loads, against 137–186 ms at 4,096, for the same ingest rate; BENCHMARKS.md).
+        var maxRows = 1_024
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
     }
