@@ -170,12 +170,8 @@ final class ExplorerStage: ItemWriteStage {
         _ run: ArraySlice<(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)>, at key: RowKey,
         to rows: inout [RowKey: ExplorerCellMap]
     ) {
-        let slot =
-            rows.index(forKey: key)
-            ?? {
-                rows[key] = ExplorerCellMap()
-                return rows.index(forKey: key)!
-            }()
+        if rows.index(forKey: key) == nil { rows[key] = ExplorerCellMap() }
+        guard let slot = rows.index(forKey: key) else { return }
         for (_, entry, sample) in run {
             if let sample {
                 rows.values[slot].cells[entry, default: ExplorerCell()].add(sample)
