@@ -162,7 +162,8 @@ struct AggregatorTests {
             try await folded(writer)
             let heldAgain = try watermarks()
             #expect(heldAgain.explorer < heldAgain.folded)
-            _ = try sqlite.database.refold()
+            // In chunks of 5 documents: each chunk's rows are written once.
+            _ = try sqlite.database.refold(chunk: 5)
             let refolded = try watermarks()
             #expect(refolded.explorer == refolded.folded)
             #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expected)

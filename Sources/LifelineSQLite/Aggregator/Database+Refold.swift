@@ -14,8 +14,9 @@ extension Database {
     ///
     /// Runs on its own write connection: offline, or beside a running server, whose writer waits
     /// (up to the database timeout, then it answers 503) while the refold holds the write lock.
+    /// `chunk`: documents folded between two writes of the figures (tests make it small).
     package func refold(
-        app: String? = nil, from: UTCDay? = nil, progress: (@Sendable (Int, Int) -> Void)? = nil
+        app: String? = nil, from: UTCDay? = nil, chunk: Int = 2_000, progress: (@Sendable (Int, Int) -> Void)? = nil
     ) throws(StoreError) -> RefoldReport {
         let connection = try openConnection()
         defer { connection.close() }
@@ -84,8 +85,8 @@ extension Database {
                             WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
                         """, [.integer(appID), .text(first.string), .integer(watermark)])
                 }
-                for chunk in stride(from: 0, to: payloads.count, by: 2_000) {
-                    let ids = Array(payloads[chunk..<min(payloads.count, chunk + 2_000)])
+                for start in stride(from: 0, to: payloads.count, by: max(1, chunk)) {
+                    let ids = Array(payloads[start..<min(payloads.count, start + max(1, chunk))])
                     let folded = try writer.foldAgain(ids)
                     report.documents += folded.folded - folded.skipped
                     report.unreadable += folded.skipped

@@ -20,7 +20,7 @@ import LifelineStorage
 /// (`aggregation_state.explorer_through`, migration 0017) moves in the transaction that writes
 /// them; the held rows always cover the documents between it and the fold's watermark, and are
 /// rebuilt from the raw copies when they do not (after a restart, a failed fold, or another
-/// process writing the rows: ``begin(explorerThrough:foldedThrough:catchUp:)``).
+/// process writing the rows: ``begin(explorerThrough:foldedThrough:through:write:catchUp:)``).
 final class ExplorerStage: ItemWriteStage {
     /// When held rows are written.
     struct Deferral {
@@ -202,8 +202,10 @@ final class ExplorerStage: ItemWriteStage {
     /// Writes the rows when forced or due, and moves `explorer_through` with them.
     func beforeCommit(on connection: Connection) throws(StoreError) {
         guard let through = foldThrough else {
-            // A fold that did not begin (``BatchWriter/foldAgain(_:)``, the refold's): always written.
+            // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold):
+            // written at once, and forgotten (the next chunk adds only its own documents).
             try writeRows(on: connection)
+            dropHeld()
             return
         }
         let due =
