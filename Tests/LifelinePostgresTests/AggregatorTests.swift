@@ -151,11 +151,15 @@ struct AggregatorTests {
             // Folded into the rollups, the explorer's rows held in memory: its watermark is behind.
             let held = try watermarks()
             #expect(held.explorer < held.folded)
+            let deviceDays = items[..<half].filter { $0.family == .metric && $0.isDeviceDay }.count
+            #expect(deviceDays > 10)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == deviceDays)
             #expect(try sqlite.database.query("SELECT count(*) FROM rollup_explorer_by_version")[0] == [.integer(0)])
             // A reader waits for them: written, and the answer is exact.
             #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expectedHalf)
             let written = try watermarks()
             #expect(written.explorer == written.folded)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
             // The rest held, then refolded beside the writer: the refold writes them from the raw
             // copies, and the writer drops what it held instead of writing it a second time.
             try await Self.ingest(Array(items[half...]), into: writer)

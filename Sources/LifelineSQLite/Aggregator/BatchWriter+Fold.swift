@@ -24,8 +24,8 @@ extension BatchWriter {
         var through: Int64 = 0
         /// Whether documents above the watermark remain.
         var more = false
-        /// Whether every folded document is in the explorer's stored rows (none held in memory).
-        var explorerCurrent = true
+        /// Folded documents whose explorer rows are held in memory (0: all in the stored rows).
+        var explorerHeld = 0
     }
 
     static let readWatermark = "SELECT folded_through FROM aggregation_state WHERE id = 1"
@@ -80,7 +80,7 @@ extension BatchWriter {
             throw error
         }
         interner.commit()
-        result.explorerCurrent = explorer?.committed() ?? true
+        result.explorerHeld = explorer?.committed() ?? 0
         for id in unfolded.keys where id <= result.through { unfolded[id] = nil }
         return result
     }

@@ -25,6 +25,8 @@ package final class FoldProgress: Sendable {
         var folded: Int64 = 0
         /// Every payload id ≤ this is in the explorer's stored rows too (≤ `folded`).
         var explorer: Int64 = 0
+        /// Folded documents whose explorer rows the writer holds in memory.
+        var explorerHeld = 0
         /// What a reader sees whole: both watermarks.
         var readable: Int64 { min(folded, explorer) }
         /// Documents acknowledged and not folded yet (this process's count; the start's backlog included).
@@ -81,11 +83,13 @@ package final class FoldProgress: Sendable {
 
     /// A fold committed: every id ≤ `through` is folded, `count` documents of them in this fold;
     /// `caughtUp`: no document above it was left (everything acknowledged so far is folded);
-    /// `explorerCurrent`: the explorer's stored rows hold every folded document.
-    func folded(through: Int64, count: Int, caughtUp: Bool, explorerCurrent: Bool) {
+    /// `explorerHeld`: folded documents whose explorer rows are held in memory (0: the stored rows
+    /// hold every folded document).
+    func folded(through: Int64, count: Int, caughtUp: Bool, explorerHeld: Int) {
         let ready: [Waiter] = state.withLock { state in
             state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)
-            if explorerCurrent { state.explorer = state.folded }
+            state.explorerHeld = explorerHeld
+            if explorerHeld == 0 { state.explorer = state.folded }
             state.pendingDocuments = max(0, state.pendingDocuments - count)
             if state.folded >= state.acknowledged { state.pendingDocuments = 0 }
             state.marks.removeAll { $0.through <= state.folded }
@@ -129,6 +133,9 @@ package final class FoldProgress: Sendable {
 
     /// Documents acknowledged and not yet folded.
     package var lagDocuments: Int { state.withLock { $0.pendingDocuments } }
+
+    /// Folded documents whose explorer rows the writer holds in memory.
+    package var explorerHeldDocuments: Int { state.withLock { $0.explorerHeld } }
 
     /// Age of the oldest acknowledged document not yet folded, seconds (0 when caught up).
     package var lagSeconds: Double {

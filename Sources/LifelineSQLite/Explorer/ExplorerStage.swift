@@ -228,12 +228,12 @@ final class ExplorerStage: ItemWriteStage {
     }
 
     /// The fold committed: the rows it wrote are gone from memory, or it holds them up to its end.
-    /// Returns whether every folded document is in the stored rows (nothing held).
+    /// Returns the documents whose rows are held (0: every folded document is in the stored rows).
     @discardableResult
-    func committed() -> Bool {
+    func committed() -> Int {
         guard let through = foldThrough else {
             dropHeld()
-            return true
+            return 0
         }
         foldThrough = nil
         if wrote {
@@ -242,7 +242,7 @@ final class ExplorerStage: ItemWriteStage {
         } else {
             held = (held?.base ?? through, through)
         }
-        return !holdsRows
+        return holdsRows ? heldDocuments : 0
     }
 }
 

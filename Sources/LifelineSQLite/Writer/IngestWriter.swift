@@ -117,6 +117,7 @@ package final class IngestWriter: Service, Sendable {
     package var statistics: WriterStatistics {
         var statistics = shared.statistics
         statistics.aggregationLagDocuments = progress.lagDocuments
+        statistics.aggregationExplorerHeldDocuments = progress.explorerHeldDocuments
         statistics.aggregationLagSeconds = progress.lagSeconds
         return statistics
     }

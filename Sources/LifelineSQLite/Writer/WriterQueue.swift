@@ -147,7 +147,7 @@ final class WriterQueue: Sendable {
                 if result.folded > 0 { queue.record(result) }
                 progress.folded(
                     through: result.through, count: result.folded, caughtUp: !result.more,
-                    explorerCurrent: result.explorerCurrent)
+                    explorerHeld: result.explorerHeld)
                 guard result.folded > 0 else { return false }
                 checkpointer?.committed()
                 return result.more

@@ -87,6 +87,10 @@ struct MetricsController: Sendable {
             ).set(Double(statistics.aggregationLagDocuments))
             gauge("aggregation_lag_seconds", "Age of the oldest acknowledged document not yet folded, seconds").set(
                 statistics.aggregationLagSeconds)
+            gauge(
+                "aggregation_explorer_held_documents",
+                "Folded documents whose explorer rows the SQLite writer holds in memory (written within database.explorer_write_seconds, at once for a reader)"
+            ).set(Double(statistics.aggregationExplorerHeldDocuments))
             gauge("aggregation_folded_documents", "Documents folded by this process's aggregator since it started")
                 .set(Double(statistics.foldedDocuments))
             gauge(

@@ -18,6 +18,9 @@ package struct WriterStatistics: Sendable, Equatable {
     /// Aggregator: documents acknowledged and not folded into the figures yet (answers fold them
     /// before they read: this is work behind the door, not staleness).
     package var aggregationLagDocuments: Int = 0
+    /// Aggregator (SQLite): folded documents whose explorer rows the writer holds in memory, not
+    /// written yet (a reader makes the writer write them first: work, not staleness).
+    package var aggregationExplorerHeldDocuments: Int = 0
     /// Aggregator: age of the oldest acknowledged document not folded yet, seconds.
     package var aggregationLagSeconds: Double = 0
     /// Aggregator: fold transactions committed.
