@@ -48,9 +48,6 @@ extension BatchWriter {
         return (folded, min(explorer, folded), head, Int(pending))
     }
 
-    /// The explorer stage among the fold's (it holds rows across folds).
-    var explorer: ExplorerStage? { foldStages.lazy.compactMap { $0 as? ExplorerStage }.first }
-
     /// Folds up to `limit` documents above the watermark in one transaction. `writeExplorer`: the
     /// explorer's held rows are written too (a reader waits for them), whatever their age.
     func fold(

@@ -39,6 +39,8 @@ final class BatchWriter {
     private let stages: [any ItemWriteStage]
     /// Stages the aggregator runs for every folded document.
     let foldStages: [any ItemWriteStage]
+    /// The explorer stage among them (it holds rows across folds).
+    let explorer: ExplorerStage?
     /// Documents committed and not folded yet, by payload id: the fold's fast path (it re-reads
     /// the raw documents of the others). At most ``maxRetained``.
     var unfolded: [Int64: StoredItem] = [:]
@@ -55,6 +57,7 @@ final class BatchWriter {
         self.connection = connection
         self.stages = stages
         self.foldStages = foldStages
+        self.explorer = foldStages.lazy.compactMap { $0 as? ExplorerStage }.first
         self.maxRetained = maxRetained
     }
 
