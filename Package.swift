@@ -304,7 +304,7 @@ let package = Package(
         .testTarget(
             name: "LifelineServerTests",
             dependencies: [
-                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
+                "LifelineTestSupport", "LifelineTestFixtures", "LifelineAlertState", "LifelineStorage",
                 "LifelineIngest",
                 "lifeline",
                 "LifelineServer",
@@ -327,7 +327,7 @@ let package = Package(
         .testTarget(
             name: "LifelineSimulatorTests",
             dependencies: [
-                "LifelineTestSupport", "LifelineAlertState", "LifelineStorage",
+                "LifelineTestSupport", "LifelineTestFixtures", "LifelineAlertState", "LifelineStorage",
                 "LifelineIngest",
                 "LifelineSimulator",
                 "LifelineModel",

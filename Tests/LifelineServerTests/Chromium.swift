@@ -1,4 +1,5 @@
 import Foundation
+import LifelineTestFixtures
 import LifelineTestSupport
 import Testing
 
@@ -23,13 +24,13 @@ enum Chromium {
 
     /// Renders the HTML file `page` to a PNG beside it and checks it: no console output, a real
     /// image (not a blank page). With `LIFELINE_KEEP_SCREENSHOTS=DIR` the PNG is copied there.
-    /// The browser runs for seconds: it is waited for on a thread of its own (``Lifeline/offPool(_:)``),
+    /// The browser runs for seconds: it is waited for on a thread of its own (``offPool(_:)``),
     /// never on Swift's cooperative pool (two threads here), where it stalled every server of the suite.
     static func expectRenders(_ page: URL, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let chromium = try #require(
             executable, "chromium is required in CI (apt-get install chromium)", sourceLocation: sourceLocation)
         let png = page.deletingPathExtension().appendingPathExtension("png")
-        let result = try await Lifeline.offPool { try screenshot(chromium, url: page.absoluteString, to: png) }
+        let result = try await offPool { try screenshot(chromium, url: page.absoluteString, to: png) }
         #expect(result.consoleErrors.isEmpty, "\(result.consoleErrors)", sourceLocation: sourceLocation)
         let size = try FileManager.default.attributesOfItem(atPath: png.path)[.size] as? Int ?? 0
         #expect(size > 20_000, "screenshot is \(size) bytes", sourceLocation: sourceLocation)

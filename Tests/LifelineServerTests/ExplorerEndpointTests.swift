@@ -4,6 +4,7 @@ import HummingbirdTesting
 import LifelineAnalysis
 import LifelineServer
 import LifelineSimulator
+import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
 import Testing
@@ -36,7 +37,7 @@ struct ExplorerEndpointTests {
     /// The metric payloads of a simulation as JSON arrays of 50 documents (on a thread of its own,
     /// off Swift's pool and GCD's core-wide queues: the simulation blocks for seconds).
     static func bodies(_ config: SimulationConfig) async throws -> [[UInt8]] {
-        try await Lifeline.offPool {
+        try await offPool {
             let simulation = try Simulation(config)
             let documents = (0..<simulation.deviceDayCount).flatMap { simulation.deviceDay(at: $0).payloads }
                 .filter { $0.kind == .metric }.map(\.json)

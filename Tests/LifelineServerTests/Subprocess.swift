@@ -1,5 +1,6 @@
 import Foundation
 import HummingbirdTesting
+import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
 
@@ -16,15 +17,6 @@ enum Lifeline {
     /// clients (a fresh-clone run saw two servers not answer /healthz for 60 s).
     static func run(_ arguments: [String]) async throws -> Output {
         try await offPool { try runBlocking(arguments) }
-    }
-
-    /// Runs `body` (a wait for a subprocess) on a thread of its own: not on Swift's cooperative
-    /// pool, nor on GCD's global queues, which are as wide as the cores here and would be held by
-    /// the waits as well.
-    static func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread { continuation.resume(with: Result { try body() }) }.start()
-        }
     }
 
     /// Runs a tool found on `PATH` (`/usr/bin/env arguments…`) in `directory` and waits for it, on
@@ -102,7 +94,7 @@ enum Lifeline {
         func wait() async -> Int32 {
             let process = self.process
             return
-                (try? await Lifeline.offPool {
+                (try? await offPool {
                     process.waitUntilExit()
                     return process.terminationStatus
                 }) ?? -1

@@ -9,6 +9,7 @@ import LifelinePostgres
 import LifelineServer
 import LifelineSQLite
 import LifelineStorage
+import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
 import Testing
@@ -32,7 +33,7 @@ extension SymbolicationTests {
         """
 
     /// Builds `Demo` and `Demo.dSYM` in `directory`; nil (after recording why under CI) without the
-    /// tools. The compilers are waited for on a thread of their own (``Lifeline/offPool(_:)``).
+    /// tools. The compilers are waited for on a thread of their own (``offPool(_:)``).
     static func buildDemo(in directory: URL) async throws -> URL? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
         func found(_ tool: String) -> Bool {
@@ -59,7 +60,7 @@ extension SymbolicationTests {
             ],
             [dsymutil, "Demo", "-o", "Demo.dSYM"],
         ] {
-            let status = try await Lifeline.offPool { try Lifeline.tool(arguments, in: directory) }
+            let status = try await offPool { try Lifeline.tool(arguments, in: directory) }
             guard status == 0 else {
                 Issue.record("\(arguments.joined(separator: " ")) failed with \(status)")
                 return nil

@@ -9,6 +9,7 @@ import LifelinePostgres
 import LifelineServer
 import LifelineSQLite
 import LifelineStorage
+import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
 import Testing
@@ -299,7 +300,7 @@ struct SymbolicationTests {
             ])
         let bomb = dir.appendingPathComponent("bomb.zip")
         // 64 MB to checksum and deflate: seconds of a debug build, off Swift's cooperative pool.
-        try await Lifeline.offPool {
+        try await offPool {
             try Self.zip(bomb, [("Bomb.dSYM/Contents/Resources/DWARF/Bomb", Data(count: 64 << 20))])
         }
         let symbols = try env.token(.symbols, app: Self.app)

@@ -2,6 +2,7 @@ import Foundation
 import LifelineAnalysis
 import LifelineModel
 @testable import LifelineSimulator
+import LifelineTestFixtures
 import LifelineTestSupport
 import Testing
 
@@ -43,11 +44,7 @@ struct PerfRegressionTests {
     /// are as wide as the cores, and their threads serve the servers' analyses): the
     /// simulation blocks for seconds, and a test blocking Swift's cooperative pool (two threads
     /// here) stalls every other test of the suite (servers that never become ready).
-    static let runsTask = Task<[SeedRun], Never> {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: computeRuns()) }.start()
-        }
-    }
+    static let runsTask = Task<[SeedRun], Never> { await offPool { computeRuns() } }
 
     static func computeRuns() -> [SeedRun] {
         // One seed after another on one GCD thread: the suite's other tests keep the second core.

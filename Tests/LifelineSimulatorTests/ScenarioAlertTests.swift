@@ -6,6 +6,7 @@ import LifelineModel
 import LifelineServer
 import LifelineSimulator
 import LifelineSQLite
+import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
 import Testing
@@ -80,11 +81,11 @@ struct ScenarioAlertTests {
                 #expect(outcome.accepted == items.count)
                 items.removeAll(keepingCapacity: true)
             }
-            // Generating and decoding take seconds of CPU: on a GCD thread, a chunk at a time, not
-            // on Swift's cooperative pool (two threads here), which every test's servers share.
+            // Generating and decoding take seconds of CPU: on a thread of its own, a chunk at a time,
+            // not on Swift's cooperative pool (two threads here), which every test's servers share.
             for start in stride(from: 0, to: simulation.deviceDayCount, by: 100) {
                 let end = min(simulation.deviceDayCount, start + 100)
-                let prepared = await OffPool.run {
+                let prepared = await offPool {
                     Result { () throws(IngestError) -> [IngestItem] in
                         var chunk: [IngestItem] = []
                         for n in start..<end {

@@ -10,3 +10,11 @@ package func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) as
         thread.start()
     }
 }
+
+/// ``offPool(_:)`` for work that cannot fail.
+package func offPool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { (continuation: CheckedContinuation<T, Never>) in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.start()
+    }
+}
