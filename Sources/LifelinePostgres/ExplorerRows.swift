@@ -37,10 +37,12 @@ struct ExplorerRows {
                 appState: observation.appState,
                 category: String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
-            levels[0][key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(observation.sample)
+            // Checked and reduced once for both levels.
+            let sample = ExplorerCell.prepare(observation.sample)
+            levels[0][key, default: ExplorerCellMap()].add(sample, at: entry)
             key.os = ""
             key.device = ""
-            levels[1][key, default: ExplorerCellMap()].cells[entry, default: ExplorerCell()].add(observation.sample)
+            levels[1][key, default: ExplorerCellMap()].add(sample, at: entry)
         }
     }
 

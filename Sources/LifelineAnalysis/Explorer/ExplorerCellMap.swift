@@ -41,6 +41,16 @@ package struct ExplorerCellMap: Sendable, Equatable {
         self.cells = cells
     }
 
+    /// Adds one device-day's prepared sample to `entry`'s cell, made if missing (a refused sample,
+    /// `nil`, leaves it empty: its metric is still named, on both stores alike).
+    package mutating func add(_ sample: ExplorerCell.Prepared?, at entry: Key) {
+        if let sample {
+            cells[entry, default: ExplorerCell()].add(sample)
+        } else if cells[entry] == nil {
+            cells[entry] = ExplorerCell()
+        }
+    }
+
     /// Adds `other`'s cells to these.
     package mutating func merge(_ other: ExplorerCellMap) {
         for (key, cell) in other.cells {
@@ -165,23 +175,21 @@ package struct ExplorerCellMap: Sendable, Equatable {
         init(_ bytes: [UInt8]) throws(SketchDecodingError) {
             self.bytes = bytes
             var entries: [Entry] = []
-            var ascii = true
-            try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell in
-                ascii = ascii && ExplorerCellMap.isASCII(metric) && ExplorerCellMap.isASCII(subject)
+            isASCII = try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell in
                 entries.append(Entry(metric: metric, subject: subject, cell: cell))
             }
             self.entries = entries
-            self.isASCII = ascii
         }
     }
 
     /// Walks the entries of `bytes`, checking the version, the count, every length and the order,
     /// and hands each to `body`: its id and subject (buffers reused between entries) and the range
-    /// of its cell's bytes, undecoded.
+    /// of its cell's bytes, undecoded. Returns whether every id and subject is ASCII.
+    @discardableResult
     private static func forEachEntry(
         in bytes: [UInt8],
         _ body: ([UInt8], [UInt8], Range<Int>) throws(SketchDecodingError) -> Void
-    ) throws(SketchDecodingError) {
+    ) throws(SketchDecodingError) -> Bool {
         var reader = ByteReader(bytes)
         let version = reader.byte()
         guard version == 1 || version == Self.encodingVersion else { throw .unsupportedVersion(version) }
@@ -195,6 +203,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
         var previousSubject: [UInt8] = []
         var ascii = true
         var previousASCII = true
+        var allASCII = true
         for n in 0..<Int(count) {
             func bytes() throws(SketchDecodingError) -> ArraySlice<UInt8> {
                 let length = try reader.varint()
@@ -217,6 +226,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
             subject.removeAll(keepingCapacity: true)
             subject.append(contentsOf: try bytes())
             ascii = isASCII(metric) && isASCII(subject)
+            allASCII = allASCII && ascii
             if n > 0 {
                 let ascending =
                     ascii && previousASCII
@@ -231,6 +241,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
             try body(metric, subject, start..<reader.position)
         }
         guard reader.atEnd else { throw .invalid("trailing bytes") }
+        return allASCII
     }
 
     private static func writeHeader(count: Int, into out: inout [UInt8]) {

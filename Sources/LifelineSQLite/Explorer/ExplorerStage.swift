@@ -94,17 +94,14 @@ final class ExplorerStage: ItemWriteStage {
     /// Whether rows are held unwritten.
     var holdsRows: Bool { !fine.isEmpty || !byVersion.isEmpty }
 
-    /// Whether held rows are due to be written (by age: the other bounds are checked at each fold).
-    var writeDue: Bool {
-        guard let deferral, let heldSince, holdsRows else { return false }
-        return ContinuousClock.now - heldSince >= deferral.maxAge
-    }
-
-    /// When the held rows fall due, if any are held.
+    /// When the held rows fall due by age, if any are held (the other bounds are checked at each fold).
     var dueAt: ContinuousClock.Instant? {
         guard let deferral, let heldSince, holdsRows else { return nil }
         return heldSince + deferral.maxAge
     }
+
+    /// Whether held rows are due to be written by age.
+    var writeDue: Bool { dueAt.map { ContinuousClock.now >= $0 } ?? false }
 
     /// A fold begins (in its transaction) over the stored watermarks. Held rows that do not sit on
     /// `explorerThrough` or do not reach `foldedThrough` are dropped, and the documents between the
@@ -170,15 +167,13 @@ final class ExplorerStage: ItemWriteStage {
         _ run: ArraySlice<(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)>, at key: RowKey,
         to rows: inout [RowKey: ExplorerCellMap]
     ) {
-        if rows.index(forKey: key) == nil { rows[key] = ExplorerCellMap() }
-        guard let slot = rows.index(forKey: key) else { return }
-        for (_, entry, sample) in run {
-            if let sample {
-                rows.values[slot].cells[entry, default: ExplorerCell()].add(sample)
-            } else if rows.values[slot].cells[entry] == nil {
-                rows.values[slot].cells[entry] = ExplorerCell()
-            }
+        var slot = rows.index(forKey: key)
+        if slot == nil {
+            rows[key] = ExplorerCellMap()
+            slot = rows.index(forKey: key)
         }
+        guard let slot else { return }
+        for (_, entry, sample) in run { rows.values[slot].add(sample, at: entry) }
     }
 
     func requestRolledBack() { pending.removeAll(keepingCapacity: true) }
