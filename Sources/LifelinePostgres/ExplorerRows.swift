@@ -25,24 +25,27 @@ struct ExplorerRows {
     }
 
     /// Fine rows, then version-level ones (OS and device '').
-    private(set) var levels: [[Key: ExplorerCellMap]] = [[:], [:]]
+    private(set) var levels: [[Key: ExplorerCellMapBuilder]] = [[:], [:]]
 
     /// Adds one metric document's observations in its rollup cell.
     mutating func add(_ metric: MetricPayload, cell: RollupRows.Cell) {
         let extraction = ExplorerExtractor.extract(metric)
         guard extraction.isDeviceDay else { return }
         for observation in extraction.observations {
+            let category = observation.ordinal.map { ExplorerCatalog.metrics[$0].category }
             var key = Key(
                 day: cell.day, version: cell.version, os: cell.os, device: cell.device,
                 appState: observation.appState,
-                category: String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
+                category: category?.rawValue ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
             // Checked and reduced once for both levels.
             let sample = ExplorerCell.prepare(observation.sample)
-            levels[0][key, default: ExplorerCellMap()].add(sample, at: entry)
+            levels[0][key, default: ExplorerCellMapBuilder(category: category)]
+                .add(sample, at: entry, ordinal: observation.ordinal)
             key.os = ""
             key.device = ""
-            levels[1][key, default: ExplorerCellMap()].add(sample, at: entry)
+            levels[1][key, default: ExplorerCellMapBuilder(category: category)]
+                .add(sample, at: entry, ordinal: observation.ordinal)
         }
     }
 
@@ -80,7 +83,7 @@ struct ExplorerRows {
             }
             let merged = keys.map { key in
                 var map = stored[key] ?? ExplorerCellMap()
-                map.merge(rows[key] ?? ExplorerCellMap())
+                map.merge(rows[key]?.map ?? ExplorerCellMap())
                 return ByteBuffer(bytes: map.encoded())
             }
             try await connection.query(

@@ -263,7 +263,7 @@ struct ExplorerCellTests {
             Key(metric: "launch.time_to_first_draw", subject: ""): ExplorerCell([
                 .histogram([Bucket(start: 0, end: 10, count: 3)])
             ]),
-            Key(metric: "animation.signpost_hitch_ratio", subject: "Feed/Scroll"): ExplorerCell([.value(4)]),
+            Key(metric: "animation.signpost_hitch_time_ratio", subject: "Feed/Scroll"): ExplorerCell([.value(4)]),
             // Subjects beyond ASCII sort as Key does (the encoder compares bytes only for ASCII).
             Key(metric: "animation.signpost_hitch_ratio", subject: "Ärger/Scroll"): ExplorerCell([.value(5)]),
             Key(metric: "animation.signpost_hitch_ratio", subject: "Zoo/Scroll"): ExplorerCell([.value(6)]),
@@ -331,6 +331,77 @@ struct ExplorerCellTests {
             try ExplorerCellMap.merging(encoded: Array(one.encoded().dropLast()), with: one.encoded())
         }
         #expect(throws: SketchDecodingError.self) { try ExplorerCellMap.merging(encoded: old, with: [9]) }
+    }
+
+    @Test("a builder (cells by ordinal) makes the map adding each sample to a map makes, and merges the same")
+    func builderMatchesMap() throws {
+        typealias Key = ExplorerCellMap.Key
+        // Catalog metrics of two categories, one kept by ordinal in a memory row and one not (a
+        // launch metric added to it), a signpost series, a metric outside the catalog, a refused sample.
+        let entries: [(Key, Int?)] = [
+            (Key(metric: "memory.peak", subject: ""), ExplorerCatalog.ordinals["memory.peak"]),
+            (
+                Key(metric: "memory.average_suspended", subject: ""),
+                ExplorerCatalog.ordinals["memory.average_suspended"]
+            ),
+            (
+                Key(metric: "launch.time_to_first_draw", subject: ""),
+                ExplorerCatalog.ordinals["launch.time_to_first_draw"]
+            ),
+            (
+                Key(metric: "animation.signpost_hitch_time_ratio", subject: "Feed/Scroll"),
+                ExplorerCatalog.ordinals["animation.signpost_hitch_time_ratio"]
+            ),
+            (Key(metric: "future.metric", subject: ""), nil),
+        ]
+        #expect(entries.prefix(4).allSatisfy { $0.1 != nil })
+        var adds = 0
+        for seed in UInt64(1)...40 {
+            var draws = Draws(seed: seed)
+            var map = ExplorerCellMap()
+            var builder = ExplorerCellMapBuilder(category: .memory)
+            var halves = [ExplorerCellMapBuilder(category: .memory), ExplorerCellMapBuilder(category: .launch)]
+            for (n, sample) in Self.samples(seed: seed, count: 30).enumerated() {
+                let (entry, ordinal) = entries[Int(draws.uniform(0, Double(entries.count) - 0.001))]
+                let prepared = n % 11 == 0 ? nil : ExplorerCell.prepare(sample)
+                map.add(prepared, at: entry)
+                builder.add(prepared, at: entry, ordinal: ordinal)
+                halves[n % 2].add(prepared, at: entry, ordinal: ordinal)
+                adds += 1
+            }
+            #expect(builder.map == map, "seed \(seed)")
+            #expect(builder.map.encoded() == map.encoded(), "seed \(seed)")
+            // Merged across categories' builders: the same cells (sums up to rounding, so the
+            // device-days and buckets are compared).
+            var merged = halves[0]
+            merged.merge(halves[1])
+            #expect(merged.map.cells.keys.sorted() == map.cells.keys.sorted(), "seed \(seed)")
+            for (key, cell) in map.cells {
+                #expect(merged.map.cells[key]?.deviceDays == cell.deviceDays, "seed \(seed) \(key)")
+                #expect(merged.map.cells[key]?.buckets == cell.buckets, "seed \(seed) \(key)")
+            }
+        }
+        #expect(adds == 1_200)
+        #expect(ExplorerCellMapBuilder(category: .memory).isEmpty)
+        #expect(ExplorerCellMapBuilder(category: nil).map == ExplorerCellMap())
+    }
+
+    @Test("histogram buckets already in a cell are added in place, to what the merge makes")
+    func bucketsAddedInPlace() {
+        let layout = (0..<8).map { Bucket(start: Double($0) * 10, end: Double($0) * 10 + 10, count: 1) }
+        var draws = Draws(seed: 9)
+        for _ in 0..<200 {
+            let stored = layout.filter { _ in draws.uniform(0, 1) < 0.8 }
+            let incoming = layout.filter { _ in draws.uniform(0, 1) < 0.5 }
+                .map { Bucket(start: $0.start, end: $0.end, count: Int64(draws.uniform(1, 50))) }
+            var inPlace = stored
+            let added = ExplorerCell.addInPlace(incoming, to: &inPlace)
+            let subset = incoming.allSatisfy { bucket in
+                stored.contains { $0.start == bucket.start && $0.end == bucket.end }
+            }
+            #expect(added == subset)
+            #expect(inPlace == (added ? ExplorerCell.mergeBuckets(stored, incoming) : stored))
+        }
     }
 
     @Test("map ids are front-coded (version 2); version 1, with whole ids, is still read")

@@ -93,11 +93,10 @@ enum Lifeline {
         /// Waits (on a thread of its own) for the process to end and returns its exit status.
         func wait() async -> Int32 {
             let process = self.process
-            return
-                (try? await offPool {
-                    process.waitUntilExit()
-                    return process.terminationStatus
-                }) ?? -1
+            return await offPool {
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
         }
 
         deinit {

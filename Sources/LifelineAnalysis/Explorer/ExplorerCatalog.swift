@@ -124,6 +124,17 @@ package enum ExplorerCatalog {
     /// The metric of `id`, `nil` for an unknown id.
     package static func metric(_ id: String) -> ExplorerMetric? { byId[id] }
 
+    /// Each metric's ordinal, its position in ``metrics``: what a fold indexes cells by
+    /// (``ExplorerCellMapBuilder``), so adding an observation hashes no id.
+    package static let ordinals: [String: Int] = Dictionary(
+        metrics.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
+
+    /// The ordinals of each category's metrics: ``metrics`` lists them category by category, so
+    /// each is one range (the lowest to the highest ordinal of the category, were they not).
+    package static let ordinalRanges: [ExplorerCategory: Range<Int>] = Dictionary(
+        grouping: metrics.indices, by: { metrics[$0].category }
+    ).compactMapValues { ordinals in ordinals.min().flatMap { low in ordinals.max().map { low..<($0 + 1) } } }
+
     /// The metrics of one category, in display order.
     package static func metrics(in category: ExplorerCategory) -> [ExplorerMetric] {
         metrics.filter { $0.category == category }

@@ -88,7 +88,7 @@ package struct ExplorerCell: Sendable, Equatable {
     package mutating func add(_ prepared: Prepared) {
         sketch.add(prepared.value)
         moments.add(x: prepared.x, y: prepared.y)
-        if !prepared.buckets.isEmpty {
+        if !prepared.buckets.isEmpty, !Self.addInPlace(prepared.buckets, to: &buckets) {
             buckets = Self.coarsen(Self.mergeBuckets(buckets, prepared.buckets))
         }
     }
@@ -97,7 +97,7 @@ package struct ExplorerCell: Sendable, Equatable {
     package mutating func merge(_ other: ExplorerCell) {
         sketch.merge(other.sketch)
         moments.merge(other.moments)
-        if !other.buckets.isEmpty {
+        if !other.buckets.isEmpty, !Self.addInPlace(other.buckets, to: &buckets) {
             buckets = Self.coarsen(Self.mergeBuckets(buckets, other.buckets))
         }
     }
@@ -109,8 +109,34 @@ package struct ExplorerCell: Sendable, Equatable {
         return copy
     }
 
+    /// Adds `incoming`'s counts to `buckets` in place when every bound of `incoming` is already
+    /// there (a metric's layout is fixed, so once a cell has seen its buckets nearly every sample
+    /// is such), sparing the merge its new array; returns `false`, changing nothing, otherwise.
+    /// Both sorted, as ``mergeBuckets(_:_:)`` takes them; the result is the merge's.
+    package static func addInPlace(
+        _ incoming: [BucketDistribution.Bucket], to buckets: inout [BucketDistribution.Bucket]
+    ) -> Bool {
+        guard incoming.count <= buckets.count else { return false }
+        // Checked first, then added: a missing bound changes nothing.
+        var i = 0
+        for bucket in incoming {
+            while i < buckets.count, (buckets[i].start, buckets[i].end) < (bucket.start, bucket.end) { i += 1 }
+            guard i < buckets.count, buckets[i].start == bucket.start, buckets[i].end == bucket.end else {
+                return false
+            }
+            i += 1
+        }
+        i = 0
+        for bucket in incoming {
+            while buckets[i].start != bucket.start || buckets[i].end != bucket.end { i += 1 }
+            buckets[i].count.addSaturating(bucket.count)
+            i += 1
+        }
+        return true
+    }
+
     /// Linear merge of two sorted bucket lists, counts of equal bounds added (saturating).
-    static func mergeBuckets(
+    package static func mergeBuckets(
         _ x: [BucketDistribution.Bucket], _ y: [BucketDistribution.Bucket]
     ) -> [BucketDistribution.Bucket] {
         var merged: [BucketDistribution.Bucket] = []

@@ -20,12 +20,21 @@ package struct ExplorerObservation: Sendable, Equatable {
     /// (``ExplorerExtractor/stateKey(_:)``).
     package var appState: String
     package var sample: ExplorerSample
+    /// The metric's ordinal (``ExplorerCatalog/ordinals``), `nil` for an id outside the catalog.
+    package var ordinal: Int?
 
     package init(metric: String, subject: String = "", appState: String, sample: ExplorerSample) {
+        self.init(
+            metric: metric, ordinal: ExplorerCatalog.ordinals[metric], subject: subject, appState: appState,
+            sample: sample)
+    }
+
+    init(metric: String, ordinal: Int?, subject: String, appState: String, sample: ExplorerSample) {
         self.metric = metric
         self.subject = subject
         self.appState = appState
         self.sample = sample
+        self.ordinal = ordinal
     }
 }
 
@@ -129,19 +138,21 @@ package enum ExplorerExtractor {
         let histograms = Dictionary(
             parts.histograms.map { ($0.name, $0.histogram) }, uniquingKeysWith: { first, _ in first })
         let hours = parts.hours.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
-        var exitCounts: [String: Int64] = [:]
+        var exitCounts: [ExitKey: Int64] = [:]
         for exit in parts.exits where exit.count >= 0 {
             exits.append(
                 ExplorerExit(appState: parts.appState, state: exit.state, reason: exit.reason, count: exit.count))
-            exitCounts["\(exit.state.rawValue).\(exit.reason)", default: 0].addSaturating(exit.count)
+            exitCounts[ExitKey(state: exit.state, reason: exit.reason), default: 0].addSaturating(exit.count)
         }
         // A state entry without any exit counter says nothing about exits (2.0.0 states that saw no
         // termination metric); the overall state of a payload always counts its device-day.
         let hasExitData = parts.appState == overallState || !parts.exits.isEmpty
-        for metric in ExplorerCatalog.metrics {
+        for (ordinal, metric) in ExplorerCatalog.metrics.enumerated() {
             func emit(_ sample: ExplorerSample, subject: String = "") {
                 observations.append(
-                    ExplorerObservation(metric: metric.id, subject: subject, appState: parts.appState, sample: sample))
+                    ExplorerObservation(
+                        metric: metric.id, ordinal: ordinal, subject: subject, appState: parts.appState, sample: sample)
+                )
             }
             switch metric.source {
             case .scalar(let names):
@@ -159,7 +170,7 @@ package enum ExplorerExtractor {
                 emit(.rate(numerator: seconds, hours: hours))
             case .exits(let state, let reason, let perHour):
                 guard hasExitData else { continue }
-                let count = Double(exitCounts["\(state.rawValue).\(reason)"] ?? 0)
+                let count = Double(exitCounts[ExitKey(state: state, reason: reason)] ?? 0)
                 if perHour {
                     guard let hours else { continue }
                     emit(.rate(numerator: count, hours: hours))
@@ -173,6 +184,12 @@ package enum ExplorerExtractor {
                 }
             }
         }
+    }
+
+    /// An exit counter's state and reason.
+    private struct ExitKey: Hashable {
+        var state: AppState
+        var reason: String
     }
 
     private static func valid(_ value: Double) -> Bool { value.isFinite && value >= 0 }

@@ -11,7 +11,9 @@ import LifelineStorage
 /// only the rows of the categories it asks for.
 ///
 /// A document's cells are kept or dropped with its savepoint, and rows of equal key are merged in
-/// memory. Without a ``Deferral`` (refold, offline folds) they are upserted at every fold, just
+/// memory, each as an ``ExplorerCellMapBuilder`` (cells by metric ordinal) until it is written.
+/// The extraction and the adds run on the stage's ``ExplorerWorker`` thread, beside the fold's
+/// other stages; the rows are read only once it has added every released document. Without a ``Deferral`` (refold, offline folds) they are upserted at every fold, just
 /// before COMMIT, merged into the stored rows by `ll_merge_explorer_map`. With one (the server's
 /// writer), the rows are **held** across folds and written at most every
 /// ``Deferral/maxAge``, when a reader waits, or when ``Deferral/maxRows`` rows or
@@ -34,41 +36,14 @@ final class ExplorerStage: ItemWriteStage {
         var maxAge: Duration = .seconds(1)
     }
 
-    /// A packed row's key. The version level has no OS and device (both 0 in its keys).
-    private struct RowKey: Hashable {
-        var app: Int64
-        var day: Int64
-        var version: Int64
-        var os: Int64
-        var device: Int64
-        var appState: String
-        var category: Substring
-
-        /// The same cell at the version level.
-        var byVersion: RowKey {
-            var key = self
-            key.os = 0
-            key.device = 0
-            return key
-        }
-
-        /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``).
-        func bindings(_ level: RollupLevel) -> [SQLValue] {
-            let dimensions: [Int64] = level == .fine ? [version, os, device] : [version]
-            return [.integer(app), .integer(day)] + dimensions.map { .integer($0) } + [
-                .text(appState), .text(String(category)),
-            ]
-        }
-    }
-
     static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
 
     let deferral: Deferral?
-    /// The rows not written yet, per level: the current fold's, and with a deferral those of the
-    /// folds before it since the last write.
-    private var fine: [RowKey: ExplorerCellMap] = [:]
-    private var byVersion: [RowKey: ExplorerCellMap] = [:]
+    /// Extracts and adds each released document on a thread of its own, into the rows not written
+    /// yet, per level: the current fold's, and with a deferral those of the folds before it since
+    /// the last write. Read and changed here only after ``ExplorerWorker/drain()``.
+    private let worker = ExplorerWorker()
     /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
     /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
     private var held: (base: Int64, through: Int64)?
@@ -78,10 +53,10 @@ final class ExplorerStage: ItemWriteStage {
     private var foldThrough: Int64?
     private var forceWrite = false
     private var wrote = false
-    /// The current document's observations under their fine rows' keys, until its savepoint is
-    /// released: then each is added to its cells at both levels (no per-document maps to merge),
-    /// its sample prepared once for both (`nil`: refused, its cell is made empty, as before).
-    private var pending: [(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)] = []
+    /// The current document, until its savepoint is released (then handed to the worker) or
+    /// rolled back.
+    private var document: ExplorerWorker.Document?
+
     /// The upserts, made once.
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
@@ -91,8 +66,13 @@ final class ExplorerStage: ItemWriteStage {
         self.deferral = deferral
     }
 
-    /// Whether rows are held unwritten.
-    var holdsRows: Bool { !fine.isEmpty || !byVersion.isEmpty }
+    deinit { worker.stop() }
+
+    /// Whether rows are held unwritten (once the worker added what it was given).
+    var holdsRows: Bool {
+        worker.drain()
+        return !worker.fine.isEmpty || !worker.byVersion.isEmpty
+    }
 
     /// When the held rows fall due by age, if any are held (the other bounds are checked at each fold).
     var dueAt: ContinuousClock.Instant? {
@@ -124,71 +104,37 @@ final class ExplorerStage: ItemWriteStage {
     }
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
-        guard case .metric(let metric) = stored.item.document.content else { return }
-        let extraction = ExplorerExtractor.extract(metric)
-        guard extraction.isDeviceDay, !extraction.observations.isEmpty else { return }
+        guard case .metric(let metric) = stored.item.document.content, metric.isDeviceDay else { return }
         let meta = metric.meta
-        let day = Int64(RollupDeltas.day(epochSeconds: stored.occurredAt))
-        let version = try session.id(.appVersion, meta.appVersion) ?? 0
-        let os = try session.id(.osVersion, meta.osVersion) ?? 0
-        let device = try session.id(.deviceType, meta.deviceType) ?? 0
-        pending.reserveCapacity(extraction.observations.count)
-        for observation in extraction.observations {
-            let key = RowKey(
-                app: stored.appID, day: day, version: version, os: os, device: device,
-                appState: observation.appState, category: ExplorerCatalog.categoryKey(ofMetric: observation.metric))
-            pending.append(
-                (
-                    key, ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
-                    ExplorerCell.prepare(observation.sample)
-                ))
-        }
+        document = ExplorerWorker.Document(
+            app: stored.appID, day: Int64(RollupDeltas.day(epochSeconds: stored.occurredAt)),
+            version: try session.id(.appVersion, meta.appVersion) ?? 0,
+            os: try session.id(.osVersion, meta.osVersion) ?? 0,
+            device: try session.id(.deviceType, meta.deviceType) ?? 0, metric: metric)
     }
 
     func requestReleased() {
-        guard !pending.isEmpty else { return }
-        // Observations come in runs of one row (a category of an app state): each row is found
-        // once per run and level.
-        var start = 0
-        while start < pending.count {
-            let key = pending[start].key
-            var end = start + 1
-            while end < pending.count, pending[end].key == key { end += 1 }
-            Self.add(pending[start..<end], at: key, to: &fine)
-            Self.add(pending[start..<end], at: key.byVersion, to: &byVersion)
-            start = end
-        }
-        pending.removeAll(keepingCapacity: true)
+        guard let document else { return }
+        self.document = nil
+        worker.submit(document)
         heldDocuments += 1
         if heldSince == nil { heldSince = .now }
     }
 
-    private static func add(
-        _ run: ArraySlice<(key: RowKey, entry: ExplorerCellMap.Key, sample: ExplorerCell.Prepared?)>, at key: RowKey,
-        to rows: inout [RowKey: ExplorerCellMap]
-    ) {
-        var slot = rows.index(forKey: key)
-        if slot == nil {
-            rows[key] = ExplorerCellMap()
-            slot = rows.index(forKey: key)
-        }
-        guard let slot else { return }
-        for (_, entry, sample) in run { rows.values[slot].add(sample, at: entry) }
-    }
-
-    func requestRolledBack() { pending.removeAll(keepingCapacity: true) }
+    func requestRolledBack() { document = nil }
 
     /// The fold did not commit: what is held may include its documents, so it is dropped and
     /// rebuilt from the raw copies at the next fold.
     func batchAborted() {
-        pending.removeAll()
+        document = nil
         dropHeld()
         foldThrough = nil
     }
 
     private func dropHeld() {
-        fine = [:]
-        byVersion = [:]
+        worker.drain()
+        worker.fine = [:]
+        worker.byVersion = [:]
         held = nil
         heldDocuments = 0
         heldSince = nil
@@ -196,6 +142,7 @@ final class ExplorerStage: ItemWriteStage {
 
     /// Writes the rows when forced or due, and moves `explorer_through` with them.
     func beforeCommit(on connection: Connection) throws(StoreError) {
+        worker.drain()
         guard let through = foldThrough else {
             // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold):
             // written at once, and forgotten (the next chunk adds only its own documents).
@@ -205,7 +152,9 @@ final class ExplorerStage: ItemWriteStage {
         }
         let due =
             forceWrite || writeDue
-            || deferral.map { heldDocuments >= $0.maxDocuments || fine.count + byVersion.count >= $0.maxRows }
+            || deferral.map {
+                heldDocuments >= $0.maxDocuments || worker.fine.count + worker.byVersion.count >= $0.maxRows
+            }
                 ?? true
         guard due else { return }
         try writeRows(on: connection)
@@ -214,10 +163,10 @@ final class ExplorerStage: ItemWriteStage {
     }
 
     private func writeRows(on connection: Connection) throws(StoreError) {
-        for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, byVersion)] {
+        for (level, rows) in [(RollupLevel.fine, worker.fine), (.byVersion, worker.byVersion)] {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
-                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
+                try connection.run(sql, key.bindings(level) + [.blob(cells.map.encoded())])
             }
         }
     }
