@@ -181,6 +181,49 @@ struct AggregatorTests {
         }
     }
 
+    @Test(
+        "held rows sealed by age are merged with the stored ones on the explorer's thread and written by a later fold, exactly as a refold writes them"
+    )
+    func sealedRowsPrepared() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let sqlite = try TemporaryDatabase()
+        func watermarks() throws -> (folded: Int64, explorer: Int64) {
+            let row = try sqlite.database.query("SELECT folded_through, explorer_through FROM aggregation_state")[0]
+            guard case .integer(let folded) = row[0], case .integer(let explorer) = row[1] else {
+                throw StoreError(.internal, "no watermarks")
+            }
+            return (folded, explorer)
+        }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 0.02
+        var caughtUp = 0
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Waves of documents into the same cells (every version row is shared): each wave's
+            // rows are sealed after 20 ms, prepared by the worker against the rows the waves before
+            // stored, and written by the writer's next turn. No reader waits meanwhile (the
+            // watermarks are read directly), so nothing forces a write.
+            for wave in stride(from: 0, to: items.count, by: max(1, items.count / 6)) {
+                try await Self.ingest(
+                    Array(items[wave..<min(items.count, wave + max(1, items.count / 6))]), into: writer)
+                for _ in 0..<400 {
+                    let marks = try watermarks()
+                    if marks.explorer == marks.folded, writer.statistics.aggregationLagDocuments == 0 { break }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                let marks = try watermarks()
+                if marks.explorer == marks.folded, marks.folded > 0 { caughtUp += 1 }
+            }
+        }
+        #expect(caughtUp >= 5, "waves whose rows were written without a reader: \(caughtUp)")
+        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(!written.explorer.isEmpty)
+        _ = try sqlite.database.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
+    }
+
     @Test("explorer cells of the layouts before migration 0016 answer as before, and a refold rewrites them")
     func explorerLayoutsBefore0016() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 3)

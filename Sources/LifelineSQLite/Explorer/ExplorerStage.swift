@@ -42,17 +42,26 @@ final class ExplorerStage: ItemWriteStage {
     let deferral: Deferral?
     /// Extracts and adds each released document on a thread of its own, into the rows not written
     /// yet, per level: the current fold's, and with a deferral those of the folds before it since
-    /// the last write. Read and changed here only after ``ExplorerWorker/drain()``.
-    private let worker = ExplorerWorker()
+    /// the last write. Read and changed here only after ``ExplorerWorker/drain()``. With a read
+    /// connection it also prepares the merge of sealed rows.
+    private let worker: ExplorerWorker
     /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
     /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
+    /// The sealed rows (if any) hold (`base`, `sealed.through`], the worker's rows the rest.
     private var held: (base: Int64, through: Int64)?
+    /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
-    /// The current fold: where it ends, whether it must write the rows, and whether it did.
+    /// Rows sealed for a write (``ExplorerWorker/sealed``), whose merge with the stored rows the
+    /// worker prepares; written as prepared by a later fold.
+    private var sealed: (through: Int64, documents: Int)?
+    /// The current fold: where it ends, whether it must write every row, where its transaction
+    /// moved `explorer_through` (nil: not moved), whether it wrote every row, what it sealed.
     private var foldThrough: Int64?
     private var forceWrite = false
-    private var wrote = false
+    private var wroteThrough: Int64?
+    private var wroteAll = false
+    private var sealedNow: (through: Int64, documents: Int)?
     /// The current document, until its savepoint is released (then handed to the worker) or
     /// rolled back.
     private var document: ExplorerWorker.Document?
@@ -61,9 +70,16 @@ final class ExplorerStage: ItemWriteStage {
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
     )
+    private static let replacements = (
+        fine: RollupLevel.fine.replaceExplorer, byVersion: RollupLevel.byVersion.replaceExplorer
+    )
 
-    init(deferral: Deferral? = nil) {
+    /// `reader`: a connection of the same database on which the worker prepares sealed rows' writes
+    /// (the server's writer); without one, held rows are merged in SQL when written. `onPrepared`
+    /// runs when a prepare ends (it wakes the writer).
+    init(deferral: Deferral? = nil, reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.deferral = deferral
+        worker = ExplorerWorker(reader: deferral == nil ? nil : reader, onPrepared: onPrepared)
     }
 
     deinit { worker.stop() }
@@ -71,16 +87,19 @@ final class ExplorerStage: ItemWriteStage {
     /// Whether rows are held unwritten (once the worker added what it was given).
     var holdsRows: Bool {
         worker.drain()
-        return !worker.fine.isEmpty || !worker.byVersion.isEmpty
+        return !worker.fine.isEmpty || !worker.byVersion.isEmpty || sealed != nil
     }
 
-    /// When the held rows fall due by age, if any are held (the other bounds are checked at each fold).
+    /// When held rows fall due: by age (the other bounds are checked at each fold), or at once
+    /// when sealed rows are prepared; `nil` when nothing is due until the worker wakes the writer.
     var dueAt: ContinuousClock.Instant? {
-        guard let deferral, let heldSince, holdsRows else { return nil }
+        guard let deferral else { return nil }
+        if sealed != nil { return worker.isPreparing ? nil : .now }
+        guard heldDocuments > 0, let heldSince else { return nil }
         return heldSince + deferral.maxAge
     }
 
-    /// Whether held rows are due to be written by age.
+    /// Whether held rows are due to be written.
     var writeDue: Bool { dueAt.map { ContinuousClock.now >= $0 } ?? false }
 
     /// A fold begins (in its transaction) over the stored watermarks. Held rows that do not sit on
@@ -93,7 +112,9 @@ final class ExplorerStage: ItemWriteStage {
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
-        wrote = false
+        wroteThrough = nil
+        wroteAll = false
+        sealedNow = nil
         if let held, held.base == explorerThrough, held.through == foldedThrough { return }
         dropHeld()
         held = (explorerThrough, foldedThrough)
@@ -135,35 +156,84 @@ final class ExplorerStage: ItemWriteStage {
         worker.drain()
         worker.fine = [:]
         worker.byVersion = [:]
+        worker.sealed = []
+        worker.prepared = nil
+        sealed = nil
+        sealedNow = nil
         held = nil
         heldDocuments = 0
         heldSince = nil
     }
 
-    /// Writes the rows when forced or due, and moves `explorer_through` with them.
+    /// Writes what is due, and moves `explorer_through` with it: sealed rows once the worker
+    /// prepared them; every row when forced (a reader waits, the writer stops, no deferral); and
+    /// seals the worker's rows when they are due by age, documents or rows (written by a later
+    /// fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
-        worker.drain()
         guard let through = foldThrough else {
             // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold):
             // written at once, and forgotten (the next chunk adds only its own documents).
+            worker.drain()
             try writeRows(on: connection)
             dropHeld()
             return
         }
+        if let sealed, forceWrite || !worker.isPreparing {
+            // Forced: its prepare is awaited. Otherwise it is done, and the worker adding this
+            // fold's documents meanwhile touches other rows.
+            if forceWrite { worker.drain() }
+            try writeSealed(on: connection)
+            try connection.run(Self.writeWatermark, [.integer(sealed.through)])
+            wroteThrough = sealed.through
+            worker.sealed = []
+            worker.prepared = nil
+            self.sealed = nil
+        }
+        if forceWrite {
+            worker.drain()
+            try writeRows(on: connection)
+            try connection.run(Self.writeWatermark, [.integer(through)])
+            wroteThrough = through
+            wroteAll = true
+            return
+        }
+        guard let deferral, sealed == nil, heldDocuments > 0 else { return }
         let due =
-            forceWrite || writeDue
-            || deferral.map {
-                heldDocuments >= $0.maxDocuments || worker.fine.count + worker.byVersion.count >= $0.maxRows
-            }
-                ?? true
+            writeDue || heldDocuments >= deferral.maxDocuments || worker.heldRows >= deferral.maxRows
         guard due else { return }
-        try writeRows(on: connection)
-        try connection.run(Self.writeWatermark, [.integer(through)])
-        wrote = true
+        worker.drain()
+        guard worker.canPrepare else {
+            // No read connection: written now, merged in SQL.
+            try writeRows(on: connection)
+            try connection.run(Self.writeWatermark, [.integer(through)])
+            wroteThrough = through
+            wroteAll = true
+            return
+        }
+        worker.sealed = [worker.fine, worker.byVersion]
+        worker.fine = [:]
+        worker.byVersion = [:]
+        sealedNow = (through, heldDocuments)
     }
 
+    /// The worker's rows, merged into the stored ones in SQL.
     private func writeRows(on connection: Connection) throws(StoreError) {
-        for (level, rows) in [(RollupLevel.fine, worker.fine), (.byVersion, worker.byVersion)] {
+        try upsert([worker.fine, worker.byVersion], on: connection)
+    }
+
+    /// The sealed rows: as the worker prepared them, or merged in SQL when it could not.
+    private func writeSealed(on connection: Connection) throws(StoreError) {
+        guard let prepared = worker.prepared else { return try upsert(worker.sealed, on: connection) }
+        for row in prepared {
+            let sql = row.level == .fine ? Self.replacements.fine : Self.replacements.byVersion
+            try connection.run(sql, row.key.bindings(row.level) + [.blob(row.cells)])
+        }
+    }
+
+    private func upsert(
+        _ levels: [[ExplorerRowKey: ExplorerCellMapBuilder]], on connection: Connection
+    ) throws(StoreError) {
+        for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
                 try connection.run(sql, key.bindings(level) + [.blob(cells.map.encoded())])
@@ -171,8 +241,9 @@ final class ExplorerStage: ItemWriteStage {
         }
     }
 
-    /// The fold committed: the rows it wrote are gone from memory, or it holds them up to its end.
-    /// Returns the documents whose rows are held (0: every folded document is in the stored rows).
+    /// The fold committed: the rows it wrote are gone from memory, sealed rows go to the worker to
+    /// be prepared, the rest is held up to the fold's end. Returns the documents whose rows are
+    /// held (0: every folded document is in the stored rows).
     @discardableResult
     func committed() -> Int {
         guard let through = foldThrough else {
@@ -180,13 +251,22 @@ final class ExplorerStage: ItemWriteStage {
             return 0
         }
         foldThrough = nil
-        if wrote {
-            dropHeld()
-            held = (through, through)
-        } else {
-            held = (held?.base ?? through, through)
+        let base = wroteThrough ?? held?.base ?? through
+        held = (base, through)
+        if wroteAll {
+            worker.fine = [:]
+            worker.byVersion = [:]
+            heldDocuments = 0
+            heldSince = nil
         }
-        return holdsRows ? heldDocuments : 0
+        if let sealedNow {
+            self.sealedNow = nil
+            sealed = sealedNow
+            heldDocuments = 0
+            heldSince = nil
+            _ = worker.submitPrepare(base: base)
+        }
+        return heldDocuments + (sealed?.documents ?? 0)
     }
 }
 

@@ -33,6 +33,22 @@ enum RollupLevel: CaseIterable, Sendable {
             """
     }
 
+    /// The explorer row of a key (``upsertExplorer``'s key parameters): its stored cells.
+    var selectExplorer: String {
+        let key = ["app", "day"] + dimensionColumns + ["app_state", "category"]
+        return "SELECT cells FROM \(table("explorer")) WHERE " + key.map { "\($0) = ?" }.joined(separator: " AND ")
+    }
+
+    /// Writes an explorer row's cells as they are (already merged with the stored ones).
+    var replaceExplorer: String {
+        let key = ["app", "day"] + dimensionColumns + ["app_state", "category"]
+        let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
+        return """
+            INSERT INTO \(table("explorer")) (\(key.joined(separator: ", ")), cells) VALUES (\(placeholders))
+            ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET cells = excluded.cells
+            """
+    }
+
     /// The coarsest level that can answer a scope with these filters and grouping.
     static func answering(filtersOSOrDevice: Bool, groupsOSOrDevice: Bool) -> RollupLevel {
         filtersOSOrDevice || groupsOSOrDevice ? .fine : .byVersion

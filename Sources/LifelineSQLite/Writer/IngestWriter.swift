@@ -71,10 +71,14 @@ package final class IngestWriter: Service, Sendable {
         let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
         let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
-        let batchWriter = BatchWriter(connection: connection, foldStages: DefaultStages.make(explorer: deferral))
+        let shared = self.shared
+        let batchWriter = BatchWriter(
+            connection: connection,
+            foldStages: DefaultStages.make(
+                explorer: deferral, reader: deferral == nil ? nil : try database.openConnection(),
+                onPrepared: { shared.wake() }))
         // What the last run acknowledged and did not fold is folded from the raw copies first.
         let start = try batchWriter.foldState()
-        let shared = self.shared
         self.progress = database.fold
         database.fold.attach(
             acknowledged: start.head, folded: start.folded, explorer: start.explorer, pending: start.pending

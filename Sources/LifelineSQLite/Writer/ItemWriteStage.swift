@@ -56,9 +56,16 @@ extension ItemWriteStage {
 /// 0012. `RollupRebuilder` still reads the rows older databases hold, when they are upgraded.)
 enum DefaultStages {
     /// `explorer`: when the explorer's rows are written (``ExplorerStage/Deferral``; `nil`: at every
-    /// fold, as offline folds do).
-    static func make(explorer: ExplorerStage.Deferral? = nil) -> [any ItemWriteStage] {
-        [StateRowsStage(), DiagnosticRowsStage(), RollupStage(), ExplorerStage(deferral: explorer)]
+    /// fold, as offline folds do); `reader` and `onPrepared`: the explorer's worker prepares their
+    /// writes on that connection and wakes the writer (``ExplorerStage/init(deferral:reader:onPrepared:)``).
+    static func make(
+        explorer: ExplorerStage.Deferral? = nil, reader: Connection? = nil,
+        onPrepared: @escaping @Sendable () -> Void = {}
+    ) -> [any ItemWriteStage] {
+        [
+            StateRowsStage(), DiagnosticRowsStage(), RollupStage(),
+            ExplorerStage(deferral: explorer, reader: reader, onPrepared: onPrepared),
+        ]
     }
 }
 
