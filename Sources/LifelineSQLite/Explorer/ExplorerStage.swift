@@ -178,10 +178,17 @@ final class ExplorerStage: ItemWriteStage {
             dropHeld()
             return
         }
-        if let sealed, forceWrite || !worker.isPreparing {
-            // Forced: its prepare is awaited. Otherwise it is done, and the worker adding this
-            // fold's documents meanwhile touches other rows.
-            if forceWrite { worker.drain() }
+        // Written once prepared; awaited when forced, or when the rows held beside it reach
+        // twice the bound (what bounds the memory while a prepare runs behind the door).
+        let crowded = deferral.map { worker.heldRows >= 2 * $0.maxRows } ?? false
+        if let sealed, forceWrite || crowded || !worker.isPreparing {
+            // Otherwise the prepare is done, and the worker adding this fold's documents
+            // meanwhile touches other rows.
+            if forceWrite {
+                worker.drain()
+            } else if crowded {
+                worker.awaitPrepared()
+            }
             try writeSealed(on: connection)
             try connection.run(Self.writeWatermark, [.integer(sealed.through)])
             wroteThrough = sealed.through

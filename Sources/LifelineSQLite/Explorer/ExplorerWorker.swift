@@ -115,9 +115,19 @@ final class ExplorerWorker: @unchecked Sendable {
         thread.start()
     }
 
-    /// Hands one document over (the writer thread, in fold order).
+    /// Documents queued at most: past it ``submit(_:)`` waits, so a worker slower than the writer
+    /// (a load where every document makes rows of its own) slows the writer evenly instead of
+    /// queueing decoded documents without bound.
+    static let maxQueued = 128
+
+    /// Hands one document over (the writer thread, in fold order); waits while ``maxQueued`` are
+    /// queued.
     func submit(_ document: Document) {
-        enqueue(.document(document))
+        condition.lock()
+        while queue.count >= Self.maxQueued { condition.wait() }
+        queue.append(.document(document))
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Prepares the write of ``sealed`` (after the documents submitted before), on a snapshot whose
@@ -129,6 +139,13 @@ final class ExplorerWorker: @unchecked Sendable {
         condition.unlock()
         enqueue(.prepare(base: base))
         return true
+    }
+
+    /// Waits until no prepare is queued or running (documents may still be).
+    func awaitPrepared() {
+        condition.lock()
+        while preparing { condition.wait() }
+        condition.unlock()
     }
 
     /// Whether a prepare is queued or running: until it ends, only this thread touches ``sealed``
@@ -190,6 +207,7 @@ final class ExplorerWorker: @unchecked Sendable {
             }
             swap(&jobs, &queue)
             busy = true
+            condition.broadcast()  // a submit waiting for room
             condition.unlock()
             for job in jobs {
                 switch job {
