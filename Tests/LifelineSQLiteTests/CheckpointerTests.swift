@@ -35,4 +35,12 @@ struct CheckpointerTests {
         #expect(try database.payloadCount(kind: .metric) == 40)
         #expect(try database.integrityCheck() == "ok")
     }
+
+    @Test("SQLite counts no memory once a connection opened: no process-wide mutex on every allocation")
+    func memoryStatisticsOff() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        #expect(try database.payloadCount(kind: .metric) == 0)
+        #expect(!SQLiteLibrary.countsMemory)
+    }
 }

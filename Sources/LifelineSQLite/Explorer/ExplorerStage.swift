@@ -192,6 +192,7 @@ final class ExplorerStage: ItemWriteStage {
             try writeSealed(on: connection)
             try connection.run(Self.writeWatermark, [.integer(sealed.through)])
             wroteThrough = sealed.through
+            worker.dispose(worker.sealed, worker.prepared)
             worker.sealed = []
             worker.prepared = nil
             self.sealed = nil

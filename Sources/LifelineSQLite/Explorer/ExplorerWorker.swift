@@ -79,6 +79,10 @@ final class ExplorerWorker: @unchecked Sendable {
     private enum Job {
         case document(Document)
         case prepare(base: Int64)
+        /// Rows this thread made, released here: freed by the writer, their memory went back to
+        /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
+        /// showed the writer waiting there).
+        case dispose([[ExplorerRowKey: ExplorerCellMapBuilder]], [PreparedRow]?)
     }
 
     private let condition = NSCondition()
@@ -156,6 +160,11 @@ final class ExplorerWorker: @unchecked Sendable {
         return preparing
     }
 
+    /// Releases `rows` and `prepared` (the sealed rows once written) on this thread.
+    func dispose(_ rows: [[ExplorerRowKey: ExplorerCellMapBuilder]], _ prepared: [PreparedRow]?) {
+        enqueue(.dispose(rows, prepared))
+    }
+
     /// Whether this worker can prepare writes (it has a read connection).
     var canPrepare: Bool { reader != nil }
 
@@ -219,6 +228,7 @@ final class ExplorerWorker: @unchecked Sendable {
                     condition.broadcast()
                     condition.unlock()
                     onPrepared()
+                case .dispose: break
                 }
             }
             jobs.removeAll(keepingCapacity: true)
