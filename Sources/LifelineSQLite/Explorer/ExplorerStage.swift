@@ -209,18 +209,17 @@ final class ExplorerStage: ItemWriteStage {
         let due =
             writeDue || heldDocuments >= deferral.maxDocuments || worker.heldRows >= deferral.maxRows
         guard due else { return }
-        worker.drain()
         guard worker.canPrepare else {
             // No read connection: written now, merged in SQL.
+            worker.drain()
             try writeRows(on: connection)
             try connection.run(Self.writeWatermark, [.integer(through)])
             wroteThrough = through
             wroteAll = true
             return
         }
-        worker.sealed = [worker.fine, worker.byVersion]
-        worker.fine = [:]
-        worker.byVersion = [:]
+        // Sealed by the worker once this fold commits, after its last document: the writer does
+        // not wait for the worker to catch up.
         sealedNow = (through, heldDocuments)
     }
 
@@ -272,7 +271,7 @@ final class ExplorerStage: ItemWriteStage {
             sealed = sealedNow
             heldDocuments = 0
             heldSince = nil
-            _ = worker.submitPrepare(base: base)
+            _ = worker.submitSealAndPrepare(base: base)
         }
         return heldDocuments + (sealed?.documents ?? 0)
     }

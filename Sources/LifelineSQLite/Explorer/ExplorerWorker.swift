@@ -38,7 +38,7 @@ struct ExplorerRowKey: Hashable, Sendable {
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitPrepare(base:)``): it reads their stored cells in a snapshot where `explorer_through`
+/// (``submitSealAndPrepare(base:)``): it reads their stored cells in a snapshot where `explorer_through`
 /// is still `base`, merges them as bytes with the sealed ones and hands back the finished rows, so
 /// the writer only replaces them (the merge and the encoding were ~45 % of its time).
 ///
@@ -78,7 +78,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     private enum Job {
         case document(Document)
-        case prepare(base: Int64)
+        case sealAndPrepare(base: Int64)
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -109,7 +109,7 @@ final class ExplorerWorker: @unchecked Sendable {
         var sample: ExplorerCell.Prepared?
     }
 
-    /// `reader`: a connection of the same database for ``submitPrepare(base:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     init(reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.reader = reader
@@ -134,14 +134,15 @@ final class ExplorerWorker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Prepares the write of ``sealed`` (after the documents submitted before), on a snapshot whose
-    /// `explorer_through` must be `base`. Returns `false` without a read connection.
-    func submitPrepare(base: Int64) -> Bool {
+    /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
+    /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
+    /// must be `base`. Returns `false` without a read connection.
+    func submitSealAndPrepare(base: Int64) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.prepare(base: base))
+        enqueue(.sealAndPrepare(base: base))
         return true
     }
 
@@ -153,7 +154,7 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// Whether a prepare is queued or running: until it ends, only this thread touches ``sealed``
-    /// and ``prepared``; after it, only the writer, until its next ``submitPrepare(base:)``.
+    /// and ``prepared``; after it, only the writer, until its next ``submitSealAndPrepare(base:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -221,7 +222,10 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): add(document)
-                case .prepare(let base):
+                case .sealAndPrepare(let base):
+                    sealed = [fine, byVersion]
+                    fine = [:]
+                    byVersion = [:]
                     prepared = prepare(base: base)
                     condition.lock()
                     preparing = false
