@@ -28,10 +28,12 @@ final class ExplorerStage: ItemWriteStage {
     struct Deferral {
         /// Held documents at most.
         var maxDocuments = 8_192
-        /// Held rows (both levels) at most: what bounds the memory (a decoded row is ~10 KB) and
-        /// the length of one write (p99 at 1,024 rows: 61–87 ms on the fleet-like and reference
-        /// loads, against 137–186 ms at 4,096, for the same ingest rate; BENCHMARKS.md).
-        var maxRows = 1_024
+        /// Held rows (both levels) at most before they are sealed: what bounds the memory (a
+        /// decoded row is ~10 KB; up to twice this many are held while sealed ones are prepared)
+        /// and the length of the writer's replace. With the write prepared on the explorer's
+        /// thread, 2,048 ingested 1.24× more than 1,024 on the fleet-like load for a p99 ~10 ms
+        /// longer (BENCHMARKS.md, "The explorer's work on a thread of its own").
+        var maxRows = 2_048
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
     }

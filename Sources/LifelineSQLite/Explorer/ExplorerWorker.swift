@@ -43,11 +43,12 @@ struct ExplorerRowKey: Hashable, Sendable {
 /// the writer only replaces them (the merge and the encoding were ~45 % of its time).
 ///
 /// **Who touches the rows.** The writer hands documents over in fold order (``submit(_:)``); only
-/// this thread reads or changes ``fine``, ``byVersion``, ``sealed`` and ``prepared`` until the
-/// writer calls ``drain()``, which returns once every submitted job is done. The writer reads,
-/// writes or clears them only after a drain and before its next submit, so the two never touch
-/// them at once (the condition's lock orders their memory). That protocol is why the class is
-/// `@unchecked Sendable`.
+/// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
+/// which returns once every submitted job is done; the writer reads, writes or clears them only
+/// after a drain and before its next submit. ``sealed`` and ``prepared`` belong to this thread from
+/// ``submitSealAndPrepare(base:)`` until ``isPreparing`` turns false (or a drain), then to the
+/// writer until its next seal. The two never touch the same rows at once (the condition's lock
+/// orders their memory). That protocol is why the class is `@unchecked Sendable`.
 final class ExplorerWorker: @unchecked Sendable {
     /// One released document: its fine row's dimensions (app state and category come from each
     /// observation) and its decoded payload.
@@ -254,22 +255,22 @@ final class ExplorerWorker: @unchecked Sendable {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
             guard try reader.first(ExplorerStage.readWatermark, [], { $0.int64(0) }) == base else { return nil }
-            var rows: [PreparedRow] = []
+            var written: [PreparedRow] = []
             for (level, sealedRows) in zip([RollupLevel.fine, .byVersion], sealed) {
                 let select = level.selectExplorer
                 for (key, builder) in sealedRows {
                     let incoming = builder.map.encoded()
                     let stored = try reader.first(select, key.bindings(level)) { $0.blob(0) }
                     guard let stored else {
-                        rows.append(PreparedRow(level: level, key: key, cells: incoming))
+                        written.append(PreparedRow(level: level, key: key, cells: incoming))
                         continue
                     }
                     // A stored row that does not read is left to the SQL merge (and its repair).
                     guard let cells = try? ExplorerCellMap.merging(encoded: stored, with: incoming) else { return nil }
-                    rows.append(PreparedRow(level: level, key: key, cells: cells))
+                    written.append(PreparedRow(level: level, key: key, cells: cells))
                 }
             }
-            return rows
+            return written
         } catch {
             return nil
         }
