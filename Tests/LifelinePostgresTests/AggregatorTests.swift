@@ -19,6 +19,15 @@ struct AggregatorTests {
         }
     }
 
+    /// The fold's and the explorer's watermarks of a SQLite database.
+    static func watermarks(_ sqlite: TemporaryDatabase) throws -> (folded: Int64, explorer: Int64) {
+        let row = try sqlite.database.query("SELECT folded_through, explorer_through FROM aggregation_state")[0]
+        guard case .integer(let folded) = row[0], case .integer(let explorer) = row[1] else {
+            throw StoreError(.internal, "no watermarks")
+        }
+        return (folded, explorer)
+    }
+
     /// A new database holding `items`, folded as the writer folds them, and its figures.
     static func folded(_ items: [IngestItem]) async throws -> (TemporaryDatabase, PostgresStoreTests.Figures) {
         let sqlite = try TemporaryDatabase()
@@ -131,13 +140,7 @@ struct AggregatorTests {
         let expected = try await Self.folded(items).1
         let expectedHalf = try await Self.folded(Array(items[..<half])).1
         let sqlite = try TemporaryDatabase()
-        func watermarks() throws -> (folded: Int64, explorer: Int64) {
-            let row = try sqlite.database.query("SELECT folded_through, explorer_through FROM aggregation_state")[0]
-            guard case .integer(let folded) = row[0], case .integer(let explorer) = row[1] else {
-                throw StoreError(.internal, "no watermarks")
-            }
-            return (folded, explorer)
-        }
+        func watermarks() throws -> (folded: Int64, explorer: Int64) { try Self.watermarks(sqlite) }
         func folded(_ writer: IngestWriter) async throws {
             while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
@@ -187,13 +190,7 @@ struct AggregatorTests {
     func sealedRowsPrepared() async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let sqlite = try TemporaryDatabase()
-        func watermarks() throws -> (folded: Int64, explorer: Int64) {
-            let row = try sqlite.database.query("SELECT folded_through, explorer_through FROM aggregation_state")[0]
-            guard case .integer(let folded) = row[0], case .integer(let explorer) = row[1] else {
-                throw StoreError(.internal, "no watermarks")
-            }
-            return (folded, explorer)
-        }
+        func watermarks() throws -> (folded: Int64, explorer: Int64) { try Self.watermarks(sqlite) }
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
         var caughtUp = 0

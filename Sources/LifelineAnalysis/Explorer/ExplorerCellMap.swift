@@ -53,12 +53,15 @@ package struct ExplorerCellMap: Sendable, Equatable {
 
     /// Adds `other`'s cells to these.
     package mutating func merge(_ other: ExplorerCellMap) {
-        for (key, cell) in other.cells {
-            if let index = cells.index(forKey: key) {
-                cells.values[index].merge(cell)
-            } else {
-                cells[key] = cell
-            }
+        for (key, cell) in other.cells { merge(cell, at: key) }
+    }
+
+    /// Adds `cell` to `key`'s cell (made if missing).
+    package mutating func merge(_ cell: ExplorerCell, at key: Key) {
+        if let index = cells.index(forKey: key) {
+            cells.values[index].merge(cell)
+        } else {
+            cells[key] = cell
         }
     }
 

@@ -10,7 +10,8 @@ package struct ExplorerCellMapBuilder: Sendable {
     /// The ordinal of `dense[0]`.
     private let base: Int
     private var dense: [ExplorerCell?]
-    private var others: [ExplorerCellMap.Key: ExplorerCell] = [:]
+    /// Series and metrics kept by key, as in a map.
+    private var others = ExplorerCellMap()
 
     /// An empty row of `category`'s metrics (`nil`: none is kept by ordinal).
     package init(category: ExplorerCategory?) {
@@ -20,19 +21,14 @@ package struct ExplorerCellMapBuilder: Sendable {
     }
 
     /// Whether no cell is made.
-    package var isEmpty: Bool { others.isEmpty && !dense.contains { $0 != nil } }
+    package var isEmpty: Bool { others.cells.isEmpty && !dense.contains { $0 != nil } }
 
     /// Adds one device-day's prepared sample to `entry`'s cell, made if missing (a refused sample,
     /// `nil`, leaves it empty), as ``ExplorerCellMap/add(_:at:)`` does. `ordinal` is `entry`'s
     /// metric's (``ExplorerObservation/ordinal``).
     package mutating func add(_ sample: ExplorerCell.Prepared?, at entry: ExplorerCellMap.Key, ordinal: Int?) {
         guard entry.subject.isEmpty, let ordinal, ordinal >= base, ordinal - base < dense.count else {
-            if let sample {
-                others[entry, default: ExplorerCell()].add(sample)
-            } else if others[entry] == nil {
-                others[entry] = ExplorerCell()
-            }
-            return
+            return others.add(sample, at: entry)
         }
         let slot = ordinal - base
         if dense[slot] == nil { dense[slot] = ExplorerCell() }
@@ -42,13 +38,7 @@ package struct ExplorerCellMapBuilder: Sendable {
 
     /// Adds `other`'s cells to these.
     package mutating func merge(_ other: ExplorerCellMapBuilder) {
-        for (key, cell) in other.others {
-            if let index = others.index(forKey: key) {
-                others.values[index].merge(cell)
-            } else {
-                others[key] = cell
-            }
-        }
+        others.merge(other.others)
         for (offset, cell) in other.dense.enumerated() {
             guard let cell else { continue }
             let ordinal = other.base + offset
@@ -61,23 +51,18 @@ package struct ExplorerCellMapBuilder: Sendable {
                 }
             } else {
                 let key = ExplorerCellMap.Key(metric: ExplorerCatalog.metrics[ordinal].id, subject: "")
-                others[key, default: ExplorerCell()].merge(cell)
+                others.merge(cell, at: key)
             }
         }
     }
 
     /// The row's cells as a map.
     package var map: ExplorerCellMap {
-        var cells = others
+        var map = others
         for (offset, cell) in dense.enumerated() {
             guard let cell else { continue }
-            let key = ExplorerCellMap.Key(metric: ExplorerCatalog.metrics[base + offset].id, subject: "")
-            if let index = cells.index(forKey: key) {
-                cells.values[index].merge(cell)
-            } else {
-                cells[key] = cell
-            }
+            map.merge(cell, at: ExplorerCellMap.Key(metric: ExplorerCatalog.metrics[base + offset].id, subject: ""))
         }
-        return ExplorerCellMap(cells)
+        return map
     }
 }

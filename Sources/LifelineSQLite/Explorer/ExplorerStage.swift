@@ -199,30 +199,25 @@ final class ExplorerStage: ItemWriteStage {
             worker.prepared = nil
             self.sealed = nil
         }
-        if forceWrite {
-            worker.drain()
-            try writeRows(on: connection)
-            try connection.run(Self.writeWatermark, [.integer(through)])
-            wroteThrough = through
-            wroteAll = true
-            return
-        }
+        if forceWrite { return try writeAll(through: through, on: connection) }
         guard let deferral, sealed == nil, heldDocuments > 0 else { return }
         let due =
             writeDue || heldDocuments >= deferral.maxDocuments || worker.heldRows >= deferral.maxRows
         guard due else { return }
-        guard worker.canPrepare else {
-            // No read connection: written now, merged in SQL.
-            worker.drain()
-            try writeRows(on: connection)
-            try connection.run(Self.writeWatermark, [.integer(through)])
-            wroteThrough = through
-            wroteAll = true
-            return
-        }
+        // No read connection: written now, merged in SQL.
+        guard worker.canPrepare else { return try writeAll(through: through, on: connection) }
         // Sealed by the worker once this fold commits, after its last document: the writer does
         // not wait for the worker to catch up.
         sealedNow = (through, heldDocuments)
+    }
+
+    /// Every row the worker holds, merged in SQL, and `explorer_through` moved to `through`.
+    private func writeAll(through: Int64, on connection: Connection) throws(StoreError) {
+        worker.drain()
+        try writeRows(on: connection)
+        try connection.run(Self.writeWatermark, [.integer(through)])
+        wroteThrough = through
+        wroteAll = true
     }
 
     /// The worker's rows, merged into the stored ones in SQL.
