@@ -263,7 +263,7 @@ struct ExplorerCellTests {
             Key(metric: "launch.time_to_first_draw", subject: ""): ExplorerCell([
                 .histogram([Bucket(start: 0, end: 10, count: 3)])
             ]),
-            Key(metric: "animation.signpost_hitch_time_ratio", subject: "Feed/Scroll"): ExplorerCell([.value(4)]),
+            Key(metric: "animation.signpost_hitch_ratio", subject: "Feed/Scroll"): ExplorerCell([.value(4)]),
             // Subjects beyond ASCII sort as Key does (the encoder compares bytes only for ASCII).
             Key(metric: "animation.signpost_hitch_ratio", subject: "Ärger/Scroll"): ExplorerCell([.value(5)]),
             Key(metric: "animation.signpost_hitch_ratio", subject: "Zoo/Scroll"): ExplorerCell([.value(6)]),

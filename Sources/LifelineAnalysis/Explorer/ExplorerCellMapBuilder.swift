@@ -2,8 +2,8 @@
 ///
 /// The cells of the row's category's metrics are kept in an array by ordinal
 /// (``ExplorerCatalog/ordinalRanges``), so adding an observation is an index, not the hash and
-/// compare of its metric id a map's dictionary takes (~60 observations a document, at two levels,
-/// on the writer's thread). A series (a signpost's `subject`) or a metric outside the catalog goes
+/// compare of its metric id a map's dictionary takes (~60 observations a document, at two levels:
+/// SQLite's explorer thread, PostgreSQL's folding leader). A series (a signpost's `subject`) or a metric outside the catalog goes
 /// to a dictionary as in the map. ``map`` gives the same ``ExplorerCellMap`` adding each sample to a
 /// map with ``ExplorerCellMap/add(_:at:)`` gives.
 package struct ExplorerCellMapBuilder: Sendable {
