@@ -73,7 +73,8 @@ final class ExplorerWorker: @unchecked Sendable {
     var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
     /// Rows sealed for a write, per level (fine, version), and their write once prepared: `nil`
     /// until then, or when the snapshot's `explorer_through` was not the sealed rows' base or the
-    /// read failed (the writer then merges them in SQL, as without a worker).
+    /// read failed (the writer then merges the sealed rows in SQL, as without a worker; once
+    /// prepared, they are released).
     var sealed: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
     var prepared: [PreparedRow]?
 
@@ -123,7 +124,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Documents queued at most: past it ``submit(_:)`` waits, so a worker slower than the writer
     /// (a load where every document makes rows of its own) slows the writer evenly instead of
     /// queueing decoded documents without bound.
-    static let maxQueued = 128
+    static let maxQueued = 64
 
     /// Hands one document over (the writer thread, in fold order); waits while ``maxQueued`` are
     /// queued.
@@ -228,6 +229,9 @@ final class ExplorerWorker: @unchecked Sendable {
                     fine = [:]
                     byVersion = [:]
                     prepared = prepare(base: base)
+                    // Prepared, the sealed rows are not needed any more (only a failed prepare
+                    // writes them, in SQL): their memory goes now, not after the write.
+                    if prepared != nil { sealed = [] }
                     condition.lock()
                     preparing = false
                     condition.broadcast()
