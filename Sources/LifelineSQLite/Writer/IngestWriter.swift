@@ -75,7 +75,7 @@ package final class IngestWriter: Service, Sendable {
         let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
-        // the 32 MiB every connection gets (which it filled, RSS +40 MB over a sustained load).
+        // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
         let reader = try deferral.map { _ throws(StoreError) in
             let reader = try database.openConnection()
             try reader.execute("PRAGMA cache_size = -\(Self.explorerReaderCacheKiB)")
