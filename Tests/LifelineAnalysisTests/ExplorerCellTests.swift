@@ -371,18 +371,18 @@ struct ExplorerCellTests {
             }
             #expect(builder.map == map, "seed \(seed)")
             #expect(builder.map.encoded() == map.encoded(), "seed \(seed)")
-            // Merged across categories' builders: the same cells (sums up to rounding, so the
+            // Two categories' builders, their maps merged: the same cells (sums up to rounding, so the
             // device-days and buckets are compared).
-            var merged = halves[0]
-            merged.merge(halves[1])
-            #expect(merged.map.cells.keys.sorted() == map.cells.keys.sorted(), "seed \(seed)")
+            var merged = halves[0].map
+            merged.merge(halves[1].map)
+            #expect(merged.cells.keys.sorted() == map.cells.keys.sorted(), "seed \(seed)")
             for (key, cell) in map.cells {
-                #expect(merged.map.cells[key]?.deviceDays == cell.deviceDays, "seed \(seed) \(key)")
-                #expect(merged.map.cells[key]?.buckets == cell.buckets, "seed \(seed) \(key)")
+                #expect(merged.cells[key]?.deviceDays == cell.deviceDays, "seed \(seed) \(key)")
+                #expect(merged.cells[key]?.buckets == cell.buckets, "seed \(seed) \(key)")
             }
         }
         #expect(adds == 1_200)
-        #expect(ExplorerCellMapBuilder(category: .memory).isEmpty)
+        #expect(ExplorerCellMapBuilder(category: .memory).map == ExplorerCellMap())
         #expect(ExplorerCellMapBuilder(category: nil).map == ExplorerCellMap())
     }
 

@@ -20,9 +20,6 @@ package struct ExplorerCellMapBuilder: Sendable {
         dense = Array(repeating: nil, count: range.count)
     }
 
-    /// Whether no cell is made.
-    package var isEmpty: Bool { others.cells.isEmpty && !dense.contains { $0 != nil } }
-
     /// Adds one device-day's prepared sample to `entry`'s cell, made if missing (a refused sample,
     /// `nil`, leaves it empty), as ``ExplorerCellMap/add(_:at:)`` does. `ordinal` is `entry`'s
     /// metric's (``ExplorerObservation/ordinal``).
@@ -34,26 +31,6 @@ package struct ExplorerCellMapBuilder: Sendable {
         if dense[slot] == nil { dense[slot] = ExplorerCell() }
         // Mutated in place (optional chaining), never copied out: a copy would copy its arrays.
         if let sample { dense[slot]?.add(sample) }
-    }
-
-    /// Adds `other`'s cells to these.
-    package mutating func merge(_ other: ExplorerCellMapBuilder) {
-        others.merge(other.others)
-        for (offset, cell) in other.dense.enumerated() {
-            guard let cell else { continue }
-            let ordinal = other.base + offset
-            let slot = ordinal - base
-            if slot >= 0, slot < dense.count {
-                if dense[slot] == nil {
-                    dense[slot] = cell
-                } else {
-                    dense[slot]?.merge(cell)
-                }
-            } else {
-                let key = ExplorerCellMap.Key(metric: ExplorerCatalog.metrics[ordinal].id, subject: "")
-                others.merge(cell, at: key)
-            }
-        }
     }
 
     /// The row's cells as a map.

@@ -171,13 +171,6 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Whether this worker can prepare writes (it has a read connection).
     var canPrepare: Bool { reader != nil }
 
-    /// Whether every submitted job is done (the writer checks before it waits).
-    var isIdle: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return !busy && queue.isEmpty
-    }
-
     /// The rows held at both levels when the last job ended.
     var heldRows: Int {
         condition.lock()
