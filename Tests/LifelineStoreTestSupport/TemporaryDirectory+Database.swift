@@ -37,6 +37,8 @@ enum MigratedTemplate {
             return nil
         }
         keep = (directory, database)
+        // A static is never deinitialized: the directory goes when the test process exits.
+        atexit { MigratedTemplate.keep?.0.remove() }
         return ["", "-wal"].compactMap { suffix in
             let path = directory.databasePath + suffix
             return FileManager.default.fileExists(atPath: path) ? (path, suffix) : nil
