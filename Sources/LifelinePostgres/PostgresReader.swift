@@ -217,13 +217,12 @@ struct PostgresReader: AggregateReader {
             let group = try query.key(row)
             let appState = try row[first].decode(String.self)
             let bytes = try row[first + 1].decode(ByteBuffer.self)
-            let map = try ExplorerCellMap(
-                decoding: bytes.readableBytesView, only: wanted.isEmpty ? nil : wanted)
-            for (entry, cell) in map.cells {
-                merged[
+            try ExplorerCellMap.forEachCell(in: bytes.readableBytesView, only: wanted.isEmpty ? nil : wanted) {
+                entry, cell throws(SketchDecodingError) in
+                try merged[
                     Key(group: group, metric: entry.metric, subject: entry.subject, appState: appState),
                     default: ExplorerCell()
-                ].merge(cell)
+                ].merge(decoding: cell)
             }
         }
         return merged.map {

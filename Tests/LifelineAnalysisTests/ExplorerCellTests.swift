@@ -203,6 +203,18 @@ struct ExplorerCellTests {
             mergedDecoded.merge(decoded)
         }
         #expect(merged == mergedDecoded)
+        // Merged from their bytes, in both orders, with a many-device-day cell between: the same.
+        let many = ExplorerCell(Self.samples(seed: 3, count: 200))
+        for order in [samples, samples.reversed()] {
+            var expected = many
+            var fromBytes = ExplorerCell()
+            try fromBytes.merge(decoding: many.encoded())
+            for sample in order {
+                expected.merge(ExplorerCell([sample]))
+                try fromBytes.merge(decoding: ExplorerCell([sample]).encoded())
+            }
+            #expect(fromBytes == expected)
+        }
         // A scalar device-day: a few bytes instead of ~80.
         #expect(ExplorerCell([.value(412_345)]).encoded().count <= 8)
         #expect(ExplorerCell([.value(412_345), .value(1)]).encoded().first == 1)
@@ -273,6 +285,13 @@ struct ExplorerCellTests {
         #expect(try ExplorerCellMap(decoding: bytes).encoded() == bytes)
         let memory = try ExplorerCellMap(decoding: bytes, only: ["memory.peak"])
         #expect(Array(memory.cells.keys) == [Key(metric: "memory.peak", subject: "")])
+        // Walked cell by cell: every entry once, in key order, its bytes the cell's own.
+        var walked: [Key] = []
+        try ExplorerCellMap.forEachCell(in: bytes) { key, cell throws(SketchDecodingError) in
+            walked.append(key)
+            #expect(Array(cell) == map.cells[key]?.encoded())
+        }
+        #expect(walked == map.cells.keys.sorted())
         map.merge(map)
         #expect(map.cells[Key(metric: "memory.peak", subject: "")]?.deviceDays == 160)
         for length in 0..<bytes.count {

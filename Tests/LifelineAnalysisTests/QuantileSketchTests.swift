@@ -142,6 +142,36 @@ struct QuantileSketchTests {
         #expect(QuantileSketch().encoded() == [1, 0] + [UInt8](repeating: 0, count: 24) + [0])
     }
 
+    @Test("merging encoded bytes equals decoding and merging: in place, growing, collapsing, zeros only")
+    func mergeDecoding() throws {
+        var draws = Draws(seed: 7)
+        let parts: [QuantileSketch] = [
+            QuantileSketch(),
+            QuantileSketch([0, 0, 0]),
+            QuantileSketch((0..<500).map { _ in draws.logNormal(median: 300, sigma: 0.2) }),
+            QuantileSketch((0..<500).map { _ in draws.logNormal(median: 250, sigma: 0.1) }),  // inside the span
+            QuantileSketch((0..<500).map { _ in draws.logNormal(median: 40_000, sigma: 0.3) }),  // above it
+            QuantileSketch((0..<500).map { _ in draws.logNormal(median: 2, sigma: 0.3) }),  // below it
+            QuantileSketch((0..<2_000).map { _ in pow(10, draws.uniform(0, 30)) }),  // collapses
+            QuantileSketch([0, 17]),
+        ]
+        for order in [Array(parts.indices), parts.indices.reversed()] {
+            var expected = QuantileSketch()
+            var merged = QuantileSketch()
+            for index in order {
+                expected.merge(parts[index])
+                try merged.merge(decoding: parts[index].encoded())
+                #expect(merged == expected, "after part \(index)")
+            }
+        }
+        // Refused bytes change nothing.
+        var sketch = parts[2]
+        var bad = parts[3].encoded()
+        bad.append(0)
+        #expect(throws: SketchDecodingError.trailingBytes) { try sketch.merge(decoding: bad) }
+        #expect(sketch == parts[2])
+    }
+
     @Test("random, truncated and corrupted bytes throw and never trap")
     func hostileBytes() throws {
         var rng = BootstrapRNG(seed: 5)

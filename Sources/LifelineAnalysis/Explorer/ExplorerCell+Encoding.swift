@@ -116,8 +116,32 @@ extension ExplorerCell {
 
     /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.
     package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+        switch try Self.decode(bytes) {
+        case .cell(let cell): self = cell
+        case .parts(let sketch, let moments, let buckets):
+            self.init(sketch: QuantileSketch(sketch), moments: moments, checkedBuckets: buckets)
+        }
+    }
+
+    /// Adds the cell `bytes` hold (as ``encoded()`` wrote them) to this one, equal to decoding it
+    /// and ``merge(_:)``, without the dense copy of its sketch; throws (changing nothing) on
+    /// anything ``init(decoding:)`` refuses.
+    package mutating func merge(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+        switch try Self.decode(bytes) {
+        case .cell(let cell): merge(cell)
+        case .parts(let sketch, let moments, let buckets): merge(sketch: sketch, moments: moments, buckets: buckets)
+        }
+    }
+
+    /// A decoded, checked cell: a device-day's (version 2), or the parts of version 1.
+    private enum Decoded {
+        case cell(ExplorerCell)
+        case parts(QuantileSketch.Sparse, RatioMoments, [BucketDistribution.Bucket])
+    }
+
+    private static func decode(_ bytes: some Collection<UInt8>) throws(SketchDecodingError) -> Decoded {
         guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any explorer cell") }
-        var reader = ByteReader(Array(bytes))
+        var reader = ByteReader(bytes)
         let version = reader.byte()
         if version == Self.singleDeviceDayVersion {
             let x = try Self.readNumber(&reader)
@@ -127,13 +151,12 @@ extension ExplorerCell {
             guard let cell = Self.singleDeviceDay(x: x, y: y, buckets: buckets) else {
                 throw .invalid("a device-day's pair out of range")
             }
-            self = cell
-            return
+            return .cell(cell)
         }
         guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
         let length = try reader.varint()
         guard length <= UInt64(QuantileSketch.maxEncodedSize) else { throw .invalid("sketch longer than any sketch") }
-        let sketch = try QuantileSketch(decoding: try reader.take(Int(length)))
+        let sketch = try QuantileSketch.Sparse(decoding: try reader.take(Int(length)))
         var fields: [Double] = []
         for _ in 0..<6 { fields.append(try reader.double()) }
         let moments = try RatioMoments(checked: fields)
@@ -143,9 +166,9 @@ extension ExplorerCell {
         let buckets = try Self.readBuckets(&reader)
         guard reader.atEnd else { throw .trailingBytes }
         if !buckets.isEmpty {
-            guard !sketch.isEmpty else { throw .invalid("histogram buckets without device-days") }
+            guard sketch.count > 0 else { throw .invalid("histogram buckets without device-days") }
         }
-        self.init(sketch: sketch, moments: moments, checkedBuckets: buckets)
+        return .parts(sketch, moments, buckets)
     }
 
     private static let exactLimit: Double = 9_007_199_254_740_992  // 2^53

@@ -97,8 +97,22 @@ package struct ExplorerCell: Sendable, Equatable {
     package mutating func merge(_ other: ExplorerCell) {
         sketch.merge(other.sketch)
         moments.merge(other.moments)
-        if !other.buckets.isEmpty, !Self.addInPlace(other.buckets, to: &buckets) {
-            buckets = Self.coarsen(Self.mergeBuckets(buckets, other.buckets))
+        merge(buckets: other.buckets)
+    }
+
+    /// Adds a decoded cell's parts (``merge(decoding:)``), its sketch still sparse.
+    mutating func merge(
+        sketch other: QuantileSketch.Sparse, moments otherMoments: RatioMoments,
+        buckets otherBuckets: [BucketDistribution.Bucket]
+    ) {
+        sketch.merge(other)
+        moments.merge(otherMoments)
+        merge(buckets: otherBuckets)
+    }
+
+    private mutating func merge(buckets incoming: [BucketDistribution.Bucket]) {
+        if !incoming.isEmpty, !Self.addInPlace(incoming, to: &buckets) {
+            buckets = Self.coarsen(Self.mergeBuckets(buckets, incoming))
         }
     }
 

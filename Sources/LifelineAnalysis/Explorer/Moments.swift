@@ -69,7 +69,7 @@ package struct Moments: Sendable, Equatable {
     /// finite, a negative count or `M2`.
     package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
         guard bytes.count <= 25 else { throw .trailingBytes }
-        var reader = ByteReader(Array(bytes))
+        var reader = ByteReader(bytes)
         let version = reader.byte()
         guard version == 1 else { throw .unsupportedVersion(version) }
         let count = try reader.double()

@@ -66,55 +66,80 @@ extension QuantileSketch {
 
     /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.
     package init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
-        guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any sketch") }
-        var reader = ByteReader(Array(bytes))
-        let version = reader.byte()
-        guard version == Self.encodingVersion else { throw .unsupportedVersion(version) }
-        let zeroCount = try reader.varint()
-        let sum = try reader.double()
-        let minValue = try reader.double()
-        let maxValue = try reader.double()
-        guard sum.isFinite, minValue.isFinite, maxValue.isFinite, sum >= 0, minValue >= 0, maxValue >= minValue
-        else { throw .invalid("sum, min or max not finite, negative or out of order") }
-        let k = try reader.varint()
-        guard k <= UInt64(Self.maxBuckets) else { throw .invalid("more than \(Self.maxBuckets) buckets") }
-        var total = zeroCount
-        var counts: [UInt64] = []
-        var offset = 0
-        if k > 0 {
-            let first = ByteWriter.unzigzag(try reader.varint())
-            guard first >= -Int64(Self.indexLimit), first <= Int64(Self.indexLimit) else {
-                throw .invalid("bucket index out of range")
+        self.init(try Sparse(decoding: bytes))
+    }
+
+    /// Adds the sketch `bytes` hold (as ``encoded()`` wrote them) to this one, equal to decoding
+    /// it and ``merge(_:)``, without the dense copy of its buckets; throws (changing nothing) on
+    /// anything ``init(decoding:)`` refuses. A query merges thousands of stored sketches.
+    package mutating func merge(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+        merge(try Sparse(decoding: bytes))
+    }
+
+    /// A decoded, checked sketch whose buckets are still the encoding's non-empty ones.
+    struct Sparse {
+        var zeroCount: UInt64
+        var count: UInt64
+        var sum: Double
+        var min: Double
+        var max: Double
+        /// Non-empty buckets, ascending by index, spanning at most ``QuantileSketch/maxBuckets``.
+        var buckets: [(index: Int, count: UInt64)]
+
+        init(decoding bytes: some Collection<UInt8>) throws(SketchDecodingError) {
+            guard bytes.count <= QuantileSketch.maxEncodedSize else { throw .invalid("longer than any sketch") }
+            var reader = ByteReader(bytes)
+            let version = reader.byte()
+            guard version == QuantileSketch.encodingVersion else { throw .unsupportedVersion(version) }
+            zeroCount = try reader.varint()
+            sum = try reader.double()
+            min = try reader.double()
+            max = try reader.double()
+            guard sum.isFinite, min.isFinite, max.isFinite, sum >= 0, min >= 0, max >= min
+            else { throw .invalid("sum, min or max not finite, negative or out of order") }
+            let k = try reader.varint()
+            guard k <= UInt64(QuantileSketch.maxBuckets) else {
+                throw .invalid("more than \(QuantileSketch.maxBuckets) buckets")
             }
-            offset = Int(first)
-            var index = offset
-            for n in 0..<Int(k) {
-                if n > 0 {
-                    let gap = try reader.varint()
-                    guard gap >= 1, gap < UInt64(Self.maxBuckets), index - offset + Int(gap) < Self.maxBuckets else {
-                        throw .invalid("bucket span above \(Self.maxBuckets)")
-                    }
-                    counts.append(contentsOf: repeatElement(0, count: Int(gap) - 1))
-                    index += Int(gap)
+            var total = zeroCount
+            buckets = []
+            if k > 0 {
+                buckets.reserveCapacity(Int(k))
+                let first = ByteWriter.unzigzag(try reader.varint())
+                guard first >= -Int64(QuantileSketch.indexLimit), first <= Int64(QuantileSketch.indexLimit) else {
+                    throw .invalid("bucket index out of range")
                 }
-                let c = try reader.varint()
-                guard c > 0 else { throw .invalid("empty bucket") }
-                let (t, overflow) = total.addingReportingOverflow(c)
-                guard !overflow else { throw .invalid("counts above UInt64.max") }
-                total = t
-                counts.append(c)
+                var index = Int(first)
+                for n in 0..<Int(k) {
+                    if n > 0 {
+                        let gap = try reader.varint()
+                        guard gap >= 1, gap < UInt64(QuantileSketch.maxBuckets),
+                            index - Int(first) + Int(gap) < QuantileSketch.maxBuckets
+                        else { throw .invalid("bucket span above \(QuantileSketch.maxBuckets)") }
+                        index += Int(gap)
+                    }
+                    let c = try reader.varint()
+                    guard c > 0 else { throw .invalid("empty bucket") }
+                    let (t, overflow) = total.addingReportingOverflow(c)
+                    guard !overflow else { throw .invalid("counts above UInt64.max") }
+                    total = t
+                    buckets.append((index, c))
+                }
+                guard index <= QuantileSketch.indexLimit else { throw .invalid("bucket index out of range") }
             }
-            guard index <= Self.indexLimit else { throw .invalid("bucket index out of range") }
+            guard reader.atEnd else { throw .trailingBytes }
+            if total == 0 {
+                guard sum == 0, min == 0, max == 0 else { throw .invalid("an empty sketch with values") }
+            } else if zeroCount > 0 {
+                guard min == 0 else { throw .invalid("zeros counted but min above 0") }
+            }
+            count = total
         }
-        guard reader.atEnd else { throw .trailingBytes }
-        if total == 0 {
-            guard sum == 0, minValue == 0, maxValue == 0 else { throw .invalid("an empty sketch with values") }
-        } else if zeroCount > 0 {
-            guard minValue == 0 else { throw .invalid("zeros counted but min above 0") }
-        }
-        self.init(
-            checkedCounts: counts, offset: offset, zeroCount: zeroCount, count: total, sum: sum,
-            min: minValue, max: maxValue)
+    }
+
+    init(_ sparse: Sparse) {
+        self.init()
+        merge(sparse)
     }
 
     /// An upper bound of the encoded size: header + 2,048 buckets of two 10-byte varints.
@@ -148,17 +173,35 @@ enum ByteWriter {
     }
 }
 
-/// A bounds-checked reader over bytes: every read throws instead of reading past the end.
+/// A bounds-checked reader over bytes: every read throws instead of reading past the end. It
+/// reads the slice it is given in place (a cell inside a map, a sketch inside a cell): decoding a
+/// query's thousands of maps copied every nested part once per level.
 struct ByteReader {
-    private let bytes: [UInt8]
-    private(set) var position = 0
+    private let bytes: ArraySlice<UInt8>
+    private(set) var position: Int
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        position = bytes.startIndex
+    }
 
-    var atEnd: Bool { position == bytes.count }
+    init(_ bytes: [UInt8]) { self.init(bytes[...]) }
+
+    /// `bytes` as they are when they already are an array or a slice of one, else copied once.
+    init(_ bytes: some Collection<UInt8>) {
+        if let slice = bytes as? ArraySlice<UInt8> {
+            self.init(slice)
+        } else if let array = bytes as? [UInt8] {
+            self.init(array[...])
+        } else {
+            self.init(Array(bytes)[...])
+        }
+    }
+
+    var atEnd: Bool { position == bytes.endIndex }
 
     mutating func byte() -> UInt8? {
-        guard position < bytes.count else { return nil }
+        guard position < bytes.endIndex else { return nil }
         defer { position += 1 }
         return bytes[position]
     }
@@ -176,13 +219,13 @@ struct ByteReader {
 
     /// The next `count` bytes.
     mutating func take(_ count: Int) throws(SketchDecodingError) -> ArraySlice<UInt8> {
-        guard count >= 0, bytes.count - position >= count else { throw .truncated }
+        guard count >= 0, bytes.endIndex - position >= count else { throw .truncated }
         defer { position += count }
         return bytes[position..<position + count]
     }
 
     mutating func double() throws(SketchDecodingError) -> Double {
-        guard bytes.count - position >= 8 else { throw .truncated }
+        guard bytes.endIndex - position >= 8 else { throw .truncated }
         var bits: UInt64 = 0
         for n in 0..<8 {
             bits |= UInt64(bytes[position + n]) << UInt64(8 * n)

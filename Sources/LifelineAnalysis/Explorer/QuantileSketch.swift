@@ -109,16 +109,8 @@ package struct QuantileSketch: Sendable, Equatable {
     /// Adds everything of `other` to this sketch.
     package mutating func merge(_ other: QuantileSketch) {
         guard other.count > 0 else { return }
-        if count == 0 {
-            minimum = other.minimum
-            maximum = other.maximum
-        } else {
-            minimum = Swift.min(minimum, other.minimum)
-            maximum = Swift.max(maximum, other.maximum)
-        }
-        count = count.addingSaturating(other.count)
-        zeroCount = zeroCount.addingSaturating(other.zeroCount)
-        sum = Self.finiteSum(sum, other.sum)
+        mergeSummary(
+            count: other.count, zeroCount: other.zeroCount, sum: other.sum, min: other.minimum, max: other.maximum)
         guard !other.counts.isEmpty else { return }
         guard !counts.isEmpty else {
             counts = other.counts
@@ -145,6 +137,52 @@ package struct QuantileSketch: Sendable, Equatable {
         }
         counts = merged
         offset = floor
+    }
+
+    /// Adds a decoded sketch's buckets, as ``merge(_:)`` adds a sketch's: in place when they fall
+    /// within this sketch's span, else into one new array for the union of both spans.
+    mutating func merge(_ other: Sparse) {
+        guard other.count > 0 else { return }
+        mergeSummary(count: other.count, zeroCount: other.zeroCount, sum: other.sum, min: other.min, max: other.max)
+        guard let low = other.buckets.first?.index, let high = other.buckets.last?.index else { return }
+        if counts.isEmpty {
+            offset = low
+            counts = [UInt64](repeating: 0, count: high - low + 1)
+            for bucket in other.buckets { counts[bucket.index - low] = bucket.count }
+            return
+        }
+        let top = Swift.max(offset + counts.count - 1, high)
+        let floor = Swift.max(Swift.min(offset, low), top - Self.maxBuckets + 1)
+        if floor != offset || top != offset + counts.count - 1 {
+            var merged = [UInt64](repeating: 0, count: top - floor + 1)
+            for (k, c) in counts.enumerated() where c > 0 {
+                let slot = Swift.max(offset + k, floor) - floor
+                merged[slot] = merged[slot].addingSaturating(c)
+            }
+            counts = merged
+            offset = floor
+        }
+        for bucket in other.buckets {
+            let slot = Swift.max(bucket.index, floor) - floor
+            counts[slot] = counts[slot].addingSaturating(bucket.count)
+        }
+    }
+
+    /// Adds another sketch's count, zeros, sum, minimum and maximum (`count` > 0).
+    private mutating func mergeSummary(
+        count n: UInt64, zeroCount zeros: UInt64, sum s: Double, min low: Double, max high: Double
+    ) {
+        guard n > 0 else { return }
+        if count == 0 {
+            minimum = low
+            maximum = high
+        } else {
+            minimum = Swift.min(minimum, low)
+            maximum = Swift.max(maximum, high)
+        }
+        count = count.addingSaturating(n)
+        zeroCount = zeroCount.addingSaturating(zeros)
+        sum = Self.finiteSum(sum, s)
     }
 
     /// This sketch merged with `other`.
@@ -225,18 +263,6 @@ package struct QuantileSketch: Sendable, Equatable {
         counts.removeFirst(excess)
         counts[0] = folded
         offset += excess
-    }
-
-    /// Rebuilds a sketch from checked parts (decoding).
-    init(checkedCounts: [UInt64], offset: Int, zeroCount: UInt64, count: UInt64, sum: Double, min: Double, max: Double)
-    {
-        counts = checkedCounts
-        self.offset = offset
-        self.zeroCount = zeroCount
-        self.count = count
-        self.sum = sum
-        minimum = min
-        maximum = max
     }
 }
 

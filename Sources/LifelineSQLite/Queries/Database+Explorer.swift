@@ -69,15 +69,19 @@ extension SQLiteRollupReader {
         while try packed.step() {
             let (a, b, c) = group(packed)
             let appState = packed.text(first)
-            let map: ExplorerCellMap
+            let before = merged.count
             do {
-                map = try ExplorerCellMap(decoding: packed.blob(first + 1), only: wanted)
+                try ExplorerCellMap.forEachCell(in: packed.blob(first + 1), only: wanted) {
+                    entry, cell throws(SketchDecodingError) in
+                    try merged[
+                        Key(a: a, b: b, c: c, metric: entry.metric, subject: entry.subject, appState: appState),
+                        default: ExplorerCell()
+                    ].merge(decoding: cell)
+                }
             } catch {
                 throw damaged("cells", error)
             }
-            for (entry, cell) in map.cells {
-                try add(cell, Key(a: a, b: b, c: c, metric: entry.metric, subject: entry.subject, appState: appState))
-            }
+            try connection.count(merged.count - before)
         }
 
         if query.level == .byVersion {
