@@ -67,79 +67,95 @@ package struct ExplorerCellMap: Sendable, Equatable {
 
     /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
-        // In Key's order, compared as bytes when every id is ASCII (the same order, no String
-        // comparison); the indexes are sorted, not the entries.
-        let keys = Array(cells.keys)
-        let values = Array(cells.values)  // in the keys' order
-        let metrics = keys.map { Array($0.metric.utf8) }
-        let subjects = keys.map { Array($0.subject.utf8) }
-        let order =
-            metrics.allSatisfy(Self.isASCII) && subjects.allSatisfy(Self.isASCII)
-            ? keys.indices.sorted { a, b in Self.compare(metrics[a], subjects[a], metrics[b], subjects[b]) < 0 }
-            : keys.indices.sorted { keys[$0] < keys[$1] }
         var out: [UInt8] = []
         var previous: [UInt8] = []
-        Self.writeHeader(count: cells.count, into: &out)
-        for index in order {
-            Self.write(metrics[index], subjects[index], values[index].encoded(), after: previous, into: &out)
-            previous = metrics[index]
+        let (entries, _) = orderedEntries()
+        Self.writeHeader(count: entries.count, into: &out)
+        for entry in entries {
+            Self.write(entry.metric, entry.subject, entry.cell.encoded(), after: previous, into: &out)
+            previous = entry.metric
         }
         return out
     }
 
-    /// The bytes of `stored` merged with `incoming`, both bytes ``encoded()`` wrote, equal to
-    /// decoding both, merging and encoding, for less: the two entry lists are merged in order as
-    /// bytes, and only the cells both hold are decoded; the others are copied as they are (checked
-    /// for their length, not decoded). Throws ``SketchDecodingError`` when either side does not
-    /// read; a damaged cell of one side only is carried along undecoded.
+    /// The entries in Key's order, ids and subjects as bytes, and whether every one is ASCII.
+    /// Compared as bytes when they are (the same order, no String comparison); the indexes are
+    /// sorted, not the entries.
+    private func orderedEntries() -> (
+        entries: [(metric: [UInt8], subject: [UInt8], cell: ExplorerCell)], isASCII: Bool
+    ) {
+        let keys = Array(cells.keys)
+        let values = Array(cells.values)  // in the keys' order
+        let metrics = keys.map { Array($0.metric.utf8) }
+        let subjects = keys.map { Array($0.subject.utf8) }
+        let ascii = metrics.allSatisfy(Self.isASCII) && subjects.allSatisfy(Self.isASCII)
+        let order =
+            ascii
+            ? keys.indices.sorted { a, b in Self.compare(metrics[a], subjects[a], metrics[b], subjects[b]) < 0 }
+            : keys.indices.sorted { keys[$0] < keys[$1] }
+        return (order.map { (metrics[$0], subjects[$0], values[$0]) }, ascii)
+    }
+
+    /// The bytes of `stored` merged with `incoming`, both bytes ``encoded()`` wrote: `incoming`
+    /// decoded, then merged as the variant taking a map does (SQLite's merge function
+    /// `ll_merge_explorer_map`). Throws ``SketchDecodingError`` when either side does not read.
     package static func merging(
         encoded stored: some Collection<UInt8>, with incoming: some Collection<UInt8>
     ) throws(SketchDecodingError) -> [UInt8] {
+        try merging(encoded: stored, with: try ExplorerCellMap(decoding: incoming))
+    }
+
+    /// The bytes of `stored` (as ``encoded()`` wrote them) merged with `incoming`, equal to
+    /// decoding `stored`, merging and encoding, for less: the entry lists are merged in order, a
+    /// stored cell `incoming` does not touch is copied as it is (checked for its length, not
+    /// decoded), and only the cells both hold are decoded. A fold merges its held rows into the
+    /// stored ones this way (encoding them first, to merge two byte strings, decoded them again).
+    /// Throws ``SketchDecodingError`` when `stored` does not read.
+    package static func merging(
+        encoded stored: some Collection<UInt8>, with incoming: ExplorerCellMap
+    ) throws(SketchDecodingError) -> [UInt8] {
         let a = try RawEntries(Array(stored))
-        let b = try RawEntries(Array(incoming))
-        guard a.isASCII, b.isASCII else {
+        let (b, ascii) = incoming.orderedEntries()
+        guard a.isASCII, ascii else {
             // Ids beyond ASCII order as Strings do: the decoded path keeps that rule in one place.
             var map = try ExplorerCellMap(decoding: stored)
-            map.merge(try ExplorerCellMap(decoding: incoming))
+            map.merge(incoming)
             return map.encoded()
         }
-        var merged: [(entry: Int, side: UInt8, cell: [UInt8]?)] = []
-        merged.reserveCapacity(max(a.entries.count, b.entries.count))
+        // Each entry of the result: a stored one copied (`cell` nil) or a cell to encode.
+        var merged: [(metric: [UInt8], subject: [UInt8], stored: Range<Int>?, cell: ExplorerCell?)] = []
+        merged.reserveCapacity(a.entries.count + b.count)
         var i = 0
         var j = 0
-        while i < a.entries.count || j < b.entries.count {
+        while i < a.entries.count || j < b.count {
             let order =
                 i == a.entries.count
                 ? 1
-                : j == b.entries.count
-                    ? -1
-                    : compare(
-                        a.entries[i].metric, a.entries[i].subject, b.entries[j].metric, b.entries[j].subject)
+                : j == b.count
+                    ? -1 : compare(a.entries[i].metric, a.entries[i].subject, b[j].metric, b[j].subject)
             if order < 0 {
-                merged.append((i, 0, nil))
+                merged.append((a.entries[i].metric, a.entries[i].subject, a.entries[i].cell, nil))
                 i += 1
             } else if order > 0 {
-                merged.append((j, 1, nil))
+                merged.append((b[j].metric, b[j].subject, nil, b[j].cell))
                 j += 1
             } else {
                 var cell = try ExplorerCell(decoding: a.bytes[a.entries[i].cell])
-                cell.merge(try ExplorerCell(decoding: b.bytes[b.entries[j].cell]))
-                merged.append((i, 0, cell.encoded()))
+                cell.merge(b[j].cell)
+                merged.append((b[j].metric, b[j].subject, nil, cell))
                 i += 1
                 j += 1
             }
         }
         var out: [UInt8] = []
-        out.reserveCapacity(a.bytes.count + b.bytes.count)
+        out.reserveCapacity(a.bytes.count + 64 * b.count)
         writeHeader(count: merged.count, into: &out)
         var previous: [UInt8] = []
-        for (index, side, cell) in merged {
-            let entry = side == 0 ? a.entries[index] : b.entries[index]
-            if let cell {
-                write(entry.metric, entry.subject, cell, after: previous, into: &out)
-            } else {
-                let bytes = side == 0 ? a.bytes : b.bytes
-                write(entry.metric, entry.subject, bytes[entry.cell], after: previous, into: &out)
+        for entry in merged {
+            if let cell = entry.cell {
+                write(entry.metric, entry.subject, cell.encoded(), after: previous, into: &out)
+            } else if let range = entry.stored {
+                write(entry.metric, entry.subject, a.bytes[range], after: previous, into: &out)
             }
             previous = entry.metric
         }

@@ -299,8 +299,8 @@ enum ExplorerMergeFunction {
         }
     }
 
-    /// Merges as bytes (``ExplorerCellMap/merging(encoded:with:)``: only the cells both rows hold
-    /// are decoded). A stored row that does not read (only a damaged file holds one) is replaced by
+    /// Merges as bytes (``ExplorerCellMap/merging(encoded:with:)``: the stored row's cells that the
+    /// incoming ones do not touch are copied undecoded). A stored row that does not read (only a damaged file holds one) is replaced by
     /// the incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it.
     /// Incoming cells that do not decode are an error (the fold wrote them: a bug).
     private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {

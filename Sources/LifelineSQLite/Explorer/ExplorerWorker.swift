@@ -256,10 +256,10 @@ final class ExplorerWorker: @unchecked Sendable {
             for (level, sealedRows) in zip([RollupLevel.fine, .byVersion], sealed) {
                 let select = level.selectExplorer
                 for (key, builder) in sealedRows {
-                    let incoming = builder.map.encoded()
+                    let incoming = builder.map
                     let stored = try reader.first(select, key.bindings(level)) { $0.blob(0) }
                     guard let stored else {
-                        written.append(PreparedRow(level: level, key: key, cells: incoming))
+                        written.append(PreparedRow(level: level, key: key, cells: incoming.encoded()))
                         continue
                     }
                     // A stored row that does not read is left to the SQL merge (and its repair).
