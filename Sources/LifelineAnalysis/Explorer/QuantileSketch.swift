@@ -89,20 +89,8 @@ package struct QuantileSketch: Sendable, Equatable {
         guard value.isFinite, value >= 0 else { return false }
         guard n > 0 else { return true }
         let v = value == 0 ? 0 : value  // −0 → +0
-        if count == 0 {
-            minimum = v
-            maximum = v
-        } else {
-            minimum = Swift.min(minimum, v)
-            maximum = Swift.max(maximum, v)
-        }
-        count = count.addingSaturating(n)
-        sum = Self.finiteSum(sum, v * Double(n))
-        if v == 0 {
-            zeroCount = zeroCount.addingSaturating(n)
-        } else {
-            addToBucket(Self.index(of: v), n)
-        }
+        mergeSummary(count: n, zeroCount: v == 0 ? n : 0, sum: v * Double(n), min: v, max: v)
+        if v != 0 { addToBucket(Self.index(of: v), n) }
         return true
     }
 
