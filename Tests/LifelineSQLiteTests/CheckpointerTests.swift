@@ -1,7 +1,8 @@
 import Foundation
+import Logging
 import LifelineIngest
 import LifelineModel
-import LifelineSQLite
+@testable import LifelineSQLite
 import LifelineStoreTestSupport
 import LifelineTestFixtures
 import Testing
@@ -34,6 +35,50 @@ struct CheckpointerTests {
         #expect(row[1] == row[2], "WAL frames \(row[1]) vs checkpointed \(row[2])")
         #expect(try database.payloadCount(kind: .metric) == 40)
         #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test("past its cap the WAL is truncated, though a passive checkpoint never restarts it")
+    func walTruncatedPastItsCap() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = try Connection(path: database.path, options: database.options)
+        defer { writer.close() }
+        try writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute("CREATE TABLE filler (value BLOB)")
+        // A reader holding a snapshot while the WAL grows: passive checkpoints copy what they can
+        // but the log keeps its length.
+        let reader = try Connection(path: database.path, options: database.options)
+        defer { reader.close() }
+        try reader.execute("BEGIN")
+        _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
+        func fill() throws {
+            for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
+        }
+        try fill()
+        let grown = Self.fileSize(database.path + "-wal")
+        #expect(grown > 50 * 8_000)
+        var options = database.options
+        options.busyTimeoutMilliseconds = 20
+        let checkpointer = Checkpointer(
+            connection: try Connection(path: database.path, options: options), interval: 1, capPages: 20,
+            logger: Logger(label: "test"))
+        defer { checkpointer.stop() }
+        // While the reader holds its snapshot, the truncation waits 20 ms and gives up.
+        checkpointer.committed()
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(Self.fileSize(database.path + "-wal") >= grown)
+        // Once it ends, the next checkpoint truncates the log.
+        try reader.execute("ROLLBACK")
+        try fill()
+        checkpointer.committed()
+        var waited = 0
+        while Self.fileSize(database.path + "-wal") > 0, waited < 100 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 1
+        }
+        #expect(Self.fileSize(database.path + "-wal") == 0)
+        // Nothing was lost: every row is there.
+        #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 100)
     }
 
     @Test("SQLite counts no memory once a connection opened: no process-wide mutex on every allocation")

@@ -12,15 +12,26 @@ import Synchronization
 /// writer only signals after its commits; a passive checkpoint never blocks the writer or the
 /// readers, and the writer keeps a high automatic threshold as a safety net in case this thread
 /// falls behind.
+///
+/// **The WAL's cap.** A passive checkpoint copies frames but never restarts the log, and SQLite
+/// restarts it only when a writer begins while no reader uses it: with the explorer's reads and
+/// the fold's long transactions beside a continuous door, that moment rarely came and the log
+/// grew past the safety threshold (to 186–256 MB over 35 s of the reference load). Once the log
+/// holds `capPages` frames, this thread truncates it (`wal_checkpoint(TRUNCATE)`), waiting at
+/// most its connection's short busy timeout for readers and the writer (the writer waits on it
+/// meanwhile); when that does not suffice it tries again after the next commits.
 final class Checkpointer: Sendable {
     /// Commits between two checkpoints.
     let interval: Int
+    /// WAL frames past which the log is truncated.
+    let capPages: Int
     private let state = Mutex((commits: 0, stopping: false))
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(connection: Connection, interval: Int = 8, logger: Logger) {
+    init(connection: Connection, interval: Int = 8, capPages: Int, logger: Logger) {
         self.interval = max(1, interval)
+        self.capPages = max(1, capPages)
         let owned = OwnedConnection(connection: connection)
         let thread = Thread { [self] in
             self.loop(owned.connection, logger: logger)
@@ -56,7 +67,11 @@ final class Checkpointer: Sendable {
             _ = wakeup.wait(timeout: .now() + .seconds(1))
             let stopping = state.withLock { $0.stopping }
             do throws(StoreError) {
-                _ = try connection.query("PRAGMA wal_checkpoint(PASSIVE)") { $0.int64(0) }
+                // (busy, frames in the log, frames copied)
+                let frames = try connection.first("PRAGMA wal_checkpoint(PASSIVE)", []) { $0.int64(1) } ?? 0
+                if frames >= Int64(capPages) {
+                    _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(0) }
+                }
             } catch {
                 logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])
             }

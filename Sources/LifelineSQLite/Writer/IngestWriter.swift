@@ -47,8 +47,11 @@ package final class IngestWriter: Service, Sendable {
     /// Told the number of requests of every committed batch (besides `onBatch`).
     package let batches = BatchObserver()
     private let logger: Logger
-    /// SQLite's automatic checkpoint threshold on the writer's connection, in WAL pages.
+    /// SQLite's automatic checkpoint threshold on the writer's connection, and the WAL's cap
+    /// (``Checkpointer``), in WAL pages.
     static let safetyCheckpointPages = 16_000
+    /// How long the checkpointer waits for readers and the writer when it truncates the WAL.
+    static let checkpointBusyMilliseconds: Int32 = 50
     /// The page cache of the explorer worker's read connection, in KiB.
     static let explorerReaderCacheKiB = 4_096
 
@@ -70,7 +73,13 @@ package final class IngestWriter: Service, Sendable {
         // Checkpoints run beside the writer (see Checkpointer); SQLite's own stays as a safety net
         // far above the usual WAL size.
         _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
-        let checkpointer = Checkpointer(connection: try database.openConnection(), logger: logger)
+        // The checkpointer waits for readers and the writer 50 ms at most when it truncates the
+        // log (the writer waits on it meanwhile).
+        var checkpointOptions = database.options
+        checkpointOptions.busyTimeoutMilliseconds = Self.checkpointBusyMilliseconds
+        let checkpointer = Checkpointer(
+            connection: try Connection(path: database.path, options: checkpointOptions),
+            capPages: Self.safetyCheckpointPages, logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
         let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
         let shared = self.shared
