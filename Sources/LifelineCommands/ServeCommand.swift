@@ -47,6 +47,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        MallocArenas.apply()
         let file = try config.map(ConfigFile.load)
         var server = ServerConfig()
         server.logger = global.makeLogger()
