@@ -8,7 +8,7 @@ enum MallocArenas {
     /// The arenas glibc may make, unless the operator set `MALLOC_ARENA_MAX` (glibc reads it
     /// itself): 2 instead of 8 per core. The explorer's thread allocates and frees its rows in an
     /// arena of its own, which glibc kept: over 35 s of the reference load the server peaked at
-    /// 159–168 MB with the default and 125–129 MB with two arenas, at the same rate
+    /// 150–168 MB with the default and 120–131 MB with two arenas, at ~0.95× the rate
     /// (BENCHMARKS.md, "Two malloc arenas").
     static let limit: Int32 = 2
 

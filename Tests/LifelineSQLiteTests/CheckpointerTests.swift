@@ -81,6 +81,39 @@ struct CheckpointerTests {
         #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 100)
     }
 
+    @Test("past the hard cap the writer truncates the WAL itself, waiting for the readers")
+    func walHardCap() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = try Connection(path: database.path, options: database.options)
+        defer { writer.close() }
+        try writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute("CREATE TABLE filler (value BLOB)")
+        let reader = try Connection(path: database.path, options: database.options)
+        try reader.execute("BEGIN")
+        _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
+        for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
+        let wal = database.path + "-wal"
+        let grown = Self.fileSize(wal)
+        // Under the cap: nothing happens.
+        WALLimit(path: wal, bytes: grown + 1).enforce(on: writer, logger: Logger(label: "test"))
+        #expect(Self.fileSize(wal) == grown)
+        // Past it: the writer waits for the reader's snapshot to end (200 ms here), then truncates.
+        // Handed to the thread that ends its snapshot (its only user from now on).
+        nonisolated(unsafe) let held = reader
+        let release = Thread {
+            Thread.sleep(forTimeInterval: 0.2)
+            try? held.execute("ROLLBACK")
+            held.close()
+        }
+        release.start()
+        let started = ContinuousClock.now
+        WALLimit(path: wal, bytes: 100_000).enforce(on: writer, logger: Logger(label: "test"))
+        #expect(ContinuousClock.now - started >= .milliseconds(150))
+        #expect(Self.fileSize(wal) == 0)
+        #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 50)
+    }
+
     @Test("SQLite counts no memory once a connection opened: no process-wide mutex on every allocation")
     func memoryStatisticsOff() throws {
         let temp = TemporaryDirectory()

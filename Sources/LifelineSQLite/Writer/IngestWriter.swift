@@ -32,6 +32,9 @@ package final class IngestWriter: Service, Sendable {
         /// ``ExplorerStage``). 0: written at every fold. `nil`: the database's
         /// ``StorageOptions/explorerWriteSeconds``.
         package var explorerDelay: Double?
+        /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
+        /// commit, waiting for the readers (``WALLimit``).
+        package var walHardCapPages: Int = 2 * IngestWriter.safetyCheckpointPages
 
         package init(maxBatchRequests: Int = 256, maxBatchItems: Int = 4_096, foldBatch: Int = 4_096) {
             self.maxBatchRequests = max(1, maxBatchRequests)
@@ -106,10 +109,14 @@ package final class IngestWriter: Service, Sendable {
                 "folding documents acknowledged before the last stop",
                 metadata: ["documents": "\(start.pending)", "watermark": "\(start.folded)"])
         }
+        let pageSize = try connection.first("PRAGMA page_size", []) { $0.int64(0) } ?? 8_192
+        let walLimit = WALLimit(path: database.path + "-wal", bytes: options.walHardCapPages * Int(pageSize))
         let owned = OwnedWriter(writer: batchWriter)
         let progress = database.fold
         let thread = Thread {
-            WriterQueue.loop(shared, owned.writer, progress: progress, checkpointer: checkpointer, logger: logger)
+            WriterQueue.loop(
+                shared, owned.writer, progress: progress, checkpointer: checkpointer, walLimit: walLimit,
+                logger: logger)
         }
         thread.name = "lifeline-writer"
         thread.start()

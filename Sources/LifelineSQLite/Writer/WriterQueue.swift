@@ -125,7 +125,7 @@ final class WriterQueue: Sendable {
     /// and whenever the door is idle.
     static func loop(
         _ queue: WriterQueue, _ writer: BatchWriter, progress: FoldProgress, checkpointer: Checkpointer?,
-        logger: Logger
+        walLimit: WALLimit? = nil, logger: Logger
     ) {
         let options = queue.options
         var retryAfter: ContinuousClock.Instant?
@@ -150,6 +150,7 @@ final class WriterQueue: Sendable {
                     explorerHeld: result.explorerHeld)
                 guard result.folded > 0 else { return false }
                 checkpointer?.committed()
+                walLimit?.enforce(on: writer.connection, logger: logger)
                 return result.more
             } catch {
                 logger.error("fold failed; retried in 1 s", metadata: ["error": "\(error)"])
@@ -169,6 +170,7 @@ final class WriterQueue: Sendable {
                 queue.record(batch, result)
                 if result.committed {
                     checkpointer?.committed()
+                    walLimit?.enforce(on: writer.connection, logger: logger)
                     if let last = result.stored.last {
                         progress.acknowledged(through: last.payloadID, count: result.stored.count)
                     }
