@@ -390,6 +390,11 @@ struct ExplorerCellTests {
             }
             #expect(builder.map == map, "seed \(seed)")
             #expect(builder.map.encoded() == map.encoded(), "seed \(seed)")
+            // Its bytes made without the map, and merged into a stored row, are the map's.
+            #expect(builder.encoded() == map.encoded(), "seed \(seed)")
+            let stored = halves[1].map.encoded()
+            #expect(
+                try builder.merged(into: stored) == ExplorerCellMap.merging(encoded: stored, with: map), "seed \(seed)")
             // Two categories' builders, their maps merged: the same cells (sums up to rounding, so the
             // device-days and buckets are compared).
             var merged = halves[0].map
@@ -403,6 +408,7 @@ struct ExplorerCellTests {
         #expect(adds == 1_200)
         #expect(ExplorerCellMapBuilder(category: .memory).map == ExplorerCellMap())
         #expect(ExplorerCellMapBuilder(category: nil).map == ExplorerCellMap())
+        #expect(ExplorerCellMapBuilder(category: .memory).encoded() == ExplorerCellMap().encoded())
     }
 
     @Test("histogram buckets already in a cell are added in place, to what the merge makes")

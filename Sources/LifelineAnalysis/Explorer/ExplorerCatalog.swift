@@ -129,6 +129,13 @@ package enum ExplorerCatalog {
     package static let ordinals: [String: Int] = Dictionary(
         metrics.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
 
+    /// Each metric's id as UTF-8 bytes, by ordinal.
+    static let idBytes: [[UInt8]] = metrics.map { Array($0.id.utf8) }
+    /// The ordinals in their ids' byte order (the packed maps' entry order: ``ExplorerCellMap``).
+    static let byteOrder: [Int] = metrics.indices.sorted { idBytes[$0].lexicographicallyPrecedes(idBytes[$1]) }
+    /// Whether every id is ASCII (then byte order is ``ExplorerCellMap/Key``'s order).
+    static let idsAreASCII = idBytes.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
+
     /// The ordinals of each category's metrics: ``metrics`` lists them category by category, so
     /// each is one range (the lowest to the highest ordinal of the category, were they not).
     package static let ordinalRanges: [ExplorerCategory: Range<Int>] = Dictionary(

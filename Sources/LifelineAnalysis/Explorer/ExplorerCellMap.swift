@@ -65,14 +65,21 @@ package struct ExplorerCellMap: Sendable, Equatable {
         }
     }
 
+    /// One entry as the encoding writes it: its id and subject as bytes, and its cell.
+    package typealias EncodingEntry = (metric: [UInt8], subject: [UInt8], cell: ExplorerCell)
+
     /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
+        Self.encode(orderedEntries().entries)
+    }
+
+    /// The version-2 bytes of `entries`, already in Key's order.
+    package static func encode(_ entries: [EncodingEntry]) -> [UInt8] {
         var out: [UInt8] = []
         var previous: [UInt8] = []
-        let (entries, _) = orderedEntries()
-        Self.writeHeader(count: entries.count, into: &out)
+        writeHeader(count: entries.count, into: &out)
         for entry in entries {
-            Self.write(entry.metric, entry.subject, entry.cell.encoded(), after: previous, into: &out)
+            write(entry.metric, entry.subject, entry.cell.encoded(), after: previous, into: &out)
             previous = entry.metric
         }
         return out
@@ -81,9 +88,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
     /// The entries in Key's order, ids and subjects as bytes, and whether every one is ASCII.
     /// Compared as bytes when they are (the same order, no String comparison); the indexes are
     /// sorted, not the entries.
-    private func orderedEntries() -> (
-        entries: [(metric: [UInt8], subject: [UInt8], cell: ExplorerCell)], isASCII: Bool
-    ) {
+    package func orderedEntries() -> (entries: [EncodingEntry], isASCII: Bool) {
         let keys = Array(cells.keys)
         let values = Array(cells.values)  // in the keys' order
         let metrics = keys.map { Array($0.metric.utf8) }
@@ -114,12 +119,21 @@ package struct ExplorerCellMap: Sendable, Equatable {
     package static func merging(
         encoded stored: some Collection<UInt8>, with incoming: ExplorerCellMap
     ) throws(SketchDecodingError) -> [UInt8] {
+        let (entries, ascii) = incoming.orderedEntries()
+        return try merging(encoded: stored, with: entries, isASCII: ascii, map: { incoming })
+    }
+
+    /// ``merging(encoded:with:)`` of entries already in Key's order (`isASCII`: every id and
+    /// subject is); `map` makes them a map for the decoded path ids beyond ASCII take.
+    package static func merging(
+        encoded stored: some Collection<UInt8>, with b: [EncodingEntry], isASCII ascii: Bool,
+        map incoming: () -> ExplorerCellMap
+    ) throws(SketchDecodingError) -> [UInt8] {
         let a = try RawEntries(Array(stored))
-        let (b, ascii) = incoming.orderedEntries()
         guard a.isASCII, ascii else {
             // Ids beyond ASCII order as Strings do: the decoded path keeps that rule in one place.
             var map = try ExplorerCellMap(decoding: stored)
-            map.merge(incoming)
+            map.merge(incoming())
             return map.encoded()
         }
         // Each entry of the result: a stored one copied (`cell` nil) or a cell to encode.
@@ -310,11 +324,11 @@ package struct ExplorerCellMap: Sendable, Equatable {
         isASCII(bytes) ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
     }
 
-    private static func isASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
+    static func isASCII(_ bytes: [UInt8]) -> Bool { bytes.allSatisfy { $0 < 0x80 } }
 
     /// `(x, y)` against `(a, b)` as bytes: negative, zero or positive. For ASCII ids this is
     /// ``Key``'s order.
-    private static func compare(_ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]) -> Int {
+    static func compare(_ x: [UInt8], _ y: [UInt8], _ a: [UInt8], _ b: [UInt8]) -> Int {
         let first = compare(x, a)
         return first != 0 ? first : compare(y, b)
     }

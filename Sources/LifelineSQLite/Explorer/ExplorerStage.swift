@@ -240,7 +240,7 @@ final class ExplorerStage: ItemWriteStage {
         for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
-                try connection.run(sql, key.bindings(level) + [.blob(cells.map.encoded())])
+                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
             }
         }
     }

@@ -256,14 +256,13 @@ final class ExplorerWorker: @unchecked Sendable {
             for (level, sealedRows) in zip([RollupLevel.fine, .byVersion], sealed) {
                 let select = level.selectExplorer
                 for (key, builder) in sealedRows {
-                    let incoming = builder.map
                     let stored = try reader.first(select, key.bindings(level)) { $0.blob(0) }
                     guard let stored else {
-                        written.append(PreparedRow(level: level, key: key, cells: incoming.encoded()))
+                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
                         continue
                     }
                     // A stored row that does not read is left to the SQL merge (and its repair).
-                    guard let cells = try? ExplorerCellMap.merging(encoded: stored, with: incoming) else { return nil }
+                    guard let cells = try? builder.merged(into: stored) else { return nil }
                     written.append(PreparedRow(level: level, key: key, cells: cells))
                 }
             }
