@@ -37,24 +37,33 @@ struct CheckpointerTests {
         #expect(try database.integrityCheck() == "ok")
     }
 
+    /// A writer (automatic checkpoints off) that wrote 50 rows of 8,000 bytes into `filler` while
+    /// the reader holds the snapshot it took before them: the WAL holds them all.
+    static func growingWAL(_ database: Database) throws -> (writer: Connection, reader: Connection) {
+        let writer = try Connection(path: database.path, options: database.options)
+        try writer.execute("PRAGMA wal_autocheckpoint = 0")
+        try writer.execute("CREATE TABLE filler (value BLOB)")
+        let reader = try Connection(path: database.path, options: database.options)
+        try reader.execute("BEGIN")
+        _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
+        try fill(writer)
+        return (writer, reader)
+    }
+
+    static func fill(_ writer: Connection) throws {
+        for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
+    }
+
     @Test("past its cap the WAL is truncated, though a passive checkpoint never restarts it")
     func walTruncatedPastItsCap() throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
-        let writer = try Connection(path: database.path, options: database.options)
-        defer { writer.close() }
-        try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try writer.execute("CREATE TABLE filler (value BLOB)")
-        // A reader holding a snapshot while the WAL grows: passive checkpoints copy what they can
-        // but the log keeps its length.
-        let reader = try Connection(path: database.path, options: database.options)
-        defer { reader.close() }
-        try reader.execute("BEGIN")
-        _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
-        func fill() throws {
-            for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
+        // Passive checkpoints copy what they can but the log keeps its length.
+        let (writer, reader) = try Self.growingWAL(database)
+        defer {
+            writer.close()
+            reader.close()
         }
-        try fill()
         let grown = Self.fileSize(database.path + "-wal")
         #expect(grown > 50 * 8_000)
         var options = database.options
@@ -69,7 +78,7 @@ struct CheckpointerTests {
         #expect(Self.fileSize(database.path + "-wal") >= grown)
         // Once it ends, the next checkpoint truncates the log.
         try reader.execute("ROLLBACK")
-        try fill()
+        try Self.fill(writer)
         checkpointer.committed()
         var waited = 0
         while Self.fileSize(database.path + "-wal") > 0, waited < 100 {
@@ -85,14 +94,8 @@ struct CheckpointerTests {
     func walHardCap() throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
-        let writer = try Connection(path: database.path, options: database.options)
+        let (writer, reader) = try Self.growingWAL(database)
         defer { writer.close() }
-        try writer.execute("PRAGMA wal_autocheckpoint = 0")
-        try writer.execute("CREATE TABLE filler (value BLOB)")
-        let reader = try Connection(path: database.path, options: database.options)
-        try reader.execute("BEGIN")
-        _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
-        for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
         let wal = database.path + "-wal"
         let grown = Self.fileSize(wal)
         // Under the cap: nothing happens.
