@@ -99,7 +99,8 @@ struct CheckpointerTests {
         let wal = database.path + "-wal"
         let grown = Self.fileSize(wal)
         // Under the cap: nothing happens.
-        WALLimit(path: wal, bytes: grown + 1).enforce(on: writer, logger: Logger(label: "test"))
+        var under = WALLimit(path: wal, bytes: grown + 1)
+        under.enforce(on: writer, logger: Logger(label: "test"))
         #expect(Self.fileSize(wal) == grown)
         // Past it: the writer waits for the reader's snapshot to end (200 ms here), then truncates.
         // Handed to the thread that ends its snapshot (its only user from now on).
@@ -111,10 +112,39 @@ struct CheckpointerTests {
         }
         release.start()
         let started = ContinuousClock.now
-        WALLimit(path: wal, bytes: 100_000).enforce(on: writer, logger: Logger(label: "test"))
+        var limit = WALLimit(path: wal, bytes: 100_000)
+        limit.enforce(on: writer, logger: Logger(label: "test"))
         #expect(ContinuousClock.now - started >= .milliseconds(150))
         #expect(Self.fileSize(wal) == 0)
         #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 50)
+    }
+
+    @Test("a reader the writer cannot wait out: one attempt, then none until the retry delay")
+    func walHardCapBacksOff() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let (filler, reader) = try Self.growingWAL(database)
+        defer {
+            filler.close()
+            reader.close()
+        }
+        // The writer's wait for the reader: 50 ms, shorter than the reader's snapshot.
+        var options = database.options
+        options.busyTimeoutMilliseconds = 50
+        let writer = try Connection(path: database.path, options: options)
+        defer { writer.close() }
+        let wal = database.path + "-wal"
+        let grown = Self.fileSize(wal)
+        var limit = WALLimit(path: wal, bytes: 100_000)
+        var started = ContinuousClock.now
+        limit.enforce(on: writer, logger: Logger(label: "test"))
+        #expect(ContinuousClock.now - started >= .milliseconds(40))
+        #expect(Self.fileSize(wal) == grown)
+        // The next commits do not wait again (each would wait the whole timeout for nothing).
+        started = ContinuousClock.now
+        for _ in 0..<5 { limit.enforce(on: writer, logger: Logger(label: "test")) }
+        #expect(ContinuousClock.now - started < .milliseconds(40))
+        #expect(Self.fileSize(wal) == grown)
     }
 
     @Test("SQLite counts no memory once a connection opened: no process-wide mutex on every allocation")

@@ -9,18 +9,31 @@ import Logging
 /// 35 s of the reference load (BENCHMARKS.md, "The WAL's cap"). Past `bytes`, the writer itself
 /// truncates it right after a commit, when it holds no transaction: it waits for the readers
 /// (its connection's busy timeout, 5 s by default), and the door waits with it. So the log ends
-/// at most one transaction past `bytes`.
+/// at most one transaction past `bytes`, unless a reader holds its snapshot longer than that
+/// wait: nothing can restart the log under it, so the writer tries again only after
+/// ``retryDelay`` (not at every commit, each waiting the whole timeout), and the log stays past
+/// the cap until that reader ends.
 struct WALLimit {
     /// The log's file.
     let path: String
     /// The cap, in bytes.
     let bytes: Int
+    /// Time between two attempts when one found a reader it could not wait out.
+    static let retryDelay: Duration = .seconds(1)
+    private var retryAfter: ContinuousClock.Instant?
+
+    init(path: String, bytes: Int) {
+        self.path = path
+        self.bytes = bytes
+    }
 
     /// Truncates the log when its file is past the cap; a no-op (one `stat`) otherwise.
-    func enforce(on connection: Connection, logger: Logger) {
+    mutating func enforce(on connection: Connection, logger: Logger) {
+        if let retryAfter, ContinuousClock.now < retryAfter { return }
         guard size > bytes else { return }
         let started = ContinuousClock.now
         let busy = (try? connection.first("PRAGMA wal_checkpoint(TRUNCATE)", []) { $0.int64(0) }) ?? 1
+        retryAfter = busy == 0 ? nil : ContinuousClock.now + Self.retryDelay
         logger.notice(
             "the WAL passed its hard cap: truncated by the writer",
             metadata: [

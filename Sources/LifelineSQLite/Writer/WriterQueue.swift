@@ -128,6 +128,7 @@ final class WriterQueue: Sendable {
         walLimit: WALLimit? = nil, logger: Logger
     ) {
         let options = queue.options
+        var walLimit = walLimit
         var retryAfter: ContinuousClock.Instant?
         /// Folds once; false when there was nothing to fold or it failed. The explorer's held rows
         /// are written when a reader waits, or `writeExplorer`.
