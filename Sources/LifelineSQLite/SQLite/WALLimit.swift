@@ -35,7 +35,7 @@ struct WALLimit {
         let busy = (try? connection.first("PRAGMA wal_checkpoint(TRUNCATE)", []) { $0.int64(0) }) ?? 1
         retryAfter = busy == 0 ? nil : ContinuousClock.now + Self.retryDelay
         logger.notice(
-            "the WAL passed its hard cap: truncated by the writer",
+            "the WAL passed its hard cap: the writer truncates it (waiting for the readers)",
             metadata: [
                 "cap_bytes": "\(bytes)", "truncated": "\(busy == 0)",
                 "waited_ms": "\((ContinuousClock.now - started) / .milliseconds(1))",
