@@ -40,10 +40,10 @@ struct CheckpointerTests {
     /// A writer (automatic checkpoints off) that wrote 50 rows of 8,000 bytes into `filler` while
     /// the reader holds the snapshot it took before them: the WAL holds them all.
     static func growingWAL(_ database: Database) throws -> (writer: Connection, reader: Connection) {
-        let writer = try Connection(path: database.path, options: database.options)
+        let writer = try database.openConnection()
         try writer.execute("PRAGMA wal_autocheckpoint = 0")
         try writer.execute("CREATE TABLE filler (value BLOB)")
-        let reader = try Connection(path: database.path, options: database.options)
+        let reader = try database.openConnection()
         try reader.execute("BEGIN")
         _ = try reader.first("SELECT count(*) FROM filler", []) { $0.int64(0) }
         try fill(writer)
@@ -66,10 +66,8 @@ struct CheckpointerTests {
         }
         let grown = Self.fileSize(database.path + "-wal")
         #expect(grown > 50 * 8_000)
-        var options = database.options
-        options.busyTimeoutMilliseconds = 20
         let checkpointer = Checkpointer(
-            connection: try Connection(path: database.path, options: options), interval: 1, capPages: 20,
+            connection: try database.openConnection(busyTimeoutMilliseconds: 20), interval: 1, capPages: 20,
             logger: Logger(label: "test"))
         defer { checkpointer.stop() }
         // While the reader holds its snapshot, the truncation waits 20 ms and gives up.
@@ -129,9 +127,7 @@ struct CheckpointerTests {
             reader.close()
         }
         // The writer's wait for the reader: 50 ms, shorter than the reader's snapshot.
-        var options = database.options
-        options.busyTimeoutMilliseconds = 50
-        let writer = try Connection(path: database.path, options: options)
+        let writer = try database.openConnection(busyTimeoutMilliseconds: 50)
         defer { writer.close() }
         let wal = database.path + "-wal"
         let grown = Self.fileSize(wal)

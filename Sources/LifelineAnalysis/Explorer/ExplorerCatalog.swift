@@ -134,7 +134,7 @@ package enum ExplorerCatalog {
     /// The ordinals in their ids' byte order (the packed maps' entry order: ``ExplorerCellMap``).
     static let byteOrder: [Int] = metrics.indices.sorted { idBytes[$0].lexicographicallyPrecedes(idBytes[$1]) }
     /// Whether every id is ASCII (then byte order is ``ExplorerCellMap/Key``'s order).
-    static let idsAreASCII = idBytes.allSatisfy { $0.allSatisfy { $0 < 0x80 } }
+    static let idsAreASCII = idBytes.allSatisfy(ExplorerCellMap.isASCII)
 
     /// The ordinals of each category's metrics: ``metrics`` lists them category by category, so
     /// each is one range (the lowest to the highest ordinal of the category, were they not).

@@ -90,8 +90,11 @@ package final class Database: Sendable, AggregateSource {
     }
 
     /// Opens a new connection to the same file with the same options (for the writer).
-    func openConnection() throws(StoreError) -> Connection {
-        try Connection(path: path, options: options)
+    /// A new connection; `busyTimeoutMilliseconds` instead of the options' wait for a lock.
+    func openConnection(busyTimeoutMilliseconds: Int32? = nil) throws(StoreError) -> Connection {
+        var options = options
+        if let busyTimeoutMilliseconds { options.busyTimeoutMilliseconds = busyTimeoutMilliseconds }
+        return try Connection(path: path, options: options)
     }
 
     /// Runs a read-only SQL query and returns its rows; for tests, tools and diagnostics.

@@ -78,10 +78,8 @@ package final class IngestWriter: Service, Sendable {
         _ = try connection.query("PRAGMA wal_autocheckpoint = \(Self.safetyCheckpointPages)") { $0.int64(0) }
         // The checkpointer waits for readers and the writer 50 ms at most when it truncates the
         // log (the writer waits on it meanwhile).
-        var checkpointOptions = database.options
-        checkpointOptions.busyTimeoutMilliseconds = Self.checkpointBusyMilliseconds
         let checkpointer = Checkpointer(
-            connection: try Connection(path: database.path, options: checkpointOptions),
+            connection: try database.openConnection(busyTimeoutMilliseconds: Self.checkpointBusyMilliseconds),
             capPages: Self.safetyCheckpointPages, logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
         let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
