@@ -51,8 +51,9 @@ while [ "$(lag)" != "0" ] && [ "$(lag)" != "0.0" ]; do sleep 0.05; done
 caught_up=$(date +%s.%N)
 written=$(awk '/^write_bytes/ {print $2}' /proc/$server/io)
 rss=$(awk '/^VmHWM/ {print $2}' /proc/$server/status)
-stored=$(curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics" |
-    awk '/^lifeline_aggregation_folded_documents / {printf "%d", $2}')
+metrics="$(curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics")"
+stored=$(echo "$metrics" | awk '/^lifeline_aggregation_folded_documents / {printf "%d", $2}')
+commits=$(echo "$metrics" | awk '/^lifeline_writer_transactions_total / {t=$2} /^lifeline_aggregation_folds_total / {f=$2} END {printf "%d door, %d fold", t, f}')
 kill $server; wait $server 2>/dev/null || true
 kill $sampler 2>/dev/null || true
 wal_max=$(sort -n "$work/wal.log" | tail -n 1)
@@ -63,6 +64,7 @@ printf 'http %s req/s  p50 %s  p99 %s  non-2xx %s  requests %s\n' \
     "$(echo "$report" | awk '$1 == "99%" {print $2}')" "$(echo "$report" | awk '/Non-2xx/ {print $NF}')" "$requests"
 printf 'fold: lag at stop %s documents, caught up %.2f s after the load stopped; %s documents folded\n' \
     "$lag_at_stop" "$(echo "$caught_up - $stopped" | bc)" "$stored"
+echo "commits: $commits"
 printf 'server: peak RSS %d MB, written %d MB (%d KB per payload), WAL max %d MB, database %d MB (%d B per payload)\n' \
     $((rss / 1024)) $((written / 1048576)) $((written / 1024 / ${stored:-1})) $((wal_max / 1048576)) \
     $((size / 1048576)) $((size / ${stored:-1}))

@@ -153,6 +153,22 @@ struct MetricsEndpointTests {
         }
     }
 
+    @Test("aggregator figures: no lag once an answer waited for the fold, every document folded, folds counted")
+    func aggregatorFigures() async throws {
+        try await Self.withServer { client, ingest, read in
+            try await Self.ingestFleet(client, ingest)
+            let answer = try await client.execute(
+                uri: "/v1/apps/\(Self.notes)/exits?from=2026-10-01&to=2026-10-31", method: .get,
+                headers: [.authorization: "Bearer \(read)"])
+            #expect(answer.status == .ok)
+            let samples = try await Self.scrape(client, read)
+            #expect(samples.value("lifeline_aggregation_lag_documents") == 0)
+            #expect(samples.value("lifeline_aggregation_folded_documents") == 8)
+            let folds = try #require(samples.value("lifeline_aggregation_folds_total"))
+            #expect(folds >= 1 && folds <= 8)
+        }
+    }
+
     @Test("product figures per app and version equal the query API's")
     func productFigures() async throws {
         try await Self.withServer { client, ingest, read in

@@ -117,6 +117,8 @@ struct MetricsController: Sendable {
         do {
             counter("writer_transactions", "Writer transactions committed").increment(
                 by: Int64(statistics.transactions))
+            counter("aggregation_folds", "Fold transactions committed by this process's aggregator").increment(
+                by: Int64(statistics.folds))
             counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
                 by: Int64(statistics.failedBatches))
         }
