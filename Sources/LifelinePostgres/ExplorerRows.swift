@@ -5,8 +5,11 @@ import PostgresNIO
 /// The explorer cells of one fold batch (or refold batch), merged per row in memory, then merged
 /// into the stored rows at both levels (`explorer_cells`, `explorer_cells_v`, migrations
 /// postgres/0014 and 0015): one row per app, day, version, OS, device, app state and category
-/// holding the category's metrics' cells (``ExplorerCellMap``). One statement reads the stored maps of the batch's rows, Swift
-/// merges, one `INSERT … SELECT FROM unnest … ON CONFLICT DO UPDATE` writes them back. Only the
+/// holding the category's metrics' cells (``ExplorerCellMap``). One statement reads the stored
+/// maps of the batch's rows, Swift merges each batch row into its stored bytes
+/// (``ExplorerCellMapBuilder/merged(into:)``: the stored cells the batch does not touch are copied
+/// undecoded, as SQLite's writer merges), one `INSERT … SELECT FROM unnest … ON CONFLICT DO
+/// UPDATE` writes them back. Only the
 /// fold's lock holder writes these rows, so nothing changes between the read and the write. The
 /// cells are the SQLite store's (`ExplorerStage`), so both stores answer the same.
 struct ExplorerRows {
@@ -59,7 +62,7 @@ struct ExplorerRows {
             let devices = keys.map(\.device)
             let states = keys.map(\.appState)
             let categories = keys.map(\.category)
-            var stored: [Key: ExplorerCellMap] = [:]
+            var stored: [Key: ByteBuffer] = [:]
             for try await (day, version, os, device, state, category, bytes) in try await connection.query(
                 """
                 SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
@@ -71,20 +74,20 @@ struct ExplorerRows {
                 WHERE e.app = \(app)
                 """, logger: logger
             ).decode((String, String, String, String, String, String, ByteBuffer).self) {
-                let key = Key(
-                    day: day, version: version, os: os, device: device, appState: state, category: category)
-                // A stored row that does not decode (a damaged database) is replaced by the
-                // batch's; `lifeline refold` rebuilds it.
-                if let map = try? ExplorerCellMap(decoding: bytes.readableBytesView) {
-                    stored[key] = map
-                } else {
-                    logger.error("undecodable explorer cells replaced", metadata: ["day": "\(day)"])
-                }
+                stored[
+                    Key(day: day, version: version, os: os, device: device, appState: state, category: category)
+                ] = bytes
             }
             let merged = keys.map { key in
-                var map = stored[key] ?? ExplorerCellMap()
-                map.merge(rows[key]?.map ?? ExplorerCellMap())
-                return ByteBuffer(bytes: map.encoded())
+                let builder = rows[key] ?? ExplorerCellMapBuilder(category: nil)
+                guard let bytes = stored[key] else { return ByteBuffer(bytes: builder.encoded()) }
+                // A stored row that does not decode (a damaged database) is replaced by the
+                // batch's; `lifeline refold` rebuilds it.
+                guard let cells = try? builder.merged(into: bytes.readableBytesView) else {
+                    logger.error("undecodable explorer cells replaced", metadata: ["day": "\(key.day)"])
+                    return ByteBuffer(bytes: builder.encoded())
+                }
+                return ByteBuffer(bytes: cells)
             }
             try await connection.query(
                 """

@@ -228,6 +228,51 @@ struct PostgresAggregatorTests {
         await store.shutdown()
     }
 
+    @Test("a stored explorer row that does not read is replaced by the fold's cells; the fold goes on; a refold rebuilds it")
+    func undecodableExplorerRowReplaced() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try Self.metricItems(devices: 8, days: 1, seed: 37)
+        let whole = try await Self.folded(items, into: store)
+        #expect(!whole.explorer.isEmpty)
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 4, logger: Self.logger)
+        defer { Task { try? await connection.close() } }
+        func rows(_ sql: String) async throws -> Int64 {
+            var count: Int64 = 0
+            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
+                .decode(Int64.self)
+            {
+                count = value
+            }
+            return count
+        }
+        // The same documents again, under new hashes, after every version-level row was damaged:
+        // the fold merges into rows that do not read.
+        try await connection.query("UPDATE explorer_cells_v SET cells = '\\x07ff'::bytea", logger: Self.logger)
+        let damaged = try await rows("SELECT count(*) FROM explorer_cells_v")
+        #expect(damaged > 0)
+        let again = items.map { item in
+            var item = item
+            item.contentHash[0] ^= 0xA5
+            return item
+        }
+        _ = try await Self.folded(again, into: store)
+        #expect(try await Self.deviceDays(store) == Int64(2 * items.count), "the fold went on")
+        var readable: Int64 = 0
+        for try await bytes in try await connection.query("SELECT cells FROM explorer_cells_v", logger: Self.logger)
+            .decode(ByteBuffer.self)
+        {
+            if (try? ExplorerCellMap(decoding: bytes.readableBytesView)) != nil { readable += 1 }
+        }
+        #expect(readable == damaged, "every damaged row was replaced by cells that read")
+
+        _ = try await store.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(store)
+        #expect(refolded.explorer.count == whole.explorer.count)
+        #expect(refolded.explorer != whole.explorer, "the refold counts both copies of every document")
+        await store.shutdown()
+    }
+
     @Test("a read that does not wait for the fold (a /metrics scrape) answers what is folded so far, at once")
     func scrapeReadsFoldedFigures() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
