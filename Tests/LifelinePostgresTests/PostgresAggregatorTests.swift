@@ -228,7 +228,9 @@ struct PostgresAggregatorTests {
         await store.shutdown()
     }
 
-    @Test("a stored explorer row that does not read is replaced by the fold's cells; the fold goes on; a refold rebuilds it")
+    @Test(
+        "a stored explorer row that does not read is replaced by the fold's cells; the fold goes on; a refold rebuilds it"
+    )
     func undecodableExplorerRowReplaced() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
         let items = try Self.metricItems(devices: 8, days: 1, seed: 37)
