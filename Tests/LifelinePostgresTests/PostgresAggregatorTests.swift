@@ -228,6 +228,25 @@ struct PostgresAggregatorTests {
         await store.shutdown()
     }
 
+    @Test("histogram buckets merged into their stored rows over many small folds answer as one fold of them all")
+    func bucketsMergedAcrossFolds() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try Self.metricItems(devices: 10, days: 2, seed: 41)
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await store.write(
+                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        var folds = 0
+        while try await store.foldOnce(limit: 3).more { folds += 1 }
+        #expect(folds >= 5)
+        let merged = try await PostgresStoreTests.Figures.read(store)
+        #expect(merged.percentiles.contains { !$0.isEmpty })
+        _ = try await store.refold()
+        let whole = try await PostgresStoreTests.Figures.read(store)
+        #expect(merged == whole, "differ: \(AggregatorTests.differences(merged, whole))")
+        await store.shutdown()
+    }
+
     @Test(
         "a stored explorer row that does not read is replaced by the fold's cells; the fold goes on; a refold rebuilds it"
     )
