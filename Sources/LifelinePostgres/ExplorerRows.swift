@@ -9,9 +9,9 @@ import PostgresNIO
 /// maps of the batch's rows, Swift merges each batch row into its stored bytes
 /// (``ExplorerCellMapBuilder/merged(into:)``: the stored cells the batch does not touch are copied
 /// undecoded, as SQLite's writer merges), one `INSERT … SELECT FROM unnest … ON CONFLICT DO
-/// UPDATE` writes them back. Only the
-/// fold's lock holder writes these rows, so nothing changes between the read and the write. The
-/// cells are the SQLite store's (`ExplorerStage`), so both stores answer the same.
+/// UPDATE` writes them back. Only the fold's lock holder writes these rows, so nothing changes
+/// between the read and the write. The cells are the SQLite store's (`ExplorerStage`), so both
+/// stores answer the same.
 struct ExplorerRows {
     struct Key: Hashable, Comparable {
         var day: String

@@ -382,6 +382,12 @@ struct RollupRows {
                 AND b.os = k.os AND b.device = k.device AND b.source = k.source
             """, logger: logger
         ).decode((Int64, [Double], [Double], [Int64]).self) {
+            // Arrays of unequal lengths (only a damaged database holds them) are replaced by the
+            // batch's buckets; `lifeline refold` rebuilds the row.
+            guard starts.count == ends.count, ends.count == counts.count else {
+                logger.error("unreadable histogram buckets replaced", metadata: ["table": "bucket_cells\(suffix)"])
+                continue
+            }
             stored[Int(index) - 1] = BucketArrays(starts: starts, ends: ends, counts: counts)
         }
         var starts: [String] = []

@@ -244,6 +244,32 @@ struct PostgresAggregatorTests {
         _ = try await store.refold()
         let whole = try await PostgresStoreTests.Figures.read(store)
         #expect(merged == whole, "differ: \(AggregatorTests.differences(merged, whole))")
+
+        // Damaged rows (arrays of unequal lengths) are replaced by the batch's buckets: the fold
+        // goes on, and every row reads again.
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 5, logger: Self.logger)
+        defer { Task { try? await connection.close() } }
+        func ragged() async throws -> Int64 {
+            var count: Int64 = -1
+            for try await value in try await connection.query(
+                "SELECT count(*) FROM bucket_cells_v WHERE cardinality(starts) <> cardinality(counts)",
+                logger: Self.logger
+            ).decode(Int64.self) {
+                count = value
+            }
+            return count
+        }
+        try await connection.query("UPDATE bucket_cells_v SET counts = counts[1:1]", logger: Self.logger)
+        #expect(try await ragged() > 0)
+        let again = items.map { item in
+            var item = item
+            item.contentHash[0] ^= 0x5A
+            return item
+        }
+        _ = try await Self.folded(again, into: store)
+        #expect(try await Self.deviceDays(store) == Int64(2 * items.count), "the fold went on")
+        #expect(try await ragged() == 0)
         await store.shutdown()
     }
 
