@@ -55,7 +55,8 @@ struct ExplorerRows {
     /// Merges the batch's rows into the stored ones of `app`, at both levels, in key order.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         for (table, rows) in zip(["explorer_cells", "explorer_cells_v"], levels) where !rows.isEmpty {
-            let keys = rows.keys.sorted()
+            let sorted = rows.sorted { $0.key < $1.key }
+            let keys = sorted.map(\.key)
             let days = keys.map(\.day)
             let versions = keys.map(\.version)
             let oses = keys.map(\.os)
@@ -78,8 +79,7 @@ struct ExplorerRows {
                     Key(day: day, version: version, os: os, device: device, appState: state, category: category)
                 ] = bytes
             }
-            let merged = keys.map { key in
-                let builder = rows[key] ?? ExplorerCellMapBuilder(category: nil)
+            let merged = sorted.map { key, builder in
                 guard let bytes = stored[key] else { return ByteBuffer(bytes: builder.encoded()) }
                 // A stored row that does not decode (a damaged database) is replaced by the
                 // batch's; `lifeline refold` rebuilds it.

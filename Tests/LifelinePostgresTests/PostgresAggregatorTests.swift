@@ -23,6 +23,27 @@ struct PostgresAggregatorTests {
         }
     }
 
+    /// The same documents under other hashes (`salt` flips their first byte): stored again, not
+    /// duplicates.
+    static func copies(of items: [IngestItem], salt: UInt8) -> [IngestItem] {
+        items.map { item in
+            var item = item
+            item.contentHash[0] ^= salt
+            return item
+        }
+    }
+
+    /// The one number `sql` selects, on `connection`.
+    static func count(_ sql: String, on connection: PostgresConnection) async throws -> Int64 {
+        var count: Int64 = -1
+        for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: logger)
+            .decode(Int64.self)
+        {
+            count = value
+        }
+        return count
+    }
+
     static func watermark(_ location: PostgresLocation) async throws -> (folded: Int64, ahead: Int) {
         let configuration = try location.connectionConfiguration()
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
@@ -251,23 +272,12 @@ struct PostgresAggregatorTests {
             configuration: try store.location.connectionConfiguration(), id: 5, logger: Self.logger)
         defer { Task { try? await connection.close() } }
         func ragged() async throws -> Int64 {
-            var count: Int64 = -1
-            for try await value in try await connection.query(
-                "SELECT count(*) FROM bucket_cells_v WHERE cardinality(starts) <> cardinality(counts)",
-                logger: Self.logger
-            ).decode(Int64.self) {
-                count = value
-            }
-            return count
+            try await Self.count(
+                "SELECT count(*) FROM bucket_cells_v WHERE cardinality(starts) <> cardinality(counts)", on: connection)
         }
         try await connection.query("UPDATE bucket_cells_v SET counts = counts[1:1]", logger: Self.logger)
         #expect(try await ragged() > 0)
-        let again = items.map { item in
-            var item = item
-            item.contentHash[0] ^= 0x5A
-            return item
-        }
-        _ = try await Self.folded(again, into: store)
+        _ = try await Self.folded(Self.copies(of: items, salt: 0x5A), into: store)
         #expect(try await Self.deviceDays(store) == Int64(2 * items.count), "the fold went on")
         #expect(try await ragged() == 0)
         await store.shutdown()
@@ -284,26 +294,12 @@ struct PostgresAggregatorTests {
         let connection = try await PostgresConnection.connect(
             configuration: try store.location.connectionConfiguration(), id: 4, logger: Self.logger)
         defer { Task { try? await connection.close() } }
-        func rows(_ sql: String) async throws -> Int64 {
-            var count: Int64 = 0
-            for try await value in try await connection.query(PostgresQuery(unsafeSQL: sql), logger: Self.logger)
-                .decode(Int64.self)
-            {
-                count = value
-            }
-            return count
-        }
         // The same documents again, under new hashes, after every version-level row was damaged:
         // the fold merges into rows that do not read.
         try await connection.query("UPDATE explorer_cells_v SET cells = '\\x07ff'::bytea", logger: Self.logger)
-        let damaged = try await rows("SELECT count(*) FROM explorer_cells_v")
+        let damaged = try await Self.count("SELECT count(*) FROM explorer_cells_v", on: connection)
         #expect(damaged > 0)
-        let again = items.map { item in
-            var item = item
-            item.contentHash[0] ^= 0xA5
-            return item
-        }
-        _ = try await Self.folded(again, into: store)
+        _ = try await Self.folded(Self.copies(of: items, salt: 0xA5), into: store)
         #expect(try await Self.deviceDays(store) == Int64(2 * items.count), "the fold went on")
         var readable: Int64 = 0
         for try await bytes in try await connection.query("SELECT cells FROM explorer_cells_v", logger: Self.logger)

@@ -89,8 +89,9 @@ package final class Database: Sendable, AggregateSource {
         }
     }
 
-    /// Opens a new connection to the same file with the same options (for the writer).
-    /// A new connection; `busyTimeoutMilliseconds` instead of the options' wait for a lock.
+    /// Opens a new connection to the same file with the same options (for the writer, its
+    /// checkpointer and the explorer's reader); `busyTimeoutMilliseconds` replaces the options'
+    /// wait for a lock.
     func openConnection(busyTimeoutMilliseconds: Int32? = nil) throws(StoreError) -> Connection {
         var options = options
         if let busyTimeoutMilliseconds { options.busyTimeoutMilliseconds = busyTimeoutMilliseconds }

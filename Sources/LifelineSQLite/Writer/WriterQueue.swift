@@ -130,6 +130,11 @@ final class WriterQueue: Sendable {
         let options = queue.options
         var walLimit = walLimit
         var retryAfter: ContinuousClock.Instant?
+        /// After every commit, the door's or the fold's: the WAL's soft and hard caps.
+        func committed() {
+            checkpointer?.committed()
+            walLimit?.enforce(on: writer.connection, logger: logger)
+        }
         /// Folds once; false when there was nothing to fold or it failed. The explorer's held rows
         /// are written when a reader waits, or `writeExplorer`.
         func foldOnce(writeExplorer: Bool = false) -> Bool {
@@ -150,8 +155,7 @@ final class WriterQueue: Sendable {
                     through: result.through, count: result.folded, caughtUp: !result.more,
                     explorerHeld: result.explorerHeld)
                 guard result.folded > 0 else { return false }
-                checkpointer?.committed()
-                walLimit?.enforce(on: writer.connection, logger: logger)
+                committed()
                 return result.more
             } catch {
                 logger.error("fold failed; retried in 1 s", metadata: ["error": "\(error)"])
@@ -170,8 +174,7 @@ final class WriterQueue: Sendable {
                 }
                 queue.record(batch, result)
                 if result.committed {
-                    checkpointer?.committed()
-                    walLimit?.enforce(on: writer.connection, logger: logger)
+                    committed()
                     if let last = result.stored.last {
                         progress.acknowledged(through: last.payloadID, count: result.stored.count)
                     }

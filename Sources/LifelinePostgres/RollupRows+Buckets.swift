@@ -1,0 +1,133 @@
+import LifelineModel
+import PostgresNIO
+
+extension RollupRows {
+    /// One cell's histogram source: its buckets as sorted arrays (`bucket_cells`).
+    struct BucketArrays {
+        var starts: [Double] = []
+        var ends: [Double] = []
+        var counts: [Int64] = []
+
+        /// The union of two sorted bucket lists: counts of equal bounds summed (saturating), the
+        /// other buckets kept in (start, end) order, none merged with a neighbour.
+        func merged(with other: BucketArrays) -> BucketArrays {
+            var out = BucketArrays()
+            out.starts.reserveCapacity(starts.count + other.starts.count)
+            out.ends.reserveCapacity(starts.count + other.starts.count)
+            out.counts.reserveCapacity(starts.count + other.starts.count)
+            var i = 0
+            var j = 0
+            while i < starts.count || j < other.starts.count {
+                let takeMine: Bool
+                if j == other.starts.count {
+                    takeMine = true
+                } else if i == starts.count {
+                    takeMine = false
+                } else if starts[i] == other.starts[j], ends[i] == other.ends[j] {
+                    var count = counts[i]
+                    count.addSaturating(other.counts[j])
+                    out.append(starts[i], ends[i], count)
+                    i += 1
+                    j += 1
+                    continue
+                } else {
+                    takeMine = (starts[i], ends[i]) < (other.starts[j], other.ends[j])
+                }
+                if takeMine {
+                    out.append(starts[i], ends[i], counts[i])
+                    i += 1
+                } else {
+                    out.append(other.starts[j], other.ends[j], other.counts[j])
+                    j += 1
+                }
+            }
+            return out
+        }
+
+        mutating func append(_ start: Double, _ end: Double, _ count: Int64) {
+            starts.append(start)
+            ends.append(end)
+            counts.append(count)
+        }
+
+        /// A PostgreSQL array literal of `values` (`{…}`; finite doubles print in the shortest
+        /// form that reads back exactly, as `float8in` parses it).
+        static func literal(_ values: [some CustomStringConvertible]) -> String {
+            "{" + values.map(\.description).joined(separator: ",") + "}"
+        }
+    }
+
+    /// The histogram buckets' rows: the stored arrays of the batch's cells and sources are read,
+    /// the batch's buckets merged into them here, and the rows written back whole. Merging in the
+    /// upsert (`ll_merge_buckets`, a SQL function unnesting, grouping and re-aggregating both
+    /// arrays of every conflicting row) was over half of the leader's fold on the reference load
+    /// (BENCHMARKS.md, "PostgreSQL's buckets merged in Swift"). Only the fold's lock holder writes
+    /// these rows, so nothing changes between the read and the write.
+    func flushBuckets(
+        app: Int64, suffix: String, rank: (cells: [Int32], names: [Int32]), all: Columns,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        // Sorted by cell, source and bounds: each row's buckets are one run, already in order.
+        let sorted = buckets.sorted { a, b in
+            let (x, y) = (a.key, b.key)
+            if x.cell != y.cell { return rank.cells[Int(x.cell)] < rank.cells[Int(y.cell)] }
+            if x.key.source != y.key.source { return rank.names[Int(x.key.source)] < rank.names[Int(y.key.source)] }
+            return (x.key.start, x.key.end) < (y.key.start, y.key.end)
+        }
+        var order: [(cell: Int32, source: Int32)] = []
+        var batch: [BucketArrays] = []
+        for (key, count) in sorted {
+            if order.last.map({ $0 != (key.cell, key.key.source) }) ?? true {
+                order.append((key.cell, key.key.source))
+                batch.append(BucketArrays())
+            }
+            batch[batch.count - 1].append(key.key.start, key.key.end, count)
+        }
+        let cellIndexes = order.map { $0.cell + 1 }
+        let sourceIndexes = order.map { $0.source + 1 }
+        // The keys spelled out per row (as the explorer's read does): through the cells' and
+        // names' tables, the planner did not reach the primary key and read for seconds.
+        let keyCells = order.map { cells[Int($0.cell)] }
+        let keySources = order.map { names[Int($0.source)] }
+        var stored: [Int: BucketArrays] = [:]
+        for try await (index, starts, ends, counts) in try await connection.query(
+            """
+            SELECT k.n, b.starts, b.ends, b.counts
+            FROM unnest(\(keyCells.map(\.day))::text[]::date[], \(keyCells.map(\.version))::text[],
+                \(keyCells.map(\.os))::text[], \(keyCells.map(\.device))::text[], \(keySources)::text[])
+                WITH ORDINALITY AS k (day, version, os, device, source, n)
+            JOIN bucket_cells\(unescaped: suffix) b ON b.app = \(app) AND b.day = k.day AND b.version = k.version
+                AND b.os = k.os AND b.device = k.device AND b.source = k.source
+            """, logger: logger
+        ).decode((Int64, [Double], [Double], [Int64]).self) {
+            // Arrays of unequal lengths (only a damaged database holds them) are replaced by the
+            // batch's buckets; `lifeline refold` rebuilds the row.
+            guard starts.count == ends.count, ends.count == counts.count else {
+                logger.error("unreadable histogram buckets replaced", metadata: ["table": "bucket_cells\(suffix)"])
+                continue
+            }
+            stored[Int(index) - 1] = BucketArrays(starts: starts, ends: ends, counts: counts)
+        }
+        var starts: [String] = []
+        var ends: [String] = []
+        var counts: [String] = []
+        for (offset, mine) in batch.enumerated() {
+            let merged = stored[offset].map { $0.merged(with: mine) } ?? mine
+            starts.append(BucketArrays.literal(merged.starts))
+            ends.append(BucketArrays.literal(merged.ends))
+            counts.append(BucketArrays.literal(merged.counts))
+        }
+        try await connection.query(
+            """
+            INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, source, starts, ends, counts)
+            SELECT \(app), k.d::date, k.v, k.o, k.e, s.s, r.a::float8[], r.b::float8[], r.c::bigint[]
+            FROM unnest(\(cellIndexes)::int[], \(sourceIndexes)::int[], \(starts)::text[], \(ends)::text[], \(counts)::text[])
+                WITH ORDINALITY AS r (i, j, a, b, c, n)
+            JOIN \(cellsOf: all) ON k.i = r.i
+            JOIN unnest(\(names)::text[]) WITH ORDINALITY AS s (s, j) ON s.j = r.j
+            ORDER BY r.n
+            ON CONFLICT (app, day, version, os, device, source) DO UPDATE SET
+                (starts, ends, counts) = (excluded.starts, excluded.ends, excluded.counts)
+            """, logger: logger)
+    }
+}
