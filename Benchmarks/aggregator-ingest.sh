@@ -2,7 +2,8 @@
 # Ingest over HTTP with the aggregator stage (issue 25): the reference load for SECONDS at full
 # speed (wrk -t1 -c32, rate limits raised, 202 after COMMIT), then how long the fold takes to
 # catch up once the load stops, with the server's own counters: peak RSS, bytes written
-# (/proc/PID/io), the WAL's largest size while serving, stored bytes per payload.
+# (/proc/PID/io), the WAL's largest size while serving, stored bytes per payload, the server's CPU
+# seconds (/proc/PID/stat) and their share per payload.
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
 #        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds)
@@ -54,6 +55,7 @@ rss=$(awk '/^VmHWM/ {print $2}' /proc/$server/status)
 metrics="$(curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics")"
 stored=$(echo "$metrics" | awk '/^lifeline_aggregation_folded_documents / {printf "%d", $2}')
 commits=$(echo "$metrics" | awk '/^lifeline_writer_transactions_total / {t=$2} /^lifeline_aggregation_folds_total / {f=$2} END {printf "%d door, %d fold", t, f}')
+cpu=$(awk '{print $14 + $15}' /proc/$server/stat) # user + system ticks of the server, start to stop
 kill $server; wait $server 2>/dev/null || true
 kill $sampler 2>/dev/null || true
 wal_max=$(sort -n "$work/wal.log" | tail -n 1)
@@ -65,6 +67,9 @@ printf 'http %s req/s  p50 %s  p99 %s  non-2xx %s  requests %s\n' \
 printf 'fold: lag at stop %s documents, caught up %.2f s after the load stopped; %s documents folded\n' \
     "$lag_at_stop" "$(echo "$caught_up - $stopped" | bc)" "$stored"
 echo "commits: $commits"
+ticks=$(getconf CLK_TCK)
+printf 'cpu: server %.1f s (%.3f ms per payload)\n' "$(echo "$cpu / $ticks" | bc -l)" \
+    "$(echo "$cpu * 1000 / $ticks / ${stored:-1}" | bc -l)"
 printf 'server: peak RSS %d MB, written %d MB (%d KB per payload), WAL max %d MB, database %d MB (%d B per payload)\n' \
     $((rss / 1024)) $((written / 1048576)) $((written / 1024 / ${stored:-1})) $((wal_max / 1048576)) \
     $((size / 1048576)) $((size / ${stored:-1}))

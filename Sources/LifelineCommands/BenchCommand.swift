@@ -12,7 +12,7 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Benchmarks (run on a release build; figures go to BENCHMARKS.md).",
-        subcommands: [IngestFloor.self, BenchQueryCommand.self, BenchHostileCommand.self]
+        subcommands: [IngestFloor.self, ExplorerFold.self, BenchQueryCommand.self, BenchHostileCommand.self]
     )
 
     /// The in-process floor: gunzip + decode + hash + group-committed insert, no HTTP.
@@ -146,6 +146,60 @@ struct BenchCommand: ParsableCommand {
                 position += length
             }
             return records
+        }
+    }
+
+    /// The explorer's fold of metric documents in memory, by step (`ExplorerFoldBenchmark`).
+    struct ExplorerFold: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "explorer-fold",
+            abstract: "Measure what the metrics explorer's fold costs per document, in memory.",
+            discussion: """
+                Decodes the payloads of a file made by shared/bench/make_payloads.py or \
+                Benchmarks/make-fleet-payloads.sh, then times on one thread, --runs times: extracting \
+                their explorer observations; extracting and adding them to the rows of both levels (the \
+                explorer thread's job per document); encoding the rows made. Prints the median of each \
+                in microseconds per document.
+                """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Option(help: "Payload file: records of [4-byte big-endian length][gzip body].")
+        var payloads: String
+        @Option(help: "Bundle identifier the payloads carry.")
+        var app = "com.example.app"
+        @Option(help: "Payloads read from the start of the file at most.")
+        var count = 20_000
+        @Option(help: "Passes over the payloads (the median is printed).")
+        var runs = 5
+
+        func run() async throws {
+            guard count > 0, runs > 0 else { throw ValidationError("--count and --runs must be positive") }
+            let bodies = try IngestFloor.readRecords(payloads).prefix(count)
+            guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
+            let pipeline = IngestPipeline()
+            let items = try bodies.flatMap {
+                try pipeline.prepare(body: $0, encoding: .gzip, family: .metric, app: app, receivedAt: 0)
+            }
+            var passes: [ExplorerFoldBenchmark.Pass] = []
+            for run in 1...runs {
+                let pass = ExplorerFoldBenchmark.run(items)
+                printError("pass \(run)/\(runs): \(pass.documents) documents")
+                passes.append(pass)
+            }
+            guard let first = passes.first, first.documents > 0 else {
+                throw CommandError("no device-day metric payload")
+            }
+            func median(_ step: (ExplorerFoldBenchmark.Pass) -> Duration) -> Double {
+                let sorted = passes.map { step($0) / .microseconds(1) }.sorted()
+                return sorted[sorted.count / 2] / Double(first.documents)
+            }
+            print(
+                "\(first.documents) documents, \(first.observations / first.documents) observations each; "
+                    + "rows: \(first.fineRows) fine, \(first.versionRows) version-level")
+            print(String(format: "extract:        %7.2f µs per document (median of %d)", median(\.extract), runs))
+            print(String(format: "extract + add:  %7.2f µs per document", median(\.add)))
+            print(String(format: "encode rows:    %7.2f µs per document", median(\.encode)))
         }
     }
 }

@@ -41,7 +41,7 @@ struct GeneratedFilesAreFresh {
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         // Waited for on a thread of its own, not on the pool every test shares.
-        let status = try await offPool {
+        let status = await offPool {
             process.waitUntilExit()
             return process.terminationStatus
         }

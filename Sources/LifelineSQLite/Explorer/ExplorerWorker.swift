@@ -69,8 +69,15 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// The rows not written yet, per level. See the class's comment for who may touch them.
-    var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
-    var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
+    private var rows = ExplorerRowSet()
+    var fine: [ExplorerRowKey: ExplorerCellMapBuilder] {
+        get { rows.fine }
+        set { rows.fine = newValue }
+    }
+    var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] {
+        get { rows.byVersion }
+        set { rows.byVersion = newValue }
+    }
     /// Rows sealed for a write, per level (fine, version), and their write once prepared: `nil`
     /// until then, or when the snapshot's `explorer_through` was not the sealed rows' base or the
     /// read failed (the writer then merges the sealed rows in SQL, as without a worker; once
@@ -92,24 +99,13 @@ final class ExplorerWorker: @unchecked Sendable {
     private var busy = false
     private var stopping = false
     /// Rows held at both levels after the last job (read by the writer without a drain: a bound).
-    private var rows = 0
+    private var rowCount = 0
     /// Whether a prepare is queued or running.
     private var preparing = false
     /// Called on this thread when a prepare ends (the writer is woken to write the rows).
     private let onPrepared: @Sendable () -> Void
     /// Reads the stored rows of a prepare (this thread only).
     private let reader: Connection?
-    /// One document's observations, reused (only this thread uses it).
-    private var pending: [Pending] = []
-
-    /// One observation of a document: its row, cell and sample, prepared once for both levels
-    /// (`nil`: refused; its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
-    private struct Pending {
-        var key: ExplorerRowKey
-        var entry: ExplorerCellMap.Key
-        var ordinal: Int?
-        var sample: ExplorerCell.Prepared?
-    }
 
     /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
@@ -175,7 +171,7 @@ final class ExplorerWorker: @unchecked Sendable {
     var heldRows: Int {
         condition.lock()
         defer { condition.unlock() }
-        return rows
+        return rowCount
     }
 
     private func enqueue(_ job: Job) {
@@ -216,7 +212,7 @@ final class ExplorerWorker: @unchecked Sendable {
             condition.unlock()
             for job in jobs {
                 switch job {
-                case .document(let document): add(document)
+                case .document(let document): rows.add(document)
                 case .sealAndPrepare(let base):
                     sealed = [fine, byVersion]
                     fine = [:]
@@ -236,7 +232,7 @@ final class ExplorerWorker: @unchecked Sendable {
             jobs.removeAll(keepingCapacity: true)
             condition.lock()
             busy = false
-            rows = fine.count + byVersion.count
+            rowCount = rows.fine.count + rows.byVersion.count
             condition.broadcast()
             condition.unlock()
         }
@@ -269,51 +265,6 @@ final class ExplorerWorker: @unchecked Sendable {
             return written
         } catch {
             return nil
-        }
-    }
-
-    /// Adds one document's observations to its rows at both levels.
-    private func add(_ document: Document) {
-        let extraction = ExplorerExtractor.extract(document.metric)
-        guard extraction.isDeviceDay, !extraction.observations.isEmpty else { return }
-        pending.reserveCapacity(extraction.observations.count)
-        for observation in extraction.observations {
-            let category =
-                observation.ordinal.map { ExplorerCatalog.metrics[$0].category.rawValue }
-                ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric))
-            let key = ExplorerRowKey(
-                app: document.app, day: document.day, version: document.version, os: document.os,
-                device: document.device, appState: observation.appState, category: category)
-            pending.append(
-                Pending(
-                    key: key, entry: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
-                    ordinal: observation.ordinal, sample: ExplorerCell.prepare(observation.sample)))
-        }
-        // Observations come in runs of one row (a category of an app state): each row is found
-        // once per run and level.
-        var start = 0
-        while start < pending.count {
-            let key = pending[start].key
-            var end = start + 1
-            while end < pending.count, pending[end].key == key { end += 1 }
-            Self.add(pending[start..<end], at: key, to: &fine)
-            Self.add(pending[start..<end], at: key.byVersion, to: &byVersion)
-            start = end
-        }
-        pending.removeAll(keepingCapacity: true)
-    }
-
-    private static func add(
-        _ run: ArraySlice<Pending>, at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: ExplorerCellMapBuilder]
-    ) {
-        var slot = rows.index(forKey: key)
-        if slot == nil {
-            rows[key] = ExplorerCellMapBuilder(category: ExplorerCategory(rawValue: key.category))
-            slot = rows.index(forKey: key)
-        }
-        guard let slot else { return }
-        for observation in run {
-            rows.values[slot].add(observation.sample, at: observation.entry, ordinal: observation.ordinal)
         }
     }
 }

@@ -1,0 +1,61 @@
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+
+/// `lifeline bench explorer-fold`: the explorer's fold of metric documents in memory, timed by
+/// step on one thread, with the code the ``ExplorerWorker`` runs (``ExplorerRowSet``), no
+/// database: what one document costs the explorer's thread before its rows are written.
+package enum ExplorerFoldBenchmark {
+    /// One pass over the documents.
+    package struct Pass: Sendable {
+        /// Extracting the observations only.
+        package var extract: Duration
+        /// Extracting and adding them to the rows of both levels (the worker's job per document).
+        package var add: Duration
+        /// Encoding every row made (what a write of rows that are new costs).
+        package var encode: Duration
+        package var documents: Int
+        package var observations: Int
+        package var fineRows: Int
+        package var versionRows: Int
+    }
+
+    /// Times `items`' metric documents once per step. Versions, OS versions and devices are
+    /// numbered as a store interns them; the app is one.
+    package static func run(_ items: [IngestItem]) -> Pass {
+        var ids: [String: Int64] = [:]
+        func id(_ name: String) -> Int64 {
+            if let id = ids[name] { return id }
+            let id = Int64(ids.count + 1)
+            ids[name] = id
+            return id
+        }
+        var documents: [ExplorerWorker.Document] = []
+        for item in items {
+            guard case .metric(let metric) = item.document.content, metric.isDeviceDay else { continue }
+            documents.append(
+                ExplorerWorker.Document(
+                    app: 1, day: RollupDeltas.day(epochSeconds: item.occurredAt),
+                    version: id("v" + (metric.meta.appVersion ?? "")),
+                    os: id("o" + (metric.meta.osVersion ?? "")), device: id("d" + (metric.meta.deviceType ?? "")),
+                    metric: metric))
+        }
+        let clock = ContinuousClock()
+        var observations = 0
+        let extract = clock.measure {
+            for document in documents { observations &+= ExplorerExtractor.extract(document.metric).observations.count }
+        }
+        var rows = ExplorerRowSet()
+        let add = clock.measure {
+            for document in documents { rows.add(document) }
+        }
+        var bytes = 0
+        let encode = clock.measure {
+            for builder in rows.fine.values { bytes &+= builder.encoded().count }
+            for builder in rows.byVersion.values { bytes &+= builder.encoded().count }
+        }
+        return Pass(
+            extract: extract, add: add, encode: encode, documents: documents.count, observations: observations,
+            fineRows: rows.fine.count, versionRows: rows.byVersion.count)
+    }
+}
