@@ -25,12 +25,30 @@ package struct BucketDistribution: Sendable, Equatable {
     package private(set) var buckets: [Bucket]
 
     package init(_ buckets: some Sequence<Bucket>) {
+        // A histogram as MetricKit sends it is already in this form: taken as it is.
+        let given = Array(buckets)
+        if Self.isCanonical(given) {
+            self.buckets = given
+            return
+        }
         var merged: [Bound: Int64] = [:]
         for bucket in buckets where bucket.count > 0 {
             merged[Bound(start: bucket.start, end: bucket.end), default: 0].addSaturating(bucket.count)
         }
         self.buckets = merged.map { Bucket(start: $0.key.start, end: $0.key.end, count: $0.value) }
             .sorted { ($0.start, $0.end) < ($1.start, $1.end) }
+    }
+
+    /// Whether `buckets` is what ``init(_:)`` makes of it: counts > 0, bounds strictly increasing
+    /// by (start, end) (so no two are equal, and none is NaN).
+    package static func isCanonical(_ buckets: [Bucket]) -> Bool {
+        var previous: Bucket?
+        for bucket in buckets {
+            guard bucket.count > 0 else { return false }
+            if let previous, !((previous.start, previous.end) < (bucket.start, bucket.end)) { return false }
+            previous = bucket
+        }
+        return true
     }
 
     private struct Bound: Hashable {

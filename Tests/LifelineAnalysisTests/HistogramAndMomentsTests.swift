@@ -40,6 +40,41 @@ struct HistogramAndMomentsTests {
         #expect(a.merging(b).percentile(0.9) == Self.launch.percentile(0.9))
     }
 
+    @Test("a histogram already canonical is kept as it is; any other order, duplicate or empty bucket gives the same")
+    func canonicalBuckets() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let bounds = (0..<Int.random(in: 1...12, using: &generator)).map { _ in
+                Double(Int.random(in: 0...20, using: &generator)) * 5
+            }
+            let raw = bounds.map { Bucket(start: $0, end: $0 + 5, count: Int64.random(in: 0...3, using: &generator)) }
+            // Each bucket split in two halves (one may be empty): the same canonical form.
+            let split = raw.flatMap {
+                [
+                    Bucket(start: $0.start, end: $0.end, count: $0.count / 2),
+                    Bucket(start: $0.start, end: $0.end, count: $0.count - $0.count / 2),
+                ]
+            }
+            let canonical = BucketDistribution(raw).buckets
+            #expect(BucketDistribution.isCanonical(canonical))
+            #expect(BucketDistribution(canonical).buckets == canonical)
+            #expect(BucketDistribution(raw.shuffled(using: &generator)).buckets == canonical)
+            #expect(BucketDistribution(split.shuffled(using: &generator)).buckets == canonical)
+            let unsorted = canonical.count > 1 ? Array(canonical.reversed()) : []
+            #expect(unsorted.isEmpty || !BucketDistribution.isCanonical(unsorted))
+        }
+        // −0 and +0 are one bound; NaN is never canonical.
+        #expect(
+            !BucketDistribution.isCanonical([Bucket(start: -0.0, end: 1, count: 1), Bucket(start: 0, end: 1, count: 1)])
+        )
+        #expect(
+            BucketDistribution([Bucket(start: -0.0, end: 1, count: 1), Bucket(start: 0, end: 1, count: 1)]).count == 2)
+        #expect(
+            !BucketDistribution.isCanonical([Bucket(start: .nan, end: 1, count: 1), Bucket(start: 2, end: 3, count: 1)])
+        )
+        #expect(!BucketDistribution.isCanonical([Bucket(start: 1, end: 2, count: 0)]))
+    }
+
     @Test("moments merge to the mean and deviation of the union; payload averages weigh by sample count")
     func moments() throws {
         let xs: [Double] = [1, 2, 3, 4, 100]

@@ -110,7 +110,7 @@ struct AggregatorTests {
             "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
             "rollup_diagnostics", "rollup_diagnostics_by_version", "diagnostic_frames", "diagnostic_states",
             "diagnostics", "crash_groups", "payload_states", "state_exit_counts", "state_histograms",
-            "state_signposts", "interval_slices", "rollup_explorer", "rollup_explorer_by_version",
+            "state_signposts", "rollup_explorer", "rollup_explorer_by_version",
         ] {
             try sqlite.database.execute("DELETE FROM \(table)")
         }

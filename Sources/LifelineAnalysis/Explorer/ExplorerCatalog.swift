@@ -129,6 +129,9 @@ package enum ExplorerCatalog {
     package static let ordinals: [String: Int] = Dictionary(
         metrics.enumerated().map { ($1.id, $0) }, uniquingKeysWith: { first, _ in first })
 
+    /// Each metric's category, by ordinal (no metric struct copied to read it in a fold).
+    package static let categories: [ExplorerCategory] = metrics.map(\.category)
+
     /// Each metric's id as UTF-8 bytes, by ordinal.
     static let idBytes: [[UInt8]] = metrics.map { Array($0.id.utf8) }
     /// The ordinals in their ids' byte order (the packed maps' entry order: ``ExplorerCellMap``).

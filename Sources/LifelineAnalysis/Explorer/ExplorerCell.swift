@@ -61,8 +61,13 @@ package struct ExplorerCell: Sendable, Equatable {
             guard numerator.isFinite, numerator >= 0, hours.isFinite, hours > 0, rate.isFinite else { return nil }
             return Prepared(value: rate, x: hours, y: numerator, buckets: [])
         case .histogram(let raw):
-            let valid = raw.filter { $0.start.isFinite && $0.end.isFinite && $0.start >= 0 && $0.end >= $0.start }
-            let incoming = BucketDistribution(valid).buckets
+            let isValid = { (bucket: BucketDistribution.Bucket) in
+                bucket.start.isFinite && bucket.end.isFinite && bucket.start >= 0 && bucket.end >= bucket.start
+            }
+            // The extractor's buckets are valid and canonical already: no copy.
+            let incoming =
+                raw.allSatisfy(isValid) && BucketDistribution.isCanonical(raw)
+                ? raw : BucketDistribution(raw.filter(isValid)).buckets
             var samples = 0.0
             var total = 0.0
             for bucket in incoming {
@@ -88,7 +93,10 @@ package struct ExplorerCell: Sendable, Equatable {
     package mutating func add(_ prepared: Prepared) {
         sketch.add(prepared.value)
         moments.add(x: prepared.x, y: prepared.y)
-        if !prepared.buckets.isEmpty, !Self.addInPlace(prepared.buckets, to: &buckets) {
+        if buckets.isEmpty, prepared.buckets.count <= Self.maxBuckets {
+            // A new cell takes the sample's canonical buckets as they are (shared storage).
+            buckets = prepared.buckets
+        } else if !prepared.buckets.isEmpty, !Self.addInPlace(prepared.buckets, to: &buckets) {
             buckets = Self.coarsen(Self.mergeBuckets(buckets, prepared.buckets))
         }
     }

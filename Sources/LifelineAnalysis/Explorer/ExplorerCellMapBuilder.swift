@@ -33,6 +33,18 @@ package struct ExplorerCellMapBuilder: Sendable {
         if let sample { dense[slot]?.add(sample) }
     }
 
+    /// Adds one device-day's prepared sample to the cell of the catalog metric `ordinal`, which
+    /// must be of this row's category (no series): ``add(_:at:ordinal:)`` without the key, which
+    /// only a series or a metric outside the catalog needs.
+    package mutating func add(_ sample: ExplorerCell.Prepared?, ordinal: Int) {
+        let slot = ordinal - base
+        guard slot >= 0, slot < dense.count else {
+            return others.add(sample, at: ExplorerCellMap.Key(metric: ExplorerCatalog.metrics[ordinal].id, subject: ""))
+        }
+        if dense[slot] == nil { dense[slot] = ExplorerCell() }
+        if let sample { dense[slot]?.add(sample) }
+    }
+
     /// The bytes of ``map``, made without it: the cells kept by ordinal are walked in their ids'
     /// byte order (``ExplorerCatalog/idBytes``), beside the others' entries. Making the map and
     /// sorting its ids was a fifth of the explorer thread's time on the reference load.

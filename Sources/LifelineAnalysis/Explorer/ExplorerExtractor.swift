@@ -104,20 +104,26 @@ package enum ExplorerExtractor {
         guard payload.isDeviceDay else { return ExplorerExtraction(isDeviceDay: false, observations: [], exits: []) }
         let payload = payload.withLegacyBucketBounds
         var observations: [ExplorerObservation] = []
+        observations.reserveCapacity(plan.steps.count)
         var exits: [ExplorerExit] = []
-        let scalars = Dictionary(
-            payload.scalars.compactMap { scalar in scalar.measurement.value.map { (scalar.name, $0) } },
-            uniquingKeysWith: { first, _ in first })
-        let foregroundHours = scalars[ExplorerCatalog.foregroundTimeName].map { $0 / 3_600_000 }
+        // The scalars by the plan's numbering, the first with a value of each name.
+        var scalars = [Double?](repeating: nil, count: plan.scalarNames.count)
+        for scalar in payload.scalars {
+            guard let value = scalar.measurement.value, let id = plan.scalarNames[scalar.name], scalars[id] == nil
+            else { continue }
+            scalars[id] = value
+        }
+        let foregroundHours = scalars[plan.foregroundTime].map { $0 / 3_600_000 }
         let overall = Parts(
             appState: overallState, histograms: payload.histograms, signposts: payload.signposts, exits: payload.exits,
-            hours: foregroundHours, scalars: scalars)
-        add(overall, to: &observations, &exits)
+            hours: foregroundHours)
+        add(overall, scalars: scalars, to: &observations, &exits)
+        let none = [Double?](repeating: nil, count: scalars.count)
         for entry in payload.stateEntries {
             let parts = Parts(
                 appState: stateKey(entry.state), histograms: entry.histograms, signposts: entry.signposts,
-                exits: entry.exits, hours: entry.activeSeconds.map { $0 / 3600 }, scalars: [:])
-            add(parts, to: &observations, &exits)
+                exits: entry.exits, hours: entry.activeSeconds.map { $0 / 3600 })
+            add(parts, scalars: none, to: &observations, &exits)
         }
         return ExplorerExtraction(isDeviceDay: true, observations: observations, exits: exits)
     }
@@ -130,47 +136,59 @@ package enum ExplorerExtractor {
         var exits: [ExitCount]
         /// Foreground hours (overall) or the state's active hours.
         var hours: Double?
-        var scalars: [String: Double]
     }
 
-    private static func add(_ parts: Parts, to observations: inout [ExplorerObservation], _ exits: inout [ExplorerExit])
-    {
-        let histograms = Dictionary(
-            parts.histograms.map { ($0.name, $0.histogram) }, uniquingKeysWith: { first, _ in first })
+    /// `scalars`: by ``Plan/scalarNames`` (a state entry has none).
+    private static func add(
+        _ parts: Parts, scalars: [Double?], to observations: inout [ExplorerObservation], _ exits: inout [ExplorerExit]
+    ) {
+        let plan = Self.plan
+        // The first histogram of each name the plan knows, by its number.
+        var histograms = [Int](repeating: -1, count: plan.histogramNames.count)
+        for (index, histogram) in parts.histograms.enumerated() {
+            guard let id = plan.histogramNames[histogram.name], histograms[id] < 0 else { continue }
+            histograms[id] = index
+        }
+        func histogram(_ id: Int) -> Histogram? {
+            histograms[id] < 0 ? nil : parts.histograms[histograms[id]].histogram
+        }
         let hours = parts.hours.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
-        var exitCounts: [ExitKey: Int64] = [:]
+        var exitCounts = [Int64](repeating: 0, count: plan.exitKeys.count)
         for exit in parts.exits where exit.count >= 0 {
             exits.append(
                 ExplorerExit(appState: parts.appState, state: exit.state, reason: exit.reason, count: exit.count))
-            exitCounts[ExitKey(state: exit.state, reason: exit.reason), default: 0].addSaturating(exit.count)
+            if let id = plan.exitKeys[ExitKey(state: exit.state, reason: exit.reason)] {
+                exitCounts[id].addSaturating(exit.count)
+            }
         }
         // A state entry without any exit counter says nothing about exits (2.0.0 states that saw no
         // termination metric); the overall state of a payload always counts its device-day.
         let hasExitData = parts.appState == overallState || !parts.exits.isEmpty
-        for (ordinal, metric) in ExplorerCatalog.metrics.enumerated() {
+        for ordinal in plan.steps.indices {
             func emit(_ sample: ExplorerSample, subject: String = "") {
                 observations.append(
                     ExplorerObservation(
-                        metric: metric.id, ordinal: ordinal, subject: subject, appState: parts.appState, sample: sample)
-                )
+                        metric: plan.ids[ordinal], ordinal: ordinal, subject: subject, appState: parts.appState,
+                        sample: sample))
             }
-            switch metric.source {
-            case .scalar(let names):
-                guard let value = names.lazy.compactMap({ parts.scalars[$0] }).first, valid(value) else { continue }
+            switch plan.steps[ordinal] {
+            case .scalar(let candidates):
+                guard let value = plan.scalarCandidates[candidates].lazy.compactMap({ scalars[$0] }).first,
+                    valid(value)
+                else { continue }
                 emit(.value(value))
-            case .histogram(let name):
-                guard let histogram = histograms[name], let buckets = buckets(histogram) else { continue }
+            case .histogram(let id):
+                guard let histogram = histogram(id), let buckets = buckets(histogram) else { continue }
                 emit(.histogram(buckets))
             case .hangRate:
-                guard let hours, let histogram = histograms[ExplorerCatalog.hangHistogramName],
-                    let buckets = buckets(histogram)
+                guard let hours, let histogram = histogram(plan.hangHistogram), let buckets = buckets(histogram)
                 else { continue }
                 let seconds = buckets.reduce(0.0) { $0 + ($1.start + $1.end) / 2 * Double($1.count) } / 1000
                 guard valid(seconds) else { continue }
                 emit(.rate(numerator: seconds, hours: hours))
-            case .exits(let state, let reason, let perHour):
+            case .exits(let id, let perHour):
                 guard hasExitData else { continue }
-                let count = Double(exitCounts[ExitKey(state: state, reason: reason)] ?? 0)
+                let count = Double(exitCounts[id])
                 if perHour {
                     guard let hours else { continue }
                     emit(.rate(numerator: count, hours: hours))
@@ -191,6 +209,57 @@ package enum ExplorerExtractor {
         var state: AppState
         var reason: String
     }
+
+    /// The catalog's sources numbered once: a payload's scalars, histograms and exit counters are
+    /// looked up by name once each, and each metric's step reads them by number (the catalog's
+    /// metrics, structs of strings, were copied and their names hashed once per metric and app
+    /// state: a third of the explorer thread's time, `lifeline bench explorer-fold`).
+    private struct Plan {
+        enum Step {
+            /// The first present of `scalarCandidates[range]`.
+            case scalar(Range<Int>)
+            case histogram(Int)
+            case hangRate
+            case exits(Int, perHour: Bool)
+            case signpostHitchRatio
+        }
+
+        /// By ordinal (``ExplorerCatalog/metrics``).
+        var steps: [Step] = []
+        var ids: [String] = []
+        var scalarNames: [String: Int] = [:]
+        var scalarCandidates: [Int] = []
+        var histogramNames: [String: Int] = [:]
+        var exitKeys: [ExitKey: Int] = [:]
+        var foregroundTime = 0
+        var hangHistogram = 0
+
+        init(_ metrics: [ExplorerMetric]) {
+            func number<Key: Hashable>(_ key: Key, in names: inout [Key: Int]) -> Int {
+                if let id = names[key] { return id }
+                names[key] = names.count
+                return names.count - 1
+            }
+            foregroundTime = number(ExplorerCatalog.foregroundTimeName, in: &scalarNames)
+            hangHistogram = number(ExplorerCatalog.hangHistogramName, in: &histogramNames)
+            for metric in metrics {
+                ids.append(metric.id)
+                switch metric.source {
+                case .scalar(let names):
+                    let start = scalarCandidates.count
+                    scalarCandidates += names.map { number($0, in: &scalarNames) }
+                    steps.append(.scalar(start..<scalarCandidates.count))
+                case .histogram(let name): steps.append(.histogram(number(name, in: &histogramNames)))
+                case .hangRate: steps.append(.hangRate)
+                case .exits(let state, let reason, let perHour):
+                    steps.append(.exits(number(ExitKey(state: state, reason: reason), in: &exitKeys), perHour: perHour))
+                case .signpostHitchRatio: steps.append(.signpostHitchRatio)
+                }
+            }
+        }
+    }
+
+    private static let plan = Plan(ExplorerCatalog.metrics)
 
     private static func valid(_ value: Double) -> Bool { value.isFinite && value >= 0 }
 

@@ -14,7 +14,9 @@ struct ExplorerRowSet {
     /// (`nil`: refused; its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
     private struct Pending {
         var key: ExplorerRowKey
-        var entry: ExplorerCellMap.Key
+        /// The cell by its key: a series, or a metric outside the catalog; `nil` for a catalog
+        /// metric's own cell, added by ``ordinal``.
+        var entry: ExplorerCellMap.Key?
         var ordinal: Int?
         var sample: ExplorerCell.Prepared?
     }
@@ -26,14 +28,17 @@ struct ExplorerRowSet {
         pending.reserveCapacity(extraction.observations.count)
         for observation in extraction.observations {
             let category =
-                observation.ordinal.map { ExplorerCatalog.metrics[$0].category.rawValue }
+                observation.ordinal.map { ExplorerCatalog.categories[$0].rawValue }
                 ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric))
             let key = ExplorerRowKey(
                 app: document.app, day: document.day, version: document.version, os: document.os,
                 device: document.device, appState: observation.appState, category: category)
+            let byOrdinal = observation.ordinal != nil && observation.subject.isEmpty
             pending.append(
                 Pending(
-                    key: key, entry: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
+                    key: key,
+                    entry: byOrdinal
+                        ? nil : ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
                     ordinal: observation.ordinal, sample: ExplorerCell.prepare(observation.sample)))
         }
         // Observations come in runs of one row (a category of an app state): each row is found
@@ -60,7 +65,11 @@ struct ExplorerRowSet {
         }
         guard let slot else { return }
         for observation in run {
-            rows.values[slot].add(observation.sample, at: observation.entry, ordinal: observation.ordinal)
+            if let entry = observation.entry {
+                rows.values[slot].add(observation.sample, at: entry, ordinal: observation.ordinal)
+            } else if let ordinal = observation.ordinal {
+                rows.values[slot].add(observation.sample, ordinal: ordinal)
+            }
         }
     }
 }

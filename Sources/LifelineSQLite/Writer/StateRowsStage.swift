@@ -2,8 +2,9 @@ import LifelineModel
 import LifelineStorage
 
 /// Writes what only iOS 27 reports carry: the app states of a metric payload (which ones, for
-/// how long, and the exit counts, histograms and signposts observed while each was active), its
-/// ~3-hour interval slices, and the states active before a diagnostic.
+/// how long, and the exit counts, histograms and signposts observed while each was active), and
+/// the states active before a diagnostic. A report's ~3-hour interval slices are not copied into
+/// rows (no answer reads them; migration 0018): they stay in its raw document.
 ///
 /// Within one state, repeated exit keys are summed and the first histogram or signpost of a name
 /// wins, as the rollups count a payload's own (``RollupStage``).
@@ -29,10 +30,6 @@ struct StateRowsStage: ItemWriteStage {
         INSERT INTO state_signposts (payload, app_state, category, name, total_count, durations)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
         ON CONFLICT (payload, app_state, category, name) DO UPDATE SET total_count = total_count + excluded.total_count
-        """
-    static let insertSlice = """
-        INSERT INTO interval_slices (payload, ordinal, metric, duration_s, value, unit) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-        ON CONFLICT (payload, ordinal, metric) DO NOTHING
         """
     static let insertDiagnosticState = """
         INSERT INTO diagnostic_states (diagnostic, app_state) VALUES (?1, ?2) ON CONFLICT DO NOTHING
@@ -77,17 +74,6 @@ struct StateRowsStage: ItemWriteStage {
                     [
                         payload, state, .integer(category), .integer(name), .integer(max(0, signpost.totalCount)),
                         signpost.durations.map { .blob(HistogramCodec.encode($0.buckets)) } ?? .null,
-                    ])
-            }
-        }
-        for (ordinal, slice) in metric.slices.enumerated() {
-            for scalar in slice.scalars {
-                guard let metricID = try session.id(.metricName, scalar.name) else { continue }
-                try session.connection.run(
-                    Self.insertSlice,
-                    [
-                        payload, .integer(Int64(ordinal)), .integer(metricID), .real(slice.durationSeconds),
-                        .real(scalar.measurement.finiteValue), .integer(UnitCode.id(scalar.measurement.unit)),
                     ])
             }
         }
