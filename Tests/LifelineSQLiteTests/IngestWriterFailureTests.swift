@@ -109,4 +109,37 @@ extension IngestWriterTests {
             return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
         }
     }
+
+    @Test(
+        "an app state created by a document whose fold fails is forgotten with it: the next document of that state folds"
+    )
+    func stateIDForgottenWithItsDocument() async throws {
+        let sqlite = try TemporaryDatabase()
+        let report = String(
+            decoding: try Paths.fixture("ios27/HitchScope__metric-20260913T053136.822.json"), as: UTF8.self)
+        func count(_ sql: String) throws -> SQLValue { try sqlite.database.query(sql)[0][0] }
+        // The report's exit rows are refused: its fold fails after it created its app states.
+        try sqlite.database.execute(
+            "CREATE TRIGGER refuse_exits BEFORE INSERT ON state_exit_counts BEGIN SELECT RAISE(ABORT, 'test'); END")
+        try await IngestWriter.withWriter(database: sqlite.database, logger: .quiet) { writer in
+            try await TemporaryDatabase.ingest([report], into: writer, app: "com.hitchscope")
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(writer.statistics.foldSkipped == 1)
+            #expect(try count("SELECT count(*) FROM app_state_values") == .integer(0))
+            // The same report with another figure (not a duplicate) folds: its states are created
+            // anew, not taken from a cache that still held the rolled-back ids.
+            try sqlite.database.execute("DROP TRIGGER refuse_exits")
+            try await TemporaryDatabase.ingest(
+                [
+                    report.replacingOccurrences(
+                        of: "\"normalTerminationCount\":1", with: "\"normalTerminationCount\":3")
+                ], into: writer, app: "com.hitchscope")
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(writer.statistics.foldSkipped == 1)
+        }
+        let states = try count("SELECT count(*) FROM app_state_values")
+        #expect(states != .integer(0))
+        #expect(try count("SELECT count(DISTINCT app_state) FROM payload_states") == states)
+        #expect(try count("SELECT count(*) FROM state_exit_counts") != .integer(0))
+    }
 }

@@ -35,12 +35,20 @@ package final class TemporaryDatabase: Sendable {
         _ documents: [String], app: String = "com.example.notes", receivedAt: Int64 = 1_000
     ) async throws {
         try await IngestWriter.withWriter(database: database, logger: .quiet) { writer in
-            let ingestor = Ingestor(writer: writer)
-            for document in documents {
-                _ = try await ingestor.ingest(
-                    body: ByteBuffer(string: document), encoding: .identity, family: nil, app: app,
-                    idempotencyKey: nil, receivedAt: receivedAt)
-            }
+            try await Self.ingest(documents, into: writer, app: app, receivedAt: receivedAt)
+        }
+    }
+
+    /// Ingests JSON documents (plain) of `app` through the pipeline of the HTTP API into a running
+    /// `writer` (acknowledged: stored, not necessarily folded yet).
+    package static func ingest(
+        _ documents: [String], into writer: IngestWriter, app: String = "com.example.notes", receivedAt: Int64 = 1_000
+    ) async throws {
+        let ingestor = Ingestor(writer: writer)
+        for document in documents {
+            _ = try await ingestor.ingest(
+                body: ByteBuffer(string: document), encoding: .identity, family: nil, app: app,
+                idempotencyKey: nil, receivedAt: receivedAt)
         }
     }
 

@@ -9,11 +9,6 @@ import LifelineStorage
 /// Within one state, repeated exit keys are summed and the first histogram or signpost of a name
 /// wins, as the rollups count a payload's own (``RollupStage``).
 struct StateRowsStage: ItemWriteStage {
-    static let upsertState = """
-        INSERT INTO app_state_values (domain, label, metadata) VALUES (?1, ?2, ?3)
-        ON CONFLICT (domain, label, metadata) DO UPDATE SET domain = excluded.domain
-        RETURNING id
-        """
     static let insertPayloadState = """
         INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (?1, ?2, ?3)
         ON CONFLICT (payload, app_state) DO NOTHING
@@ -89,14 +84,8 @@ struct StateRowsStage: ItemWriteStage {
         }
     }
 
-    /// The id of `state` in `app_state_values`, created on first sight.
+    /// The id of `state` in `app_state_values`, created on first sight (``Interner/stateID(_:on:)``).
     static func id(_ state: ReportedState, in session: WriteSession) throws(StoreError) -> SQLValue {
-        let id = try session.connection.first(
-            upsertState, [.text(state.domain), .text(state.label), .text(state.metadata)]
-        ) { $0.int64(0) }
-        guard let id else {
-            throw StoreError(.internal, "internal storage error", cause: "app state upsert returned no id")
-        }
-        return .integer(id)
+        .integer(try session.interner.stateID(state, on: session.connection))
     }
 }
