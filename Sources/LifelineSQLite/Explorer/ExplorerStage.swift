@@ -28,12 +28,15 @@ final class ExplorerStage: ItemWriteStage {
     struct Deferral {
         /// Held documents at most.
         var maxDocuments = 8_192
-        /// Held rows (both levels) at most before they are sealed: what bounds the memory (a
-        /// decoded row is ~10 KB; up to twice this many are held while sealed ones are prepared)
-        /// and the length of the writer's replace. With the write prepared on the explorer's
-        /// thread, 2,048 ingested 1.24× more than 1,024 on the fleet-like load for a p99 ~10 ms
-        /// longer (BENCHMARKS.md, "The explorer's work on a thread of its own").
-        var maxRows = 2_048
+        /// Held rows (both levels) at most before they are sealed: what bounds the memory (up to
+        /// twice this many are held while sealed ones are prepared) and the length of the writer's
+        /// replace. A row held longer gathers more documents before it is merged into its stored
+        /// bytes: with the extractor made cheaper, 8,192 ingested 1.01–1.28× more than 2,048 on
+        /// the fleet-like load (five pairs) and 1.14–1.27× on the reference one, for a peak RSS
+        /// of 131–143 MB (against 111–125) and a p99 of 65–74 ms (against 41–52) on the
+        /// fleet-like load (BENCHMARKS.md, "The explorer's fold per document"); 4,096 gained as
+        /// much on the fleet-like load and nothing on the reference one.
+        var maxRows = 8_192
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
     }
