@@ -31,12 +31,13 @@ final class ExplorerStage: ItemWriteStage {
         /// Held rows (both levels) at most before they are sealed: what bounds the memory (up to
         /// twice this many are held while sealed ones are prepared) and the length of the writer's
         /// replace. A row held longer gathers more documents before it is merged into its stored
-        /// bytes: with the extractor made cheaper, 8,192 ingested 1.01–1.28× more than 2,048 on
-        /// the fleet-like load (five pairs) and 1.14–1.27× on the reference one, for a peak RSS
-        /// of 131–143 MB (against 111–125) and a p99 of 65–74 ms (against 41–52) on the
-        /// fleet-like load (BENCHMARKS.md, "The explorer's fold per document"); 4,096 gained as
-        /// much on the fleet-like load and nothing on the reference one.
-        var maxRows = 8_192
+        /// bytes: with the extractor made cheaper, 4,096 ingested 1.01–1.14× more than 2,048 on
+        /// the fleet-like load, for a peak RSS of 124–128 MB (against 112–116) and a p99 of
+        /// 52–59 ms (against 41–44); nothing more on the reference load. 8,192 gained no more on
+        /// the fleet-like load and 1.14–1.27× on the reference one, but for a peak RSS of up to
+        /// 146 MB (the target is 150) and a p99 of 156–244 ms there (BENCHMARKS.md, "The
+        /// explorer's fold per document").
+        var maxRows = 4_096
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
     }
