@@ -28,12 +28,7 @@ struct BenchCommand: ParsableCommand {
         )
 
         @OptionGroup var global: GlobalOptions
-
-        @Option(help: "Payload file: records of [4-byte big-endian length][gzip body].")
-        var payloads: String
-
-        @Option(help: "Bundle identifier the payloads carry (make_payloads.py --bundle).")
-        var app = "com.example.app"
+        @OptionGroup var file: PayloadFile
 
         @Option(help: "Concurrent tasks preparing and submitting payloads.")
         var concurrency = 32
@@ -48,13 +43,12 @@ struct BenchCommand: ParsableCommand {
         var prepareOnly = false
 
         func run() async throws {
-            let bodies = try Self.readRecords(payloads)
-            guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
+            let bodies = try file.records()
             printError(
                 "\(bodies.count) payloads, \(bodies.reduce(0) { $0 + $1.readableBytes } / bodies.count) B gzip on average"
             )
             let pipeline = IngestPipeline()
-            let app = self.app
+            let app = file.app
 
             // Stage timings, single core.
             var inflated: [ByteBuffer] = []
@@ -133,20 +127,6 @@ struct BenchCommand: ParsableCommand {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             return Double(count) / seconds
         }
-
-        static func readRecords(_ path: String) throws -> [ByteBuffer] {
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            var records: [ByteBuffer] = []
-            var position = 0
-            while position + 4 <= data.count {
-                let length = data[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
-                position += 4
-                guard position + length <= data.count else { throw CommandError("\(path): truncated record") }
-                records.append(ByteBuffer(bytes: data[position..<position + length]))
-                position += length
-            }
-            return records
-        }
     }
 
     /// The explorer's fold of metric documents in memory, by step (`ExplorerFoldBenchmark`).
@@ -164,10 +144,7 @@ struct BenchCommand: ParsableCommand {
         )
 
         @OptionGroup var global: GlobalOptions
-        @Option(help: "Payload file: records of [4-byte big-endian length][gzip body].")
-        var payloads: String
-        @Option(help: "Bundle identifier the payloads carry.")
-        var app = "com.example.app"
+        @OptionGroup var file: PayloadFile
         @Option(help: "Payloads read from the start of the file at most.")
         var count = 20_000
         @Option(help: "Passes over the payloads (the median is printed).")
@@ -175,11 +152,10 @@ struct BenchCommand: ParsableCommand {
 
         func run() async throws {
             guard count > 0, runs > 0 else { throw ValidationError("--count and --runs must be positive") }
-            let bodies = try IngestFloor.readRecords(payloads).prefix(count)
-            guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
+            let bodies = try file.records().prefix(count)
             let pipeline = IngestPipeline()
             let items = try bodies.flatMap {
-                try pipeline.prepare(body: $0, encoding: .gzip, family: .metric, app: app, receivedAt: 0)
+                try pipeline.prepare(body: $0, encoding: .gzip, family: .metric, app: file.app, receivedAt: 0)
             }
             var passes: [ExplorerFoldBenchmark.Pass] = []
             for run in 1...runs {
@@ -200,6 +176,41 @@ struct BenchCommand: ParsableCommand {
             print(String(format: "extract:        %7.2f µs per document (median of %d)", median(\.extract), runs))
             print(String(format: "extract + add:  %7.2f µs per document", median(\.add)))
             print(String(format: "encode rows:    %7.2f µs per document", median(\.encode)))
+        }
+    }
+
+    /// The payload file a benchmark reads, and the app its payloads carry.
+    struct PayloadFile: ParsableArguments {
+        @Option(help: "Payload file: records of [4-byte big-endian length][gzip body].")
+        var payloads: String
+
+        @Option(help: "Bundle identifier the payloads carry (make_payloads.py --bundle).")
+        var app = "com.example.app"
+
+        /// The file's records; throws when it holds none.
+        func records() throws -> [ByteBuffer] {
+            let bodies = try Self.readRecords(payloads)
+            guard !bodies.isEmpty else { throw CommandError("\(payloads) holds no records") }
+            return bodies
+        }
+
+        private static func readRecords(_ path: String) throws -> [ByteBuffer] {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw CommandError("\(path): cannot be read (\(error.localizedDescription))")
+            }
+            var records: [ByteBuffer] = []
+            var position = 0
+            while position + 4 <= data.count {
+                let length = data[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
+                position += 4
+                guard position + length <= data.count else { throw CommandError("\(path): truncated record") }
+                records.append(ByteBuffer(bytes: data[position..<position + length]))
+                position += length
+            }
+            return records
         }
     }
 }
