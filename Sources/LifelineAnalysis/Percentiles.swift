@@ -32,7 +32,7 @@ package struct BucketDistribution: Sendable, Equatable {
             return
         }
         var merged: [Bound: Int64] = [:]
-        for bucket in buckets where bucket.count > 0 {
+        for bucket in given where bucket.count > 0 {
             merged[Bound(start: bucket.start, end: bucket.end), default: 0].addSaturating(bucket.count)
         }
         self.buckets = merged.map { Bucket(start: $0.key.start, end: $0.key.end, count: $0.value) }
