@@ -1,53 +1,29 @@
+import LifelineAnalysis
 import LifelineModel
 import PostgresNIO
 
 extension RollupRows {
-    /// One cell's histogram source: its buckets as sorted arrays (`bucket_cells`).
+    /// One cell's histogram source: its buckets sorted by (start, end), one per bound (`bucket_cells`
+    /// holds them as three arrays).
     struct BucketArrays {
-        var starts: [Double] = []
-        var ends: [Double] = []
-        var counts: [Int64] = []
+        var buckets: [BucketDistribution.Bucket] = []
 
-        /// The union of two sorted bucket lists: counts of equal bounds summed (saturating), the
-        /// other buckets kept in (start, end) order, none merged with a neighbour.
-        func merged(with other: BucketArrays) -> BucketArrays {
-            var out = BucketArrays()
-            out.starts.reserveCapacity(starts.count + other.starts.count)
-            out.ends.reserveCapacity(starts.count + other.starts.count)
-            out.counts.reserveCapacity(starts.count + other.starts.count)
-            var i = 0
-            var j = 0
-            while i < starts.count || j < other.starts.count {
-                let takeMine: Bool
-                if j == other.starts.count {
-                    takeMine = true
-                } else if i == starts.count {
-                    takeMine = false
-                } else if starts[i] == other.starts[j], ends[i] == other.ends[j] {
-                    var count = counts[i]
-                    count.addSaturating(other.counts[j])
-                    out.append(starts[i], ends[i], count)
-                    i += 1
-                    j += 1
-                    continue
-                } else {
-                    takeMine = (starts[i], ends[i]) < (other.starts[j], other.ends[j])
-                }
-                if takeMine {
-                    out.append(starts[i], ends[i], counts[i])
-                    i += 1
-                } else {
-                    out.append(other.starts[j], other.ends[j], other.counts[j])
-                    j += 1
-                }
+        init(buckets: [BucketDistribution.Bucket] = []) { self.buckets = buckets }
+
+        init(starts: [Double], ends: [Double], counts: [Int64]) {
+            buckets = zip(zip(starts, ends), counts).map {
+                BucketDistribution.Bucket(start: $0.0, end: $0.1, count: $1)
             }
-            return out
+        }
+
+        /// The union of two such lists: counts of equal bounds summed (saturating), the other
+        /// buckets kept in order, none merged with a neighbour (``ExplorerCell/mergeBuckets(_:_:)``).
+        func merged(with other: BucketArrays) -> BucketArrays {
+            BucketArrays(buckets: ExplorerCell.mergeBuckets(buckets, other.buckets))
         }
 
         mutating func append(_ start: Double, _ end: Double, _ count: Int64) {
-            starts.append(start)
-            ends.append(end)
-            counts.append(count)
+            buckets.append(BucketDistribution.Bucket(start: start, end: end, count: count))
         }
 
         /// A PostgreSQL array literal of `values` (`{…}`; finite doubles print in the shortest
@@ -113,9 +89,9 @@ extension RollupRows {
         var counts: [String] = []
         for (offset, mine) in batch.enumerated() {
             let merged = stored[offset].map { $0.merged(with: mine) } ?? mine
-            starts.append(BucketArrays.literal(merged.starts))
-            ends.append(BucketArrays.literal(merged.ends))
-            counts.append(BucketArrays.literal(merged.counts))
+            starts.append(BucketArrays.literal(merged.buckets.map(\.start)))
+            ends.append(BucketArrays.literal(merged.buckets.map(\.end)))
+            counts.append(BucketArrays.literal(merged.buckets.map(\.count)))
         }
         try await connection.query(
             """
