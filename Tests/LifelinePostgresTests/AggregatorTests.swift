@@ -221,6 +221,58 @@ struct AggregatorTests {
         #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
     }
 
+    @Test(
+        "version rows kept in memory between writes: a crash image replays the documents between the two explorer watermarks into the version rows only, and answers exactly"
+    )
+    func versionRowsCached() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let expected = try await Self.folded(items).1
+        let sqlite = try TemporaryDatabase()
+        func marks() throws -> (explorer: Int64, version: Int64) {
+            let row = try sqlite.database.query(
+                "SELECT explorer_through, explorer_version_through FROM aggregation_state")[0]
+            guard case .integer(let explorer) = row[0], case .integer(let version) = row[1] else {
+                throw StoreError(.internal, "no watermarks")
+            }
+            return (explorer, version)
+        }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 0.02
+        let image = TemporaryDirectory()
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Held rows are sealed after 20 ms and written once prepared; the version rows go to
+            // the worker's cache (written after 5 s): their watermark stays behind.
+            try await Self.ingest(items, into: writer)
+            var written = try marks()
+            for _ in 0..<400 where written.explorer < (try Self.watermarks(sqlite).folded) {
+                try await Task.sleep(for: .milliseconds(5))
+                written = try marks()
+            }
+            let folded = try Self.watermarks(sqlite).folded
+            #expect(written.explorer == folded)
+            #expect(written.version < written.explorer)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
+            // What a crash leaves: the committed state, the cache lost.
+            try sqlite.database.execute("VACUUM INTO '\(image.databasePath)'")
+            // A reader waits: the cache is written, and the answer is exact.
+            let read = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(read == expected, "differ: \(Self.differences(read, expected))")
+            let after = try marks()
+            #expect(after.version == after.explorer)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
+        }
+        // The crash image starts, replays the documents between its watermarks into the version
+        // rows only (their fine rows are stored), and answers exactly: nothing lost or doubled.
+        let restarted = try image.openDatabase()
+        try await IngestWriter.withWriter(database: restarted, logger: PostgresStoreTests.quiet) { writer in
+            let figures = try await PostgresStoreTests.Figures.read(restarted)
+            #expect(figures == expected, "differ: \(Self.differences(figures, expected))")
+            #expect(writer.statistics.foldedDocuments == 0)
+        }
+    }
+
     @Test("explorer cells of the layouts before migration 0016 answer as before, and a refold rewrites them")
     func explorerLayoutsBefore0016() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 3)

@@ -40,7 +40,7 @@ extension BatchWriter {
     /// The watermarks and the highest stored payload id (outside a transaction).
     func foldState() throws(StoreError) -> (folded: Int64, explorer: Int64, head: Int64, pending: Int) {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
-        let explorer = try connection.first(ExplorerStage.readWatermark) { $0.int64(0) } ?? 0
+        let explorer = try connection.first(ExplorerStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
         let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
         let pending =
             try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
@@ -95,24 +95,35 @@ extension BatchWriter {
 
     private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let explorer else { return }
-        var stored = try connection.first(ExplorerStage.readWatermark) { $0.int64(0) } ?? 0
+        var (stored, version) =
+            try connection.first(ExplorerStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
         if stored > foldedThrough {
             // Only a hand-edited file holds this (the fold's watermark put back): the explorer's
             // watermark goes back with it, and its documents are folded again into fresh rows.
             try connection.run(ExplorerStage.writeWatermark, [.integer(foldedThrough)])
             stored = foldedThrough
         }
+        if version > stored {
+            // The same for the version rows' watermark.
+            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(stored)])
+            version = stored
+        }
         try explorer.begin(
-            explorerThrough: stored, foldedThrough: foldedThrough, through: through, write: write
-        ) { from, through throws(StoreError) in
-            try replayExplorer(explorer, from: from, through: through)
+            versionThrough: version, explorerThrough: stored, foldedThrough: foldedThrough, through: through,
+            write: write
+        ) { from, through, versionOnly throws(StoreError) in
+            try replayExplorer(explorer, from: from, through: through, versionOnly: versionOnly)
         }
     }
 
     /// Replays the metric documents in (`from`, `through`] into the explorer stage alone, from
     /// their raw copies: they are in the rollups, not yet in the explorer's stored rows. A document
     /// that does not read or write is left out, as its fold left it out of every figure.
-    private func replayExplorer(_ explorer: ExplorerStage, from: Int64, through: Int64) throws(StoreError) {
+    private func replayExplorer(
+        _ explorer: ExplorerStage, from: Int64, through: Int64, versionOnly: Bool
+    ) throws(StoreError) {
+        explorer.replaysVersionOnly = versionOnly
+        defer { explorer.replaysVersionOnly = false }
         let ids = try connection.query(
             "SELECT id FROM payloads WHERE id > ? AND id <= ? AND kind = 'metric' ORDER BY id",
             [.integer(from), .integer(through)]

@@ -21,7 +21,8 @@ struct ExplorerRowSet {
         var sample: ExplorerCell.Prepared?
     }
 
-    /// Adds one document's observations to its rows at both levels.
+    /// Adds one document's observations to its rows at both levels (the version level only for a
+    /// ``ExplorerWorker/Document/versionOnly`` one).
     mutating func add(_ document: ExplorerWorker.Document) {
         let extraction = ExplorerExtractor.extract(document.metric)
         guard extraction.isDeviceDay, !extraction.observations.isEmpty else { return }
@@ -48,7 +49,7 @@ struct ExplorerRowSet {
             let key = pending[start].key
             var end = start + 1
             while end < pending.count, pending[end].key == key { end += 1 }
-            Self.add(pending[start..<end], at: key, to: &fine)
+            if !document.versionOnly { Self.add(pending[start..<end], at: key, to: &fine) }
             Self.add(pending[start..<end], at: key.byVersion, to: &byVersion)
             start = end
         }

@@ -22,7 +22,16 @@ import LifelineStorage
 /// (`aggregation_state.explorer_through`, migration 0017) moves in the transaction that writes
 /// them; the held rows always cover the documents between it and the fold's watermark, and are
 /// rebuilt from the raw copies when they do not (after a restart, a failed fold, or another
-/// process writing the rows: ``begin(explorerThrough:foldedThrough:through:write:catchUp:)``).
+/// process writing the rows: ``begin(versionThrough:explorerThrough:foldedThrough:through:write:catchUp:)``).
+///
+/// **Version rows stay in memory between writes.** Once prepared, sealed version-level rows go to
+/// the worker's cache (``ExplorerWorker/versionCache``) rather than to the table: a version-day
+/// row is touched by most seals, for a document or two of new figures each, and rewriting it (2–5
+/// KB) at each was most of what a seal wrote. The cache is written every
+/// ``Deferral/versionMaxAge``, past ``Deferral/versionMaxBytes``, and whenever every row is
+/// (a reader waits, the writer stops); its documents are those between
+/// `aggregation_state.explorer_version_through` (migration 0019, moved when it is written) and
+/// `explorer_through`, replayed into the version rows only when it is lost.
 final class ExplorerStage: ItemWriteStage {
     /// When held rows are written.
     struct Deferral {
@@ -40,10 +49,18 @@ final class ExplorerStage: ItemWriteStage {
         var maxRows = 4_096
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
+        /// Version-level rows kept in memory (``ExplorerWorker/versionCache``) are written at the
+        /// latest this long after the first went there, or when their bytes reach
+        /// ``versionMaxBytes``: what a crash replays into them is bounded by it.
+        var versionMaxAge: Duration = .seconds(5)
+        var versionMaxBytes = 32 << 20
     }
 
     static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
+    static let readVersionWatermark = "SELECT explorer_version_through FROM aggregation_state WHERE id = 1"
+    static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
+    static let writeVersionWatermark = "UPDATE aggregation_state SET explorer_version_through = ? WHERE id = 1"
 
     let deferral: Deferral?
     /// Extracts and adds each released document on a thread of its own, into the rows not written
@@ -55,6 +72,15 @@ final class ExplorerStage: ItemWriteStage {
     /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
     /// The sealed rows (if any) hold (`base`, `sealed.through`], the worker's rows the rest.
     private var held: (base: Int64, through: Int64)?
+    /// The stored `explorer_version_through` the version rows in memory
+    /// (``ExplorerWorker/versionCache``) sit on, with the documents above it up to `held.base`
+    /// (`nil` with `held`). Version rows are kept there only when the worker prepares writes.
+    private var versionBase: Int64?
+    /// Documents whose version rows are in the worker's cache only, when the first went there, and
+    /// the cache's bytes.
+    private var cachedDocuments = 0
+    private var cachedSince: ContinuousClock.Instant?
+    private var cachedBytes = 0
     /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
@@ -66,6 +92,8 @@ final class ExplorerStage: ItemWriteStage {
     private var foldThrough: Int64?
     private var forceWrite = false
     private var wroteThrough: Int64?
+    /// Where the current fold's transaction moved `explorer_version_through` (nil: not moved).
+    private var wroteVersionThrough: Int64?
     private var wroteAll = false
     private var sealedNow: (through: Int64, documents: Int)?
     /// The current document, until its savepoint is released (then handed to the worker) or
@@ -81,7 +109,8 @@ final class ExplorerStage: ItemWriteStage {
     )
 
     /// `reader`: a connection of the same database on which the worker prepares sealed rows' writes
-    /// (the server's writer); without one, held rows are merged in SQL when written. `onPrepared`
+    /// (the server's writer); without one, held rows are merged in SQL when written, and no version
+    /// row is kept in memory. `onPrepared`
     /// runs when a prepare ends (it wakes the writer).
     init(deferral: Deferral? = nil, reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.deferral = deferral
@@ -93,7 +122,7 @@ final class ExplorerStage: ItemWriteStage {
     /// Whether rows are held unwritten (once the worker added what it was given).
     var holdsRows: Bool {
         worker.drain()
-        return !worker.fine.isEmpty || !worker.byVersion.isEmpty || sealed != nil
+        return !worker.fine.isEmpty || !worker.byVersion.isEmpty || sealed != nil || !worker.versionCache.isEmpty
     }
 
     /// When held rows fall due: by age (the other bounds are checked at each fold), or at once
@@ -101,34 +130,50 @@ final class ExplorerStage: ItemWriteStage {
     var dueAt: ContinuousClock.Instant? {
         guard let deferral else { return nil }
         if sealed != nil { return worker.isPreparing ? nil : .now }
-        guard heldDocuments > 0, let heldSince else { return nil }
-        return heldSince + deferral.maxAge
+        let rows = heldDocuments > 0 ? heldSince.map { $0 + deferral.maxAge } : nil
+        let cache = cachedSince.map { $0 + deferral.versionMaxAge }
+        guard let rows, let cache else { return rows ?? cache }
+        return min(rows, cache)
     }
 
     /// Whether held rows are due to be written.
     var writeDue: Bool { dueAt.map { ContinuousClock.now >= $0 } ?? false }
 
-    /// A fold begins (in its transaction) over the stored watermarks. Held rows that do not sit on
-    /// `explorerThrough` or do not reach `foldedThrough` are dropped, and the documents between the
-    /// two are read again (`catchUp` hands their ids to the fold, which replays them through
-    /// ``write(_:in:)``). `through` is where this fold will end; `write` forces the rows out.
+    /// A fold begins (in its transaction) over the stored watermarks
+    /// (`explorer_version_through` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not
+    /// sit on `versionThrough` and `explorerThrough` or do not reach `foldedThrough` are dropped,
+    /// and the documents between them are read again (`catchUp` hands their ids to the fold, which
+    /// replays them through ``write(_:in:)``): those up to `explorerThrough` into the version rows
+    /// only (`versionOnly`), the others into both. `through` is where this fold will end; `write`
+    /// forces the rows out.
     func begin(
-        explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
-        catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
+        versionThrough: Int64, explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        catchUp: (_ from: Int64, _ through: Int64, _ versionOnly: Bool) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
         wroteThrough = nil
+        wroteVersionThrough = nil
         wroteAll = false
         sealedNow = nil
-        if let held, held.base == explorerThrough, held.through == foldedThrough { return }
+        if let held, held.base == explorerThrough, held.through == foldedThrough, versionBase == versionThrough {
+            return
+        }
         dropHeld()
         held = (explorerThrough, foldedThrough)
+        versionBase = versionThrough
+        if versionThrough < explorerThrough {
+            heldSince = .now
+            try catchUp(versionThrough, explorerThrough, true)
+        }
         if explorerThrough < foldedThrough {
             heldSince = .now
-            try catchUp(explorerThrough, foldedThrough)
+            try catchUp(explorerThrough, foldedThrough, false)
         }
     }
+
+    /// Whether ``write(_:in:)`` replays documents into the version rows only (``begin``'s catch-up).
+    var replaysVersionOnly = false
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content, metric.isDeviceDay else { return }
@@ -137,7 +182,8 @@ final class ExplorerStage: ItemWriteStage {
             app: stored.appID, day: Int64(RollupDeltas.day(epochSeconds: stored.occurredAt)),
             version: try session.id(.appVersion, meta.appVersion) ?? 0,
             os: try session.id(.osVersion, meta.osVersion) ?? 0,
-            device: try session.id(.deviceType, meta.deviceType) ?? 0, metric: metric)
+            device: try session.id(.deviceType, meta.deviceType) ?? 0, metric: metric,
+            versionOnly: replaysVersionOnly)
     }
 
     func requestReleased() {
@@ -164,21 +210,28 @@ final class ExplorerStage: ItemWriteStage {
         worker.byVersion = [:]
         worker.sealed = []
         worker.prepared = nil
+        worker.versionCache = [:]
         sealed = nil
         sealedNow = nil
         held = nil
+        versionBase = nil
         heldDocuments = 0
         heldSince = nil
+        cachedDocuments = 0
+        cachedSince = nil
+        cachedBytes = 0
     }
 
     /// Writes what is due, and moves `explorer_through` with it: sealed rows once the worker
-    /// prepared them; every row when forced (a reader waits, the writer stops, no deferral); and
-    /// seals the worker's rows when they are due by age, documents or rows (written by a later
-    /// fold, once prepared).
+    /// prepared them (their version rows into the worker's cache when it keeps them); every row
+    /// when forced (a reader waits, the writer stops, no deferral); the cached version rows when
+    /// due, moving `explorer_version_through`; and seals the worker's rows when they are due by
+    /// age, documents or rows (written by a later fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
         guard let through = foldThrough else {
-            // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold):
-            // written at once, and forgotten (the next chunk adds only its own documents).
+            // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold,
+            // with no deferral: nothing cached): written at once, and forgotten (the next chunk
+            // adds only its own documents).
             worker.drain()
             try writeRows(on: connection)
             dropHeld()
@@ -195,7 +248,7 @@ final class ExplorerStage: ItemWriteStage {
             } else if crowded {
                 worker.awaitPrepared()
             }
-            try writeSealed(on: connection)
+            try writeSealed(through: sealed.through, documents: sealed.documents, on: connection)
             try connection.run(Self.writeWatermark, [.integer(sealed.through)])
             wroteThrough = sealed.through
             worker.dispose(worker.sealed, worker.prepared)
@@ -204,7 +257,13 @@ final class ExplorerStage: ItemWriteStage {
             self.sealed = nil
         }
         if forceWrite { return try writeAll(through: through, on: connection) }
-        guard let deferral, sealed == nil, heldDocuments > 0 else { return }
+        guard let deferral, sealed == nil else { return }
+        if let cachedSince,
+            ContinuousClock.now >= cachedSince + deferral.versionMaxAge || cachedBytes >= deferral.versionMaxBytes
+        {
+            try writeCache(on: connection)
+        }
+        guard heldDocuments > 0 else { return }
         let due =
             writeDue || heldDocuments >= deferral.maxDocuments || worker.heldRows >= deferral.maxRows
         guard due else { return }
@@ -215,12 +274,15 @@ final class ExplorerStage: ItemWriteStage {
         sealedNow = (through, heldDocuments)
     }
 
-    /// Every row the worker holds, merged in SQL, and `explorer_through` moved to `through`.
+    /// Every row the worker holds and caches, merged in SQL, and both watermarks moved to `through`.
     private func writeAll(through: Int64, on connection: Connection) throws(StoreError) {
         worker.drain()
+        try writeCache(on: connection)
         try writeRows(on: connection)
         try connection.run(Self.writeWatermark, [.integer(through)])
+        try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteThrough = through
+        wroteVersionThrough = through
         wroteAll = true
     }
 
@@ -229,13 +291,45 @@ final class ExplorerStage: ItemWriteStage {
         try upsert([worker.fine, worker.byVersion], on: connection)
     }
 
-    /// The sealed rows: as the worker prepared them, or merged in SQL when it could not.
-    private func writeSealed(on connection: Connection) throws(StoreError) {
-        guard let prepared = worker.prepared else { return try upsert(worker.sealed, on: connection) }
-        for row in prepared {
-            let sql = row.level == .fine ? Self.replacements.fine : Self.replacements.byVersion
-            try connection.run(sql, row.key.bindings(row.level) + [.blob(row.cells)])
+    /// The cached version rows, as they are (nothing written when none is cached), and
+    /// `explorer_version_through` moved to `explorer_through` as this transaction left it: the
+    /// cache holds every document between the two.
+    private func writeCache(on connection: Connection) throws(StoreError) {
+        guard !worker.versionCache.isEmpty || cachedDocuments > 0 else { return }
+        for (key, cells) in worker.versionCache {
+            try connection.run(Self.replacements.byVersion, key.bindings(.byVersion) + [.blob(cells)])
         }
+        let through = wroteThrough ?? held?.base ?? 0
+        try connection.run(Self.writeVersionWatermark, [.integer(through)])
+        wroteVersionThrough = through
+        worker.versionCache = [:]
+        cachedDocuments = 0
+        cachedSince = nil
+        cachedBytes = 0
+    }
+
+    /// The sealed rows (`documents` of them, up to `through`): as the worker prepared them, the
+    /// version ones into its cache (a worker prepares only for a deferral); or merged in SQL when it could not prepare
+    /// them, after the cached rows, which that merge would otherwise miss
+    /// (`explorer_version_through` then moves with `explorer_through`).
+    private func writeSealed(through: Int64, documents: Int, on connection: Connection) throws(StoreError) {
+        guard let prepared = worker.prepared else {
+            try writeCache(on: connection)
+            try upsert(worker.sealed, on: connection)
+            try connection.run(Self.writeVersionWatermark, [.integer(through)])
+            wroteVersionThrough = through
+            return
+        }
+        for row in prepared {
+            guard row.level == .fine else {
+                cachedBytes += row.cells.count - (worker.versionCache[row.key]?.count ?? 0)
+                worker.versionCache[row.key] = row.cells
+                continue
+            }
+            try connection.run(Self.replacements.fine, row.key.bindings(row.level) + [.blob(row.cells)])
+        }
+        cachedDocuments += documents
+        if cachedSince == nil { cachedSince = .now }
     }
 
     private func upsert(
@@ -251,7 +345,7 @@ final class ExplorerStage: ItemWriteStage {
 
     /// The fold committed: the rows it wrote are gone from memory, sealed rows go to the worker to
     /// be prepared, the rest is held up to the fold's end. Returns the documents whose rows are
-    /// held (0: every folded document is in the stored rows).
+    /// held or cached (0: every folded document is in the stored rows).
     @discardableResult
     func committed() -> Int {
         guard let through = foldThrough else {
@@ -261,6 +355,7 @@ final class ExplorerStage: ItemWriteStage {
         foldThrough = nil
         let base = wroteThrough ?? held?.base ?? through
         held = (base, through)
+        if let wroteVersionThrough { versionBase = wroteVersionThrough }
         if wroteAll {
             worker.fine = [:]
             worker.byVersion = [:]
@@ -272,9 +367,10 @@ final class ExplorerStage: ItemWriteStage {
             sealed = sealedNow
             heldDocuments = 0
             heldSince = nil
-            _ = worker.submitSealAndPrepare(base: base)
+            _ = worker.submitSealAndPrepare(base: base, versionBase: versionBase ?? base)
         }
-        return heldDocuments + (sealed?.documents ?? 0)
+        let cached = cachedDocuments > 0 || !worker.versionCache.isEmpty ? max(cachedDocuments, 1) : 0
+        return heldDocuments + (sealed?.documents ?? 0) + cached
     }
 }
 

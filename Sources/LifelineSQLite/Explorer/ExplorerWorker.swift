@@ -59,6 +59,9 @@ final class ExplorerWorker: @unchecked Sendable {
         var os: Int64
         var device: Int64
         var metric: MetricPayload
+        /// Replayed into the version level only: its fine rows are stored (``ExplorerStage``,
+        /// `explorer_version_through`).
+        var versionOnly = false
     }
 
     /// One row ready to be written as it is.
@@ -84,10 +87,17 @@ final class ExplorerWorker: @unchecked Sendable {
     /// prepared, they are released).
     var sealed: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
     var prepared: [PreparedRow]?
+    /// Version-level rows kept in memory between writes (``ExplorerStage``): encoded, merged with
+    /// their stored cells and every document up to `explorer_through` above
+    /// `explorer_version_through`. A row not here has no such document. A prepare merges sealed
+    /// version rows into these instead of the stored ones; the writer puts the prepared ones here
+    /// and writes them all at once. Touched by this thread during a prepare only, by the writer
+    /// otherwise (as ``sealed`` and ``prepared``).
+    var versionCache: [ExplorerRowKey: [UInt8]] = [:]
 
     private enum Job {
         case document(Document)
-        case sealAndPrepare(base: Int64)
+        case sealAndPrepare(base: Int64, versionBase: Int64)
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -134,13 +144,14 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
     /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
-    /// must be `base`. Returns `false` without a read connection.
-    func submitSealAndPrepare(base: Int64) -> Bool {
+    /// must be `base` and `explorer_version_through` `versionBase`. Returns `false` without a read
+    /// connection.
+    func submitSealAndPrepare(base: Int64, versionBase: Int64) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.sealAndPrepare(base: base))
+        enqueue(.sealAndPrepare(base: base, versionBase: versionBase))
         return true
     }
 
@@ -213,11 +224,11 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): rows.add(document)
-                case .sealAndPrepare(let base):
+                case .sealAndPrepare(let base, let versionBase):
                     sealed = [fine, byVersion]
                     fine = [:]
                     byVersion = [:]
-                    prepared = prepare(base: base)
+                    prepared = prepare(base: base, versionBase: versionBase)
                     // Prepared, the sealed rows are not needed any more (only a failed prepare
                     // writes them, in SQL): their memory goes now, not after the write.
                     if prepared != nil { sealed = [] }
@@ -238,21 +249,23 @@ final class ExplorerWorker: @unchecked Sendable {
         }
     }
 
-    /// The sealed rows merged with their stored cells, read in one snapshot whose
-    /// `explorer_through` is `base` (what the writer will still find when it writes them: only
+    /// The sealed rows merged with their stored cells (a version row's kept in ``versionCache``
+    /// when it is there), read in one snapshot whose `explorer_through` is `base` (what the writer will still find when it writes them: only
     /// it and a refold, which moves that watermark, write these rows); `nil` when it is not, or
     /// the read fails.
-    private func prepare(base: Int64) -> [PreparedRow]? {
+    private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
-            guard try reader.first(ExplorerStage.readWatermark, [], { $0.int64(0) }) == base else { return nil }
+            let watermarks = try reader.first(ExplorerStage.readWatermarks, []) { ($0.int64(0), $0.int64(1)) }
+            guard let watermarks, watermarks == (base, versionBase) else { return nil }
             var written: [PreparedRow] = []
             for (level, sealedRows) in zip([RollupLevel.fine, .byVersion], sealed) {
                 let select = level.selectExplorer
                 for (key, builder) in sealedRows {
-                    let stored = try reader.first(select, key.bindings(level)) { $0.blob(0) }
+                    var stored = level == .byVersion ? versionCache[key] : nil
+                    if stored == nil { stored = try reader.first(select, key.bindings(level)) { $0.blob(0) } }
                     guard let stored else {
                         written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
                         continue
