@@ -308,6 +308,45 @@ struct ExplorerCellTests {
         }
     }
 
+    @Test("a stored cell merged from its bytes writes what decoding, merging and encoding writes, or declines")
+    func cellMergedFromBytes() throws {
+        func slow(_ stored: [UInt8], _ incoming: ExplorerCell) throws -> [UInt8] {
+            var cell = try ExplorerCell(decoding: stored)
+            cell.merge(incoming)
+            return cell.encoded()
+        }
+        var fast = 0
+        for seed in UInt64(1)...200 {
+            let stored = ExplorerCell(Self.samples(seed: seed, count: 2 + Int(seed % 40))).encoded()
+            let incoming = ExplorerCell(Self.samples(seed: seed &* 7 &+ 3, count: 1 + Int(seed % 5)))
+            let merged = try ExplorerCell.encodedMerging(stored: stored, with: incoming)
+            if merged != nil { fast += 1 }
+            #expect(try merged ?? slow(stored, incoming) == slow(stored, incoming), "seed \(seed)")
+        }
+        #expect(fast == 200)
+        // Zeros only on either side, and values beside them: the same bytes.
+        let zeros = ExplorerCell([.value(0), .value(0)])
+        let values = ExplorerCell([.value(3), .value(4_000)])
+        #expect(try ExplorerCell.encodedMerging(stored: zeros.encoded(), with: values) == slow(zeros.encoded(), values))
+        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: zeros) == slow(values.encoded(), zeros))
+        // Declined: a stored cell of one device-day (version 2), an empty side, a merge that
+        // would collapse the sketch's lowest buckets or coarsen the histogram's.
+        let one = ExplorerCell([.value(5)])
+        #expect(try ExplorerCell.encodedMerging(stored: one.encoded(), with: values) == nil)
+        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: ExplorerCell()) == nil)
+        let far = ExplorerCell([.value(1e30)])
+        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: far) == nil)
+        let wide = ExplorerCell(
+            (0..<100).map { .histogram([Bucket(start: Double($0) * 10, end: Double($0) * 10 + 10, count: 1)]) })
+        let shifted = ExplorerCell(
+            (0..<100).map { .histogram([Bucket(start: Double($0) * 10 + 5, end: Double($0) * 10 + 15, count: 1)]) })
+        #expect(try ExplorerCell.encodedMerging(stored: wide.encoded(), with: shifted) == nil)
+        // Bytes that do not read throw, as decoding does.
+        #expect(throws: SketchDecodingError.self) {
+            try ExplorerCell.encodedMerging(stored: Array(values.encoded().dropLast()), with: values)
+        }
+    }
+
     @Test("two encoded maps merge as bytes to what decoding, merging and encoding makes")
     func cellMapMergedAsBytes() throws {
         typealias Key = ExplorerCellMap.Key

@@ -133,6 +133,34 @@ extension ExplorerCell {
         }
     }
 
+    /// The bytes of the cell `stored` holds (as ``encoded()`` wrote it) merged with `incoming`:
+    /// equal to decoding it, ``merge(_:)`` and ``encoded()``, for less (the stored sketch is not
+    /// made dense, no cell is made; a fold's prepare merges every touched cell of its version rows
+    /// this way). `nil` where this path does not apply (a stored cell of one device-day, an empty
+    /// side, a merge that would collapse sketch buckets or coarsen histogram ones): the caller
+    /// decodes and merges. Throws, as decoding does, when `stored` does not read.
+    package static func encodedMerging(
+        stored: some Collection<UInt8>, with incoming: ExplorerCell
+    ) throws(SketchDecodingError) -> [UInt8]? {
+        guard case .parts(let sketch, let moments, var buckets) = try decode(stored) else { return nil }
+        if !incoming.buckets.isEmpty, !addInPlace(incoming.buckets, to: &buckets) {
+            buckets = mergeBuckets(buckets, incoming.buckets)
+            guard buckets.count <= maxBuckets else { return nil }
+        }
+        var sketchBytes: [UInt8] = []
+        sketchBytes.reserveCapacity(64)
+        guard QuantileSketch.encodeMerged(sketch, incoming.sketch, into: &sketchBytes) else { return nil }
+        var merged = moments
+        merged.merge(incoming.moments)
+        var out: [UInt8] = [Self.encodingVersion]
+        out.reserveCapacity(sketchBytes.count + 64 + buckets.count * 8)
+        ByteWriter.varint(UInt64(sketchBytes.count), into: &out)
+        out.append(contentsOf: sketchBytes)
+        for field in merged.fields { ByteWriter.double(field, into: &out) }
+        Self.writeBuckets(buckets, into: &out)
+        return out
+    }
+
     /// A decoded, checked cell: a device-day's (version 2), or the parts of version 1.
     private enum Decoded {
         case cell(ExplorerCell)

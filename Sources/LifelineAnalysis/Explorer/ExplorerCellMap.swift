@@ -136,8 +136,9 @@ package struct ExplorerCellMap: Sendable, Equatable {
             map.merge(incoming())
             return map.encoded()
         }
-        // Each entry of the result: a stored one copied (`cell` nil) or a cell to encode.
-        var merged: [(metric: [UInt8], subject: [UInt8], stored: Range<Int>?, cell: ExplorerCell?)] = []
+        // Each entry of the result: a stored one copied (`stored`), a cell to encode, or its bytes.
+        var merged: [(metric: [UInt8], subject: [UInt8], stored: Range<Int>?, cell: ExplorerCell?, encoded: [UInt8]?)] =
+            []
         merged.reserveCapacity(a.entries.count + b.count)
         var i = 0
         var j = 0
@@ -148,15 +149,20 @@ package struct ExplorerCellMap: Sendable, Equatable {
                 : j == b.count
                     ? -1 : compare(a.entries[i].metric, a.entries[i].subject, b[j].metric, b[j].subject)
             if order < 0 {
-                merged.append((a.entries[i].metric, a.entries[i].subject, a.entries[i].cell, nil))
+                merged.append((a.entries[i].metric, a.entries[i].subject, a.entries[i].cell, nil, nil))
                 i += 1
             } else if order > 0 {
-                merged.append((b[j].metric, b[j].subject, nil, b[j].cell))
+                merged.append((b[j].metric, b[j].subject, nil, b[j].cell, nil))
                 j += 1
             } else {
-                var cell = try ExplorerCell(decoding: a.bytes[a.entries[i].cell])
-                cell.merge(b[j].cell)
-                merged.append((b[j].metric, b[j].subject, nil, cell))
+                let stored = a.bytes[a.entries[i].cell]
+                if let encoded = try ExplorerCell.encodedMerging(stored: stored, with: b[j].cell) {
+                    merged.append((b[j].metric, b[j].subject, nil, nil, encoded))
+                } else {
+                    var cell = try ExplorerCell(decoding: stored)
+                    cell.merge(b[j].cell)
+                    merged.append((b[j].metric, b[j].subject, nil, cell, nil))
+                }
                 i += 1
                 j += 1
             }
@@ -166,7 +172,9 @@ package struct ExplorerCellMap: Sendable, Equatable {
         writeHeader(count: merged.count, into: &out)
         var previous: [UInt8] = []
         for entry in merged {
-            if let cell = entry.cell {
+            if let encoded = entry.encoded {
+                write(entry.metric, entry.subject, encoded, after: previous, into: &out)
+            } else if let cell = entry.cell {
                 write(entry.metric, entry.subject, cell.encoded(), after: previous, into: &out)
             } else if let range = entry.stored {
                 write(entry.metric, entry.subject, a.bytes[range], after: previous, into: &out)

@@ -254,6 +254,61 @@ package struct QuantileSketch: Sendable, Equatable {
     }
 }
 
+extension QuantileSketch {
+    /// Writes the version-1 bytes of `stored` merged with `incoming`: what decoding `stored`,
+    /// ``merge(_:)`` of `incoming` and ``encoded()`` write, walking the stored buckets and
+    /// `incoming`'s counts side by side instead of making the merged dense array. Returns `false`,
+    /// writing nothing, when either sketch is empty or the merge would collapse buckets (past
+    /// ``maxBuckets``): the caller then takes that path.
+    static func encodeMerged(_ stored: Sparse, _ incoming: QuantileSketch, into out: inout [UInt8]) -> Bool {
+        guard stored.count > 0, incoming.count > 0 else { return false }
+        if let low = stored.buckets.first?.index, let high = stored.buckets.last?.index, !incoming.counts.isEmpty {
+            let top = Swift.max(high, incoming.offset + incoming.counts.count - 1)
+            guard top - Swift.min(low, incoming.offset) + 1 <= maxBuckets else { return false }
+        }
+        /// Hands each non-empty bucket of the merge to `body`, in index order.
+        func walk(_ body: (Int, UInt64) -> Void) {
+            var i = 0
+            for (slot, c) in incoming.counts.enumerated() where c > 0 {
+                let index = incoming.offset + slot
+                while i < stored.buckets.count, stored.buckets[i].index < index {
+                    body(stored.buckets[i].index, stored.buckets[i].count)
+                    i += 1
+                }
+                if i < stored.buckets.count, stored.buckets[i].index == index {
+                    body(index, stored.buckets[i].count.addingSaturating(c))
+                    i += 1
+                } else {
+                    body(index, c)
+                }
+            }
+            while i < stored.buckets.count {
+                body(stored.buckets[i].index, stored.buckets[i].count)
+                i += 1
+            }
+        }
+        var present = 0
+        walk { _, _ in present += 1 }
+        out.append(encodingVersion)
+        ByteWriter.varint(stored.zeroCount.addingSaturating(incoming.zeroCount), into: &out)
+        ByteWriter.double(finiteSum(stored.sum, incoming.sum), into: &out)
+        ByteWriter.double(Swift.min(stored.min, incoming.minimum), into: &out)
+        ByteWriter.double(Swift.max(stored.max, incoming.maximum), into: &out)
+        ByteWriter.varint(UInt64(present), into: &out)
+        var previous: Int?
+        walk { index, c in
+            if let previous {
+                ByteWriter.varint(UInt64(index - previous), into: &out)
+            } else {
+                ByteWriter.varint(ByteWriter.zigzag(Int64(index)), into: &out)
+            }
+            ByteWriter.varint(c, into: &out)
+            previous = index
+        }
+        return true
+    }
+}
+
 extension UInt64 {
     /// `self + other`, `UInt64.max` on overflow: counts folded from stored rows never trap.
     @inline(__always)
