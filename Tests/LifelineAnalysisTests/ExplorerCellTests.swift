@@ -468,28 +468,57 @@ struct ExplorerCellTests {
         }
     }
 
-    @Test("map ids are front-coded (version 2); version 1, with whole ids, is still read")
-    func cellMapFrontCoding() throws {
+    @Test("map ids are numbered (version 3), front-coded when not in the list; versions 2 and 1 are still read")
+    func cellMapIDs() throws {
         typealias Key = ExplorerCellMap.Key
         let names = [
             "termination.background.abnormal.per_device_day", "termination.background.abnormal.per_foreground_hour",
             "termination.background.app_watchdog.per_device_day",
         ]
+        let cell = ExplorerCell([.value(2)]).encoded()
         let map = ExplorerCellMap(
             Dictionary(uniqueKeysWithValues: names.map { (Key(metric: $0, subject: ""), ExplorerCell([.value(2)])) }))
         let bytes = map.encoded()
-        #expect(bytes.first == 2)
-        // The second and third ids are stored as their suffixes after the shared prefix.
-        #expect(bytes.count < names[0].utf8.count + 3 * 12 + 40, "\(bytes.count) bytes")
+        #expect(bytes.first == 3)
+        // Each id is one byte: number, subject length, cell length, cell.
+        #expect(bytes.count == 2 + names.count * (3 + cell.count), "\(bytes.count) bytes")
+        #expect(try ExplorerCellMap(decoding: bytes) == map)
+        // Every catalog id is numbered, each once; the list keeps its first entries as they were.
+        #expect(Set(ExplorerCatalog.metrics.map(\.id)).isSubset(of: Set(ExplorerCellMap.numberedIDs)))
+        #expect(Set(ExplorerCellMap.numberedIDs).count == ExplorerCellMap.numberedIDs.count)
+        #expect(ExplorerCellMap.numberedIDs.first == "launch.time_to_first_draw")
+        // Ids outside the list (a newer catalog's) are front-coded after a 0, beside numbered ones.
+        let custom = ["custom.metric.alpha", "custom.metric.beta"]
+        var mixed = map
+        for name in custom { mixed.cells[Key(metric: name, subject: "")] = ExplorerCell([.value(3)]) }
+        let mixedBytes = mixed.encoded()
+        #expect(try ExplorerCellMap(decoding: mixedBytes) == mixed)
+        #expect(mixedBytes.count < bytes.count + custom[0].utf8.count + 6 + 2 * (4 + cell.count) + 6)
+        // Version 2, as rows written before it hold: every id front-coded.
+        var two: [UInt8] = [2, UInt8(names.count)]
+        var previous: [UInt8] = []
+        for name in names {
+            let id = Array(name.utf8)
+            var shared = 0
+            while shared < min(id.count, previous.count), id[shared] == previous[shared] { shared += 1 }
+            two += [UInt8(shared), UInt8(id.count - shared)] + id[shared...] + [0, UInt8(cell.count)] + cell
+            previous = id
+        }
+        #expect(try ExplorerCellMap(decoding: two) == map)
+        var doubled = map
+        doubled.merge(map)
+        #expect(try ExplorerCellMap.merging(encoded: two, with: map.encoded()) == doubled.encoded())
         // Version 1, as PostgreSQL rows written before it hold: whole ids, no prefix lengths.
         var old: [UInt8] = [1, UInt8(names.count)]
         for name in names {
-            let cell = ExplorerCell([.value(2)]).encoded()
             old += [UInt8(name.utf8.count)] + Array(name.utf8) + [0, UInt8(cell.count)] + cell
         }
         #expect(try ExplorerCellMap(decoding: old) == map)
-        // A prefix longer than the previous id is refused.
-        var bad = bytes
+        // An unknown number, and a prefix longer than the previous id, are refused.
+        var unknown = bytes
+        unknown[2] = UInt8(ExplorerCellMap.numberedIDs.count + 1)
+        #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: unknown) }
+        var bad = two
         bad[2] = 1
         #expect(throws: SketchDecodingError.self) { try ExplorerCellMap(decoding: bad) }
     }

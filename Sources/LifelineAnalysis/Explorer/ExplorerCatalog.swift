@@ -136,6 +136,9 @@ package enum ExplorerCatalog {
     static let idBytes: [[UInt8]] = metrics.map { Array($0.id.utf8) }
     /// The ordinals in their ids' byte order (the packed maps' entry order: ``ExplorerCellMap``).
     static let byteOrder: [Int] = metrics.indices.sorted { idBytes[$0].lexicographicallyPrecedes(idBytes[$1]) }
+    /// Each metric's number in the packed maps' encoding (``ExplorerCellMap/numberedIDs``; 0: not
+    /// there, written by name), by ordinal.
+    static let numbers: [Int] = idBytes.map { ExplorerCellMap.numbers[$0] ?? 0 }
     /// Whether every id is ASCII (then byte order is ``ExplorerCellMap/Key``'s order).
     static let idsAreASCII = idBytes.allSatisfy(ExplorerCellMap.isASCII)
 

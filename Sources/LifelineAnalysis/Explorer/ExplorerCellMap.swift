@@ -2,18 +2,19 @@
 /// device and app state, packed in one value (PostgreSQL's `explorer_cells.cells`). One row per
 /// device-day cell instead of one per metric: a fold batch reads and writes ~45 times fewer rows.
 ///
-/// Binary form, version 2 (varints unsigned LEB128), the one written:
+/// Binary form, version 3 (varints unsigned LEB128), the one written:
 ///
 /// ```
-/// u8      version (2)
+/// u8      version (3)
 /// varint  n                        entries (≤ 4,096), ascending by (metric, subject), distinct
-/// n × (varint p, varint m, m bytes, varint s, s bytes subject, varint c, c bytes ExplorerCell)
+/// n × (varint t, [t = 0: varint p, varint m, m bytes], varint s, s bytes subject, varint c, c bytes ExplorerCell)
 /// ```
 ///
-/// Each metric id is front-coded: the first `p` bytes of the previous entry's id, then `m` bytes
-/// of its own (entries are sorted, and ids share long prefixes such as
-/// `termination.background.`): ~0.6 KB of names per device-day cell instead of ~2.8 KB. Version 1
-/// (written before) has no `p` and whole ids; both are read.
+/// A metric id is its number `t` ≥ 1 in ``numberedIDs`` (a list that is only ever appended to),
+/// or, `t = 0`, front-coded: the first `p` bytes of the previous entry's id, then `m` bytes of its
+/// own. Front-coded names were still ~26 bytes an entry, 64 % of a fine row's bytes on the
+/// reference load; a number is one byte. Version 2 (written before) front-codes every id (no `t`),
+/// version 1 has whole ids; all three are read.
 ///
 /// A reader that wants some metrics skips the others' cells by their length without decoding them.
 /// Decoding checks every length and every cell, so arbitrary bytes throw and never trap.
@@ -31,7 +32,83 @@ package struct ExplorerCellMap: Sendable, Equatable {
         package static func < (a: Key, b: Key) -> Bool { (a.metric, a.subject) < (b.metric, b.subject) }
     }
 
-    package static let encodingVersion: UInt8 = 2
+    package static let encodingVersion: UInt8 = 3
+
+    /// The metric ids version 3 writes as numbers (`t` is the position + 1): the catalog's ids as
+    /// they were when it was made. **Only ever append to it**: stored rows name their metrics by
+    /// these positions. A metric not here (a newer catalog's, a series') is written by name.
+    package static let numberedIDs: [String] = [
+        "launch.time_to_first_draw",
+        "launch.optimized_time_to_first_draw",
+        "launch.resume_time",
+        "launch.extended_launch",
+        "hang.hang_time",
+        "hang.seconds_per_foreground_hour",
+        "memory.peak",
+        "memory.average_suspended",
+        "disk.logical_writes",
+        "battery.cpu_time",
+        "battery.cpu_instructions",
+        "battery.gpu_time",
+        "battery.location_best_accuracy_for_navigation",
+        "battery.location_best_accuracy",
+        "battery.location_ten_meters",
+        "battery.location_hundred_meters",
+        "battery.location_kilometer",
+        "battery.location_three_kilometers",
+        "battery.location_reduced_accuracy",
+        "battery.display_average_pixel_luminance",
+        "battery.wifi_upload",
+        "battery.wifi_download",
+        "battery.cellular_upload",
+        "battery.cellular_download",
+        "battery.cellular_condition",
+        "animation.scroll_hitch_time_ratio",
+        "animation.hitch_time_ratio",
+        "animation.signpost_hitch_time_ratio",
+        "termination.foreground.normal_app.per_device_day",
+        "termination.foreground.normal_app.per_foreground_hour",
+        "termination.foreground.memory_resource_limit.per_device_day",
+        "termination.foreground.memory_resource_limit.per_foreground_hour",
+        "termination.foreground.bad_access.per_device_day",
+        "termination.foreground.bad_access.per_foreground_hour",
+        "termination.foreground.abnormal.per_device_day",
+        "termination.foreground.abnormal.per_foreground_hour",
+        "termination.foreground.illegal_instruction.per_device_day",
+        "termination.foreground.illegal_instruction.per_foreground_hour",
+        "termination.foreground.app_watchdog.per_device_day",
+        "termination.foreground.app_watchdog.per_foreground_hour",
+        "termination.foreground.cpu_resource_limit.per_device_day",
+        "termination.foreground.cpu_resource_limit.per_foreground_hour",
+        "termination.background.normal_app.per_device_day",
+        "termination.background.normal_app.per_foreground_hour",
+        "termination.background.memory_resource_limit.per_device_day",
+        "termination.background.memory_resource_limit.per_foreground_hour",
+        "termination.background.bad_access.per_device_day",
+        "termination.background.bad_access.per_foreground_hour",
+        "termination.background.abnormal.per_device_day",
+        "termination.background.abnormal.per_foreground_hour",
+        "termination.background.illegal_instruction.per_device_day",
+        "termination.background.illegal_instruction.per_foreground_hour",
+        "termination.background.app_watchdog.per_device_day",
+        "termination.background.app_watchdog.per_foreground_hour",
+        "termination.background.cpu_resource_limit.per_device_day",
+        "termination.background.cpu_resource_limit.per_foreground_hour",
+        "termination.background.memory_pressure.per_device_day",
+        "termination.background.memory_pressure.per_foreground_hour",
+        "termination.background.suspended_with_locked_file.per_device_day",
+        "termination.background.suspended_with_locked_file.per_foreground_hour",
+        "termination.background.background_task_assertion_timeout.per_device_day",
+        "termination.background.background_task_assertion_timeout.per_foreground_hour",
+        "termination.background.background_url_session_completion_timeout.per_device_day",
+        "termination.background.background_url_session_completion_timeout.per_foreground_hour",
+        "termination.background.background_fetch_completion_timeout.per_device_day",
+        "termination.background.background_fetch_completion_timeout.per_foreground_hour",
+    ]
+    static let numberedIDBytes: [[UInt8]] = numberedIDs.map { Array($0.utf8) }
+    /// `t` by id bytes.
+    static let numbers: [[UInt8]: Int] = Dictionary(
+        numberedIDBytes.enumerated().map { ($1, $0 + 1) }, uniquingKeysWith: { first, _ in first })
     /// The most entries a map holds (the catalog has 66 metrics; signposts add series).
     package static let maxEntries = 4_096
 
@@ -66,7 +143,8 @@ package struct ExplorerCellMap: Sendable, Equatable {
     }
 
     /// One entry as the encoding writes it: its id and subject as bytes, and its cell.
-    package typealias EncodingEntry = (metric: [UInt8], subject: [UInt8], cell: ExplorerCell)
+    /// `number`: the id's in ``numberedIDs`` (0: not there), found once by whoever makes the entry.
+    package typealias EncodingEntry = (metric: [UInt8], subject: [UInt8], cell: ExplorerCell, number: Int)
 
     /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
@@ -79,7 +157,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
         var previous: [UInt8] = []
         writeHeader(count: entries.count, into: &out)
         for entry in entries {
-            write(entry.metric, entry.subject, entry.cell.encoded(), after: previous, into: &out)
+            write(entry.metric, entry.subject, entry.cell.encoded(), number: entry.number, after: previous, into: &out)
             previous = entry.metric
         }
         return out
@@ -98,7 +176,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
             ascii
             ? keys.indices.sorted { a, b in Self.compare(metrics[a], subjects[a], metrics[b], subjects[b]) < 0 }
             : keys.indices.sorted { keys[$0] < keys[$1] }
-        return (order.map { (metrics[$0], subjects[$0], values[$0]) }, ascii)
+        return (order.map { (metrics[$0], subjects[$0], values[$0], Self.numbers[metrics[$0]] ?? 0) }, ascii)
     }
 
     /// The bytes of `stored` merged with `incoming`, both bytes ``encoded()`` wrote: `incoming`
@@ -137,8 +215,12 @@ package struct ExplorerCellMap: Sendable, Equatable {
             return map.encoded()
         }
         // Each entry of the result: a stored one copied (`stored`), a cell to encode, or its bytes.
-        var merged: [(metric: [UInt8], subject: [UInt8], stored: Range<Int>?, cell: ExplorerCell?, encoded: [UInt8]?)] =
-            []
+        var merged:
+            [(
+                metric: [UInt8], subject: [UInt8], number: Int, stored: Range<Int>?, cell: ExplorerCell?,
+                encoded: [UInt8]?
+            )] =
+                []
         merged.reserveCapacity(a.entries.count + b.count)
         var i = 0
         var j = 0
@@ -149,19 +231,20 @@ package struct ExplorerCellMap: Sendable, Equatable {
                 : j == b.count
                     ? -1 : compare(a.entries[i].metric, a.entries[i].subject, b[j].metric, b[j].subject)
             if order < 0 {
-                merged.append((a.entries[i].metric, a.entries[i].subject, a.entries[i].cell, nil, nil))
+                merged.append(
+                    (a.entries[i].metric, a.entries[i].subject, a.entries[i].number, a.entries[i].cell, nil, nil))
                 i += 1
             } else if order > 0 {
-                merged.append((b[j].metric, b[j].subject, nil, b[j].cell, nil))
+                merged.append((b[j].metric, b[j].subject, b[j].number, nil, b[j].cell, nil))
                 j += 1
             } else {
                 let stored = a.bytes[a.entries[i].cell]
                 if let encoded = try ExplorerCell.encodedMerging(stored: stored, with: b[j].cell) {
-                    merged.append((b[j].metric, b[j].subject, nil, nil, encoded))
+                    merged.append((b[j].metric, b[j].subject, b[j].number, nil, nil, encoded))
                 } else {
                     var cell = try ExplorerCell(decoding: stored)
                     cell.merge(b[j].cell)
-                    merged.append((b[j].metric, b[j].subject, nil, cell, nil))
+                    merged.append((b[j].metric, b[j].subject, b[j].number, nil, cell, nil))
                 }
                 i += 1
                 j += 1
@@ -173,11 +256,11 @@ package struct ExplorerCellMap: Sendable, Equatable {
         var previous: [UInt8] = []
         for entry in merged {
             if let encoded = entry.encoded {
-                write(entry.metric, entry.subject, encoded, after: previous, into: &out)
+                write(entry.metric, entry.subject, encoded, number: entry.number, after: previous, into: &out)
             } else if let cell = entry.cell {
-                write(entry.metric, entry.subject, cell.encoded(), after: previous, into: &out)
+                write(entry.metric, entry.subject, cell.encoded(), number: entry.number, after: previous, into: &out)
             } else if let range = entry.stored {
-                write(entry.metric, entry.subject, a.bytes[range], after: previous, into: &out)
+                write(entry.metric, entry.subject, a.bytes[range], number: entry.number, after: previous, into: &out)
             }
             previous = entry.metric
         }
@@ -206,7 +289,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
     ) throws(SketchDecodingError) {
         let ids = only.map { Set($0.map { Array($0.utf8) }) }
         let all = Array(bytes)
-        try forEachEntry(in: all) { metric, subject, cell throws(SketchDecodingError) in
+        try forEachEntry(in: all) { metric, subject, cell, _ throws(SketchDecodingError) in
             if let ids, !ids.contains(metric) { return }
             try body(try key(metric, subject), all[cell])
         }
@@ -219,6 +302,7 @@ package struct ExplorerCellMap: Sendable, Equatable {
             var metric: [UInt8]
             var subject: [UInt8]
             var cell: Range<Int>
+            var number: Int
         }
 
         let bytes: [UInt8]
@@ -229,25 +313,27 @@ package struct ExplorerCellMap: Sendable, Equatable {
         init(_ bytes: [UInt8]) throws(SketchDecodingError) {
             self.bytes = bytes
             var entries: [Entry] = []
-            isASCII = try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell in
-                entries.append(Entry(metric: metric, subject: subject, cell: cell))
+            isASCII = try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell, number in
+                entries.append(Entry(metric: metric, subject: subject, cell: cell, number: number))
             }
             self.entries = entries
         }
     }
 
     /// Walks the entries of `bytes`, checking the version, the count, every length and the order,
-    /// and hands each to `body`: its id and subject (buffers reused between entries) and the range
-    /// of its cell's bytes, undecoded. Returns whether every id and subject is ASCII.
+    /// and hands each to `body`: its id and subject (buffers reused between entries), the range
+    /// of its cell's bytes, undecoded, and the id's number (``numberedIDs``; 0: not there).
+    /// Returns whether every id and subject is ASCII.
     @discardableResult
     private static func forEachEntry(
         in bytes: [UInt8],
-        _ body: ([UInt8], [UInt8], Range<Int>) throws(SketchDecodingError) -> Void
+        _ body: ([UInt8], [UInt8], Range<Int>, Int) throws(SketchDecodingError) -> Void
     ) throws(SketchDecodingError) -> Bool {
         var reader = ByteReader(bytes)
         let version = reader.byte()
-        guard version == 1 || version == Self.encodingVersion else { throw .unsupportedVersion(version) }
-        let frontCoded = version == 2
+        guard let version, (1...3).contains(version) else { throw .unsupportedVersion(version) }
+        let numbered = version == 3
+        let frontCoded = version >= 2
         let count = try reader.varint()
         guard count <= UInt64(Self.maxEntries) else { throw .invalid("more than \(Self.maxEntries) entries") }
         // The current and the previous entry's id and subject, as bytes (buffers reused).
@@ -268,14 +354,18 @@ package struct ExplorerCellMap: Sendable, Equatable {
             swap(&subject, &previousSubject)
             previousASCII = ascii
             metric.removeAll(keepingCapacity: true)
-            if frontCoded {
+            let number = numbered ? try reader.varint() : 0
+            if number > 0 {
+                guard number <= UInt64(numberedIDBytes.count) else { throw .invalid("an unknown metric number") }
+                metric.append(contentsOf: numberedIDBytes[Int(number) - 1])
+            } else if frontCoded {
                 let shared = try reader.varint()
                 guard shared <= UInt64(previousMetric.count) else {
                     throw .invalid("a prefix longer than the last name")
                 }
                 metric.append(contentsOf: previousMetric[..<Int(shared)])
             }
-            metric.append(contentsOf: try bytes())
+            if number == 0 { metric.append(contentsOf: try bytes()) }
             guard metric.count <= 1_024 else { throw .invalid("a metric name longer than 1,024 bytes") }
             subject.removeAll(keepingCapacity: true)
             subject.append(contentsOf: try bytes())
@@ -292,7 +382,9 @@ package struct ExplorerCellMap: Sendable, Equatable {
             guard length <= UInt64(ExplorerCell.maxEncodedSize) else { throw .invalid("a cell too long") }
             let start = reader.position
             _ = try reader.take(Int(length))
-            try body(metric, subject, start..<reader.position)
+            // Versions 1 and 2 (rows written before numbers) name every id: looked up once here.
+            let known = numbered ? Int(number) : numbers[metric] ?? 0
+            try body(metric, subject, start..<reader.position, known)
         }
         guard reader.atEnd else { throw .invalid("trailing bytes") }
         return allASCII
@@ -303,11 +395,21 @@ package struct ExplorerCellMap: Sendable, Equatable {
         ByteWriter.varint(UInt64(count), into: &out)
     }
 
-    /// Appends one entry, its id front-coded against `previous` (the last entry's id).
+    /// Appends one entry, its id by `number` (> 0), or front-coded against `previous` (the last
+    /// entry's id).
     private static func write(
-        _ metric: [UInt8], _ subject: [UInt8], _ cell: some Collection<UInt8>, after previous: [UInt8],
+        _ metric: [UInt8], _ subject: [UInt8], _ cell: some Collection<UInt8>, number: Int, after previous: [UInt8],
         into out: inout [UInt8]
     ) {
+        if number > 0 {
+            ByteWriter.varint(UInt64(number), into: &out)
+            ByteWriter.varint(UInt64(subject.count), into: &out)
+            out.append(contentsOf: subject)
+            ByteWriter.varint(UInt64(cell.count), into: &out)
+            out.append(contentsOf: cell)
+            return
+        }
+        out.append(0)
         var shared = 0
         while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
         ByteWriter.varint(UInt64(shared), into: &out)
