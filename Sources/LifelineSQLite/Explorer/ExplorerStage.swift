@@ -51,9 +51,12 @@ final class ExplorerStage: ItemWriteStage {
         var maxAge: Duration = .seconds(1)
         /// Version-level rows kept in memory (``ExplorerWorker/versionCache``) are written at the
         /// latest this long after the first went there, or when their bytes reach
-        /// ``versionMaxBytes``: what a crash replays into them is bounded by it.
-        var versionMaxAge: Duration = .seconds(5)
-        var versionMaxBytes = 32 << 20
+        /// ``versionMaxBytes``: what a crash replays into them is bounded by it. 5 s and 32 MiB
+        /// peaked at 165 MB on the iOS 27 load (three app states: more version rows), 2 s and
+        /// 8 MiB at 138 MB for the same rate (BENCHMARKS.md, "The explorer's version rows kept in
+        /// memory").
+        var versionMaxAge: Duration = .seconds(2)
+        var versionMaxBytes = 8 << 20
     }
 
     static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
