@@ -238,12 +238,13 @@ struct AggregatorTests {
         }
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
+        options.explorerVersionDelay = 3_600
         let image = TemporaryDirectory()
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
             writer in
             // Held rows are sealed after 20 ms and written once prepared; the version rows go to
-            // the worker's cache (written after 5 s): their watermark stays behind.
+            // the worker's cache (written after an hour here): their watermark stays behind.
             try await Self.ingest(items, into: writer)
             var written = try marks()
             for _ in 0..<400 where written.explorer < (try Self.watermarks(sqlite).folded) {

@@ -51,13 +51,19 @@ extension ExplorerCell {
             Self.writeBuckets(buckets, into: &out)
             return out
         }
-        let sketchBytes = sketch.encoded()
-        var out: [UInt8] = [Self.encodingVersion]
-        out.reserveCapacity(sketchBytes.count + 64 + buckets.count * 8)
-        ByteWriter.varint(UInt64(sketchBytes.count), into: &out)
-        out.append(contentsOf: sketchBytes)
+        return Self.version1(sketch: sketch.encoded(), moments: moments, buckets: buckets)
+    }
+
+    /// The version-1 bytes of a cell's parts, its sketch already encoded.
+    private static func version1(
+        sketch: [UInt8], moments: RatioMoments, buckets: [BucketDistribution.Bucket]
+    ) -> [UInt8] {
+        var out: [UInt8] = [encodingVersion]
+        out.reserveCapacity(sketch.count + 64 + buckets.count * 8)
+        ByteWriter.varint(UInt64(sketch.count), into: &out)
+        out.append(contentsOf: sketch)
         for field in moments.fields { ByteWriter.double(field, into: &out) }
-        Self.writeBuckets(buckets, into: &out)
+        writeBuckets(buckets, into: &out)
         return out
     }
 
@@ -152,13 +158,7 @@ extension ExplorerCell {
         guard QuantileSketch.encodeMerged(sketch, incoming.sketch, into: &sketchBytes) else { return nil }
         var merged = moments
         merged.merge(incoming.moments)
-        var out: [UInt8] = [Self.encodingVersion]
-        out.reserveCapacity(sketchBytes.count + 64 + buckets.count * 8)
-        ByteWriter.varint(UInt64(sketchBytes.count), into: &out)
-        out.append(contentsOf: sketchBytes)
-        for field in merged.fields { ByteWriter.double(field, into: &out) }
-        Self.writeBuckets(buckets, into: &out)
-        return out
+        return version1(sketch: sketchBytes, moments: merged, buckets: buckets)
     }
 
     /// A decoded, checked cell: a device-day's (version 2), or the parts of version 1.

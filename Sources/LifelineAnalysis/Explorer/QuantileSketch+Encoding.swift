@@ -40,28 +40,43 @@ extension QuantileSketch {
 
     /// The version-1 bytes of this sketch.
     package func encoded() -> [UInt8] {
-        var out: [UInt8] = [Self.encodingVersion]
+        var out: [UInt8] = []
         out.reserveCapacity(32 + counts.count * 3)
-        ByteWriter.varint(zeroCount, into: &out)
         let empty = count == 0
-        ByteWriter.double(empty ? 0 : sum, into: &out)
-        ByteWriter.double(empty ? 0 : min ?? 0, into: &out)
-        ByteWriter.double(empty ? 0 : max ?? 0, into: &out)
         var present = 0
         for c in counts where c > 0 { present += 1 }
-        ByteWriter.varint(UInt64(present), into: &out)
+        Self.writeSummary(
+            zeroCount: zeroCount, sum: empty ? 0 : sum, min: empty ? 0 : min ?? 0, max: empty ? 0 : max ?? 0,
+            present: present, into: &out)
         var previous: Int?
         for (slot, c) in counts.enumerated() where c > 0 {
-            let index = offset + slot
-            if let previous {
-                ByteWriter.varint(UInt64(index - previous), into: &out)
-            } else {
-                ByteWriter.varint(ByteWriter.zigzag(Int64(index)), into: &out)
-            }
-            ByteWriter.varint(c, into: &out)
-            previous = index
+            Self.writeBucket(offset + slot, c, after: &previous, into: &out)
         }
         return out
+    }
+
+    /// Appends the version and the fields before the buckets (`present`: how many follow).
+    static func writeSummary(
+        zeroCount: UInt64, sum: Double, min: Double, max: Double, present: Int, into out: inout [UInt8]
+    ) {
+        out.append(encodingVersion)
+        ByteWriter.varint(zeroCount, into: &out)
+        ByteWriter.double(sum, into: &out)
+        ByteWriter.double(min, into: &out)
+        ByteWriter.double(max, into: &out)
+        ByteWriter.varint(UInt64(present), into: &out)
+    }
+
+    /// Appends one non-empty bucket: its index (zigzag) when it is the first, else the gap from
+    /// `previous`, then its count.
+    static func writeBucket(_ index: Int, _ count: UInt64, after previous: inout Int?, into out: inout [UInt8]) {
+        if let previous {
+            ByteWriter.varint(UInt64(index - previous), into: &out)
+        } else {
+            ByteWriter.varint(ByteWriter.zigzag(Int64(index)), into: &out)
+        }
+        ByteWriter.varint(count, into: &out)
+        previous = index
     }
 
     /// Reads bytes written by ``encoded()``; throws ``SketchDecodingError`` on anything else.

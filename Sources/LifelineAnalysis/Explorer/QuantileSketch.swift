@@ -289,22 +289,13 @@ extension QuantileSketch {
         }
         var present = 0
         walk { _, _ in present += 1 }
-        out.append(encodingVersion)
-        ByteWriter.varint(stored.zeroCount.addingSaturating(incoming.zeroCount), into: &out)
-        ByteWriter.double(finiteSum(stored.sum, incoming.sum), into: &out)
-        ByteWriter.double(Swift.min(stored.min, incoming.minimum), into: &out)
-        ByteWriter.double(Swift.max(stored.max, incoming.maximum), into: &out)
-        ByteWriter.varint(UInt64(present), into: &out)
+        writeSummary(
+            zeroCount: stored.zeroCount.addingSaturating(incoming.zeroCount), sum: finiteSum(stored.sum, incoming.sum),
+            min: Swift.min(stored.min, incoming.minimum), max: Swift.max(stored.max, incoming.maximum),
+            present: present,
+            into: &out)
         var previous: Int?
-        walk { index, c in
-            if let previous {
-                ByteWriter.varint(UInt64(index - previous), into: &out)
-            } else {
-                ByteWriter.varint(ByteWriter.zigzag(Int64(index)), into: &out)
-            }
-            ByteWriter.varint(c, into: &out)
-            previous = index
-        }
+        walk { index, c in writeBucket(index, c, after: &previous, into: &out) }
         return true
     }
 }

@@ -61,7 +61,6 @@ final class ExplorerStage: ItemWriteStage {
 
     static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
-    static let readVersionWatermark = "SELECT explorer_version_through FROM aggregation_state WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET explorer_version_through = ? WHERE id = 1"
 
@@ -299,10 +298,13 @@ final class ExplorerStage: ItemWriteStage {
     /// cache holds every document between the two.
     private func writeCache(on connection: Connection) throws(StoreError) {
         guard !worker.versionCache.isEmpty || cachedDocuments > 0 else { return }
+        // Where `explorer_through` stands in this transaction (a fold that began has `held`).
+        guard let through = wroteThrough ?? held?.base else {
+            throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
+        }
         for (key, cells) in worker.versionCache {
             try connection.run(Self.replacements.byVersion, key.bindings(.byVersion) + [.blob(cells)])
         }
-        let through = wroteThrough ?? held?.base ?? 0
         try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteVersionThrough = through
         worker.versionCache = [:]

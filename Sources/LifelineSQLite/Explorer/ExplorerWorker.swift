@@ -250,9 +250,10 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// The sealed rows merged with their stored cells (a version row's kept in ``versionCache``
-    /// when it is there), read in one snapshot whose `explorer_through` is `base` (what the writer will still find when it writes them: only
-    /// it and a refold, which moves that watermark, write these rows); `nil` when it is not, or
-    /// the read fails.
+    /// when it is there), read in one snapshot whose `explorer_through` is `base` and
+    /// `explorer_version_through` `versionBase` (what the writer will still find when it writes
+    /// them: only it and a refold, which moves those watermarks, write these rows); `nil` when they
+    /// are not, or the read fails.
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         do throws(StoreError) {

@@ -32,6 +32,10 @@ package final class IngestWriter: Service, Sendable {
         /// ``ExplorerStage``). 0: written at every fold. `nil`: the database's
         /// ``StorageOptions/explorerWriteSeconds``.
         package var explorerDelay: Double?
+        /// Aggregator: the explorer's version rows, kept in memory between writes, are written at
+        /// the latest this many seconds after the first went there (``ExplorerStage/Deferral``);
+        /// `nil`: its default (2 s).
+        package var explorerVersionDelay: Double?
         /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
         /// commit, waiting for the readers (``WALLimit``).
         package var walHardCapPages: Int = 2 * IngestWriter.safetyCheckpointPages
@@ -82,7 +86,10 @@ package final class IngestWriter: Service, Sendable {
             connection: try database.openConnection(busyTimeoutMilliseconds: Self.checkpointBusyMilliseconds),
             capPages: Self.safetyCheckpointPages, logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
-        let deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
+        var deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
+        if let seconds = options.explorerVersionDelay {
+            deferral?.versionMaxAge = .milliseconds(Int64(seconds * 1_000))
+        }
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
