@@ -138,8 +138,9 @@ struct BenchCommand: ParsableCommand {
                 Decodes the payloads of a file made by shared/bench/make_payloads.py or \
                 Benchmarks/make-fleet-payloads.sh, then times on one thread, --runs times: extracting \
                 their explorer observations; extracting and adding them to the rows of both levels (the \
-                explorer thread's job per document); encoding the rows made. Prints the median of each \
-                in microseconds per document.
+                explorer thread's job per document); encoding the rows made; merging each row into its \
+                own bytes, as a prepare merges rows that are stored already. Prints the median of each in \
+                microseconds per document.
                 """
         )
 
@@ -176,6 +177,7 @@ struct BenchCommand: ParsableCommand {
             print(String(format: "extract:        %7.2f µs per document (median of %d)", median(\.extract), runs))
             print(String(format: "extract + add:  %7.2f µs per document", median(\.add)))
             print(String(format: "encode rows:    %7.2f µs per document", median(\.encode)))
+            print(String(format: "merge rows:     %7.2f µs per document (each into its own bytes)", median(\.merge)))
         }
     }
 

@@ -14,6 +14,10 @@ package enum ExplorerFoldBenchmark {
         package var add: Duration
         /// Encoding every row made (what a write of rows that are new costs).
         package var encode: Duration
+        /// Merging every row made into its encoded self, from its bytes
+        /// (``ExplorerCellMapBuilder/merged(into:)``): what a prepare costs for rows that are
+        /// stored already (every version row, on most loads).
+        package var merge: Duration
         package var documents: Int
         package var observations: Int
         package var fineRows: Int
@@ -50,12 +54,21 @@ package enum ExplorerFoldBenchmark {
             for document in documents { rows.add(document) }
         }
         var bytes = 0
+        var stored: [[UInt8]] = []
+        stored.reserveCapacity(rows.fine.count + rows.byVersion.count)
         let encode = clock.measure {
-            for builder in rows.fine.values { bytes &+= builder.encoded().count }
-            for builder in rows.byVersion.values { bytes &+= builder.encoded().count }
+            for builder in rows.fine.values { stored.append(builder.encoded()) }
+            for builder in rows.byVersion.values { stored.append(builder.encoded()) }
+        }
+        let builders = Array(rows.fine.values) + Array(rows.byVersion.values)  // the order encoded above
+        let merge = clock.measure {
+            for (builder, cells) in zip(builders, stored) {
+                bytes &+= ((try? builder.merged(into: cells)) ?? []).count
+            }
         }
         return Pass(
-            extract: extract, add: add, encode: encode, documents: documents.count, observations: observations,
+            extract: extract, add: add, encode: encode, merge: merge, documents: documents.count,
+            observations: observations,
             fineRows: rows.fine.count, versionRows: rows.byVersion.count)
     }
 }
