@@ -51,20 +51,21 @@ extension ExplorerCell {
             Self.writeBuckets(buckets, into: &out)
             return out
         }
-        return Self.version1(sketch: sketch.encoded(), moments: moments, buckets: buckets)
+        var out: [UInt8] = []
+        Self.appendVersion1(sketch: sketch.encoded(), moments: moments, buckets: buckets, into: &out)
+        return out
     }
 
-    /// The version-1 bytes of a cell's parts, its sketch already encoded.
-    private static func version1(
-        sketch: [UInt8], moments: RatioMoments, buckets: [BucketDistribution.Bucket]
-    ) -> [UInt8] {
-        var out: [UInt8] = [encodingVersion]
-        out.reserveCapacity(sketch.count + 64 + buckets.count * 8)
+    /// Appends the version-1 bytes of a cell's parts, its sketch already encoded.
+    private static func appendVersion1(
+        sketch: [UInt8], moments: RatioMoments, buckets: [BucketDistribution.Bucket], into out: inout [UInt8]
+    ) {
+        out.reserveCapacity(out.count + sketch.count + 64 + buckets.count * 8)
+        out.append(encodingVersion)
         ByteWriter.varint(UInt64(sketch.count), into: &out)
         out.append(contentsOf: sketch)
         for field in moments.fields { ByteWriter.double(field, into: &out) }
         writeBuckets(buckets, into: &out)
-        return out
     }
 
     /// Whether ``singleDeviceDay(x:y:buckets:)`` of this cell's pair rebuilds it exactly (its
@@ -148,17 +149,28 @@ extension ExplorerCell {
     package static func encodedMerging(
         stored: some Collection<UInt8>, with incoming: ExplorerCell
     ) throws(SketchDecodingError) -> [UInt8]? {
-        guard case .parts(let sketch, let moments, var buckets) = try decode(stored) else { return nil }
+        var out: [UInt8] = []
+        var scratch: [UInt8] = []
+        return try appendMerged(stored: stored, with: incoming, into: &out, scratch: &scratch) ? out : nil
+    }
+
+    /// ``encodedMerging(stored:with:)`` appended to `out` (`scratch`: a buffer for the sketch,
+    /// reused by the caller across cells); `false`, `out` unchanged, where it returns `nil`.
+    package static func appendMerged(
+        stored: some Collection<UInt8>, with incoming: ExplorerCell, into out: inout [UInt8],
+        scratch: inout [UInt8]
+    ) throws(SketchDecodingError) -> Bool {
+        guard case .parts(let sketch, let moments, var buckets) = try decode(stored) else { return false }
         if !incoming.buckets.isEmpty, !addInPlace(incoming.buckets, to: &buckets) {
             buckets = mergeBuckets(buckets, incoming.buckets)
-            guard buckets.count <= maxBuckets else { return nil }
+            guard buckets.count <= maxBuckets else { return false }
         }
-        var sketchBytes: [UInt8] = []
-        sketchBytes.reserveCapacity(64)
-        guard QuantileSketch.encodeMerged(sketch, incoming.sketch, into: &sketchBytes) else { return nil }
+        scratch.removeAll(keepingCapacity: true)
+        guard QuantileSketch.encodeMerged(sketch, incoming.sketch, into: &scratch) else { return false }
         var merged = moments
         merged.merge(incoming.moments)
-        return version1(sketch: sketchBytes, moments: merged, buckets: buckets)
+        appendVersion1(sketch: scratch, moments: merged, buckets: buckets, into: &out)
+        return true
     }
 
     /// A decoded, checked cell: a device-day's (version 2), or the parts of version 1.

@@ -214,55 +214,62 @@ package struct ExplorerCellMap: Sendable, Equatable {
             map.merge(incoming())
             return map.encoded()
         }
-        // Each entry of the result: a stored one copied (`stored`), a cell to encode, or its bytes.
-        var merged:
-            [(
-                metric: [UInt8], subject: [UInt8], number: Int, stored: Range<Int>?, cell: ExplorerCell?,
-                encoded: [UInt8]?
-            )] =
-                []
-        merged.reserveCapacity(a.entries.count + b.count)
-        var i = 0
-        var j = 0
-        while i < a.entries.count || j < b.count {
-            let order =
-                i == a.entries.count
-                ? 1
-                : j == b.count
-                    ? -1 : compare(a.entries[i].metric, a.entries[i].subject, b[j].metric, b[j].subject)
-            if order < 0 {
-                merged.append(
-                    (a.entries[i].metric, a.entries[i].subject, a.entries[i].number, a.entries[i].cell, nil, nil))
-                i += 1
-            } else if order > 0 {
-                merged.append((b[j].metric, b[j].subject, b[j].number, nil, b[j].cell, nil))
-                j += 1
-            } else {
-                let stored = a.bytes[a.entries[i].cell]
-                if let encoded = try ExplorerCell.encodedMerging(stored: stored, with: b[j].cell) {
-                    merged.append((b[j].metric, b[j].subject, b[j].number, nil, nil, encoded))
+        /// The two entry lists walked in key order: `body` gets the stored entry's index, the
+        /// incoming one's, or both.
+        func walk(_ body: (Int?, Int?) throws(SketchDecodingError) -> Void) throws(SketchDecodingError) {
+            var i = 0
+            var j = 0
+            while i < a.entries.count || j < b.count {
+                let order =
+                    i == a.entries.count
+                    ? 1
+                    : j == b.count
+                        ? -1 : compare(a.entries[i].metric, a.entries[i].subject, b[j].metric, b[j].subject)
+                if order < 0 {
+                    try body(i, nil)
+                    i += 1
+                } else if order > 0 {
+                    try body(nil, j)
+                    j += 1
                 } else {
-                    var cell = try ExplorerCell(decoding: stored)
-                    cell.merge(b[j].cell)
-                    merged.append((b[j].metric, b[j].subject, b[j].number, nil, cell, nil))
+                    try body(i, j)
+                    i += 1
+                    j += 1
                 }
-                i += 1
-                j += 1
             }
         }
+        // Counted first (the count leads the bytes), then written straight into the output: no
+        // list of the merged entries, and one buffer for every merged cell.
+        var count = 0
+        try walk { _, _ in count += 1 }
         var out: [UInt8] = []
         out.reserveCapacity(a.bytes.count + 64 * b.count)
-        writeHeader(count: merged.count, into: &out)
+        writeHeader(count: count, into: &out)
         var previous: [UInt8] = []
-        for entry in merged {
-            if let encoded = entry.encoded {
-                write(entry.metric, entry.subject, encoded, number: entry.number, after: previous, into: &out)
-            } else if let cell = entry.cell {
-                write(entry.metric, entry.subject, cell.encoded(), number: entry.number, after: previous, into: &out)
-            } else if let range = entry.stored {
-                write(entry.metric, entry.subject, a.bytes[range], number: entry.number, after: previous, into: &out)
+        var cell: [UInt8] = []
+        var scratch: [UInt8] = []
+        try walk { i, j throws(SketchDecodingError) in
+            switch (i, j) {
+            case (let i?, nil):
+                let entry = a.entries[i]
+                write(
+                    entry.metric, entry.subject, a.bytes[entry.cell], number: entry.number, after: previous, into: &out)
+                previous = entry.metric
+            case (nil, let j?):
+                write(b[j].metric, b[j].subject, b[j].cell.encoded(), number: b[j].number, after: previous, into: &out)
+                previous = b[j].metric
+            case (let i?, let j?):
+                let stored = a.bytes[a.entries[i].cell]
+                cell.removeAll(keepingCapacity: true)
+                if try !ExplorerCell.appendMerged(stored: stored, with: b[j].cell, into: &cell, scratch: &scratch) {
+                    var decoded = try ExplorerCell(decoding: stored)
+                    decoded.merge(b[j].cell)
+                    cell = decoded.encoded()
+                }
+                write(b[j].metric, b[j].subject, cell, number: b[j].number, after: previous, into: &out)
+                previous = b[j].metric
+            case (nil, nil): break
             }
-            previous = entry.metric
         }
         return out
     }
