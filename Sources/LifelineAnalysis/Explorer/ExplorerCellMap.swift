@@ -146,12 +146,12 @@ package struct ExplorerCellMap: Sendable, Equatable {
     /// `number`: the id's in ``numberedIDs`` (0: not there), found once by whoever makes the entry.
     package typealias EncodingEntry = (metric: [UInt8], subject: [UInt8], cell: ExplorerCell, number: Int)
 
-    /// The version-2 bytes (entries in key order: a map always encodes to the same bytes).
+    /// The version-3 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
         Self.encode(orderedEntries().entries)
     }
 
-    /// The version-2 bytes of `entries`, already in Key's order.
+    /// The version-3 bytes of `entries`, already in Key's order.
     package static func encode(_ entries: [EncodingEntry]) -> [UInt8] {
         var out: [UInt8] = []
         var previous: [UInt8] = []
