@@ -85,7 +85,7 @@ extension PostgresStore {
 
     /// Folds up to `limit` documents in one transaction. When another process holds the fold
     /// (the leader, a refold) it returns at once with ``PostgresFoldResult/busy``.
-    package func foldOnce(limit: Int = 1_024) async throws -> PostgresFoldResult {
+    package func foldOnce(limit: Int = defaultBatch) async throws -> PostgresFoldResult {
         try await waitForPool()
         var attempt = 0
         var careful = false
