@@ -308,6 +308,13 @@ struct ExplorerCellTests {
         }
     }
 
+    /// `ExplorerCell.appendMerged` into a new buffer: the merged bytes, or `nil` where it declines.
+    static func mergedFromBytes(_ stored: [UInt8], _ incoming: ExplorerCell) throws -> [UInt8]? {
+        var out: [UInt8] = []
+        var scratch: [UInt8] = []
+        return try ExplorerCell.appendMerged(stored: stored, with: incoming, into: &out, scratch: &scratch) ? out : nil
+    }
+
     @Test("a stored cell merged from its bytes writes what decoding, merging and encoding writes, or declines")
     func cellMergedFromBytes() throws {
         func slow(_ stored: [UInt8], _ incoming: ExplorerCell) throws -> [UInt8] {
@@ -319,7 +326,7 @@ struct ExplorerCellTests {
         for seed in UInt64(1)...200 {
             let stored = ExplorerCell(Self.samples(seed: seed, count: 2 + Int(seed % 40))).encoded()
             let incoming = ExplorerCell(Self.samples(seed: seed &* 7 &+ 3, count: 1 + Int(seed % 5)))
-            let merged = try ExplorerCell.encodedMerging(stored: stored, with: incoming)
+            let merged = try Self.mergedFromBytes(stored, incoming)
             if merged != nil { fast += 1 }
             #expect(try merged ?? slow(stored, incoming) == slow(stored, incoming), "seed \(seed)")
         }
@@ -327,23 +334,23 @@ struct ExplorerCellTests {
         // Zeros only on either side, and values beside them: the same bytes.
         let zeros = ExplorerCell([.value(0), .value(0)])
         let values = ExplorerCell([.value(3), .value(4_000)])
-        #expect(try ExplorerCell.encodedMerging(stored: zeros.encoded(), with: values) == slow(zeros.encoded(), values))
-        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: zeros) == slow(values.encoded(), zeros))
+        #expect(try Self.mergedFromBytes(zeros.encoded(), values) == slow(zeros.encoded(), values))
+        #expect(try Self.mergedFromBytes(values.encoded(), zeros) == slow(values.encoded(), zeros))
         // Declined: a stored cell of one device-day (version 2), an empty side, a merge that
         // would collapse the sketch's lowest buckets or coarsen the histogram's.
         let one = ExplorerCell([.value(5)])
-        #expect(try ExplorerCell.encodedMerging(stored: one.encoded(), with: values) == nil)
-        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: ExplorerCell()) == nil)
+        #expect(try Self.mergedFromBytes(one.encoded(), values) == nil)
+        #expect(try Self.mergedFromBytes(values.encoded(), ExplorerCell()) == nil)
         let far = ExplorerCell([.value(1e30)])
-        #expect(try ExplorerCell.encodedMerging(stored: values.encoded(), with: far) == nil)
+        #expect(try Self.mergedFromBytes(values.encoded(), far) == nil)
         let wide = ExplorerCell(
             (0..<100).map { .histogram([Bucket(start: Double($0) * 10, end: Double($0) * 10 + 10, count: 1)]) })
         let shifted = ExplorerCell(
             (0..<100).map { .histogram([Bucket(start: Double($0) * 10 + 5, end: Double($0) * 10 + 15, count: 1)]) })
-        #expect(try ExplorerCell.encodedMerging(stored: wide.encoded(), with: shifted) == nil)
+        #expect(try Self.mergedFromBytes(wide.encoded(), shifted) == nil)
         // Bytes that do not read throw, as decoding does.
         #expect(throws: SketchDecodingError.self) {
-            try ExplorerCell.encodedMerging(stored: Array(values.encoded().dropLast()), with: values)
+            try Self.mergedFromBytes(Array(values.encoded().dropLast()), values)
         }
     }
 

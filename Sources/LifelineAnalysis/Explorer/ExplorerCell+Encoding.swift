@@ -140,22 +140,14 @@ extension ExplorerCell {
         }
     }
 
-    /// The bytes of the cell `stored` holds (as ``encoded()`` wrote it) merged with `incoming`:
-    /// equal to decoding it, ``merge(_:)`` and ``encoded()``, for less (the stored sketch is not
-    /// made dense, no cell is made; a fold's prepare merges every touched cell of its version rows
-    /// this way). `nil` where this path does not apply (a stored cell of one device-day, an empty
-    /// side, a merge that would collapse sketch buckets or coarsen histogram ones): the caller
-    /// decodes and merges. Throws, as decoding does, when `stored` does not read.
-    package static func encodedMerging(
-        stored: some Collection<UInt8>, with incoming: ExplorerCell
-    ) throws(SketchDecodingError) -> [UInt8]? {
-        var out: [UInt8] = []
-        var scratch: [UInt8] = []
-        return try appendMerged(stored: stored, with: incoming, into: &out, scratch: &scratch) ? out : nil
-    }
-
-    /// ``encodedMerging(stored:with:)`` appended to `out` (`scratch`: a buffer for the sketch,
-    /// reused by the caller across cells); `false`, `out` unchanged, where it returns `nil`.
+    /// Appends the bytes of the cell `stored` holds (as ``encoded()`` wrote it) merged with
+    /// `incoming` to `out`: equal to decoding it, ``merge(_:)`` and ``encoded()``, for less (the
+    /// stored sketch is not made dense, no cell is made; a fold's prepare merges every touched cell
+    /// of its version rows this way). `scratch` is a buffer for the sketch, reused by the caller
+    /// across cells. Returns `false`, `out` unchanged, where this path does not apply (a stored cell
+    /// of one device-day, an empty side, a merge that would collapse sketch buckets or coarsen
+    /// histogram ones): the caller decodes and merges. Throws, as decoding does, when `stored`
+    /// does not read.
     package static func appendMerged(
         stored: some Collection<UInt8>, with incoming: ExplorerCell, into out: inout [UInt8],
         scratch: inout [UInt8]

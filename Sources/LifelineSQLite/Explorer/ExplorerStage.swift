@@ -1,4 +1,3 @@
-import CSQLite
 import LifelineAnalysis
 import LifelineModel
 import LifelineStorage
@@ -59,7 +58,6 @@ final class ExplorerStage: ItemWriteStage {
         var versionMaxBytes = 8 << 20
     }
 
-    static let readWatermark = "SELECT explorer_through FROM aggregation_state WHERE id = 1"
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET explorer_version_through = ? WHERE id = 1"
@@ -376,48 +374,5 @@ final class ExplorerStage: ItemWriteStage {
         }
         let cached = cachedDocuments > 0 || !worker.versionCache.isEmpty ? max(cachedDocuments, 1) : 0
         return heldDocuments + (sealed?.documents ?? 0) + cached
-    }
-}
-
-/// `ll_merge_explorer_map(stored, incoming)`: the merge of two encoded ``ExplorerCellMap``s.
-enum ExplorerMergeFunction {
-    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-
-    /// Registers the function on a connection.
-    static func register(on handle: OpaquePointer) -> Int32 {
-        sqlite3_create_function_v2(
-            handle, "ll_merge_explorer_map", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
-            { context, _, arguments in ExplorerMergeFunction.merge(context, arguments) }, nil, nil, nil)
-    }
-
-    private static func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
-        let count = Int(sqlite3_value_bytes(value))
-        guard count > 0, let pointer = sqlite3_value_blob(value) else {
-            return UnsafeRawBufferPointer(start: nil, count: 0)
-        }
-        return UnsafeRawBufferPointer(start: pointer, count: count)
-    }
-
-    private static func result(_ context: OpaquePointer?, _ encoded: [UInt8]) {
-        encoded.withUnsafeBytes { raw in
-            sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
-        }
-    }
-
-    /// Merges as bytes (``ExplorerCellMap/merging(encoded:with:)``: the stored row's cells that the
-    /// incoming ones do not touch are copied undecoded). A stored row that does not read (only a damaged file holds one) is replaced by
-    /// the incoming cells rather than stopping the fold for good; `lifeline refold` rebuilds it.
-    /// Incoming cells that do not decode are an error (the fold wrote them: a bug).
-    private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
-        guard let arguments else { return sqlite3_result_null(context) }
-        let stored = bytes(arguments[0])
-        let incoming = bytes(arguments[1])
-        if let merged = try? ExplorerCellMap.merging(encoded: stored, with: incoming) {
-            return result(context, merged)
-        }
-        guard let cells = try? ExplorerCellMap(decoding: incoming) else {
-            return sqlite3_result_error(context, "ll_merge_explorer_map: undecodable incoming cells", -1)
-        }
-        result(context, cells.encoded())
     }
 }
