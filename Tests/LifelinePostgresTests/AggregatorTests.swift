@@ -132,7 +132,7 @@ struct AggregatorTests {
     }
 
     @Test(
-        "the explorer's rows are held across folds, written when a reader waits; a refold beside the writer neither loses nor doubles them"
+        "the explorer's rows and the version-level rollups are held across folds, written when a reader waits; a refold beside the writer neither loses nor doubles them"
     )
     func explorerRowsHeld() async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
@@ -222,19 +222,21 @@ struct AggregatorTests {
     }
 
     @Test(
-        "version rows kept in memory between writes: a crash image replays the documents between the two explorer watermarks into the version rows only, and answers exactly"
+        "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly"
     )
     func versionRowsCached() async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let expected = try await Self.folded(items).1
         let sqlite = try TemporaryDatabase()
-        func marks() throws -> (explorer: Int64, version: Int64) {
+        func marks() throws -> (explorer: Int64, version: Int64, rollups: Int64) {
             let row = try sqlite.database.query(
-                "SELECT explorer_through, explorer_version_through FROM aggregation_state")[0]
-            guard case .integer(let explorer) = row[0], case .integer(let version) = row[1] else {
+                "SELECT explorer_through, explorer_version_through, rollup_version_through FROM aggregation_state")[0]
+            guard case .integer(let explorer) = row[0], case .integer(let version) = row[1],
+                case .integer(let rollups) = row[2]
+            else {
                 throw StoreError(.internal, "no watermarks")
             }
-            return (explorer, version)
+            return (explorer, version, rollups)
         }
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
@@ -244,16 +246,20 @@ struct AggregatorTests {
         {
             writer in
             // Held rows are sealed after 20 ms and written once prepared; the version rows go to
-            // the worker's cache (written after an hour here): their watermark stays behind.
+            // the worker's cache, the version-level rollups to the rollup stage's (both written
+            // after an hour here): their watermarks stay behind.
             try await Self.ingest(items, into: writer)
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
             var written = try marks()
-            for _ in 0..<400 where written.explorer < (try Self.watermarks(sqlite).folded) {
+            for _ in 0..<400 {
+                guard written.explorer < (try Self.watermarks(sqlite).folded) else { break }
                 try await Task.sleep(for: .milliseconds(5))
                 written = try marks()
             }
             let folded = try Self.watermarks(sqlite).folded
             #expect(written.explorer == folded)
             #expect(written.version < written.explorer)
+            #expect(written.rollups < folded)
             #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
             // What a crash leaves: the committed state, the cache lost.
             try sqlite.database.execute("VACUUM INTO '\(image.databasePath)'")
@@ -262,10 +268,12 @@ struct AggregatorTests {
             #expect(read == expected, "differ: \(Self.differences(read, expected))")
             let after = try marks()
             #expect(after.version == after.explorer)
+            #expect(after.rollups == (try Self.watermarks(sqlite).folded))
             #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
         }
-        // The crash image starts, replays the documents between its watermarks into the version
-        // rows only (their fine rows are stored), and answers exactly: nothing lost or doubled.
+        // The crash image starts, replays the documents above its version watermarks into the
+        // version level only (their fine rows and cells are stored), and answers exactly: nothing
+        // lost or doubled.
         let restarted = try image.openDatabase()
         try await IngestWriter.withWriter(database: restarted, logger: PostgresStoreTests.quiet) { writer in
             let figures = try await PostgresStoreTests.Figures.read(restarted)

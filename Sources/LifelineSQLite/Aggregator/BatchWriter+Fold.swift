@@ -26,7 +26,25 @@ extension BatchWriter {
         var more = false
         /// Folded documents whose explorer rows are held in memory (0: all in the stored rows).
         var explorerHeld = 0
+        /// Folded documents whose version-level rollups are cached in memory (0: all stored).
+        var rollupsHeld = 0
     }
+
+    /// Whether figures are held in memory unwritten: the explorer's rows, the version-level
+    /// rollups.
+    var holdsFigures: Bool { explorer?.holdsRows == true || rollups?.holdsCache == true }
+
+    /// When held figures fall due by age; `nil` when nothing is due until the explorer's worker
+    /// wakes the writer.
+    var figuresDueAt: ContinuousClock.Instant? {
+        let explorer = explorer?.dueAt
+        let rollups = rollups?.dueAt
+        guard let explorer, let rollups else { return explorer ?? rollups }
+        return min(explorer, rollups)
+    }
+
+    /// Whether held figures are due to be written.
+    var figuresDue: Bool { figuresDueAt.map { ContinuousClock.now >= $0 } ?? false }
 
     static let readWatermark = "SELECT folded_through FROM aggregation_state WHERE id = 1"
     static let writeWatermark = "UPDATE aggregation_state SET folded_through = ?, folded_at_ms = ? WHERE id = 1"
@@ -37,15 +55,17 @@ extension BatchWriter {
         WHERE p.id = ?
         """
 
-    /// The watermarks and the highest stored payload id (outside a transaction).
+    /// The watermarks and the highest stored payload id (outside a transaction); `explorer` is
+    /// the lowest of the held figures' (the explorer's and the version-level rollups').
     func foldState() throws(StoreError) -> (folded: Int64, explorer: Int64, head: Int64, pending: Int) {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
         let explorer = try connection.first(ExplorerStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
+        let rollups = try connection.first(RollupStage.readVersionWatermark) { $0.int64(0) } ?? 0
         let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
         let pending =
             try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
             ?? 0
-        return (folded, min(explorer, folded), head, Int(pending))
+        return (folded, min(explorer, rollups, folded), head, Int(pending))
     }
 
     /// Folds up to `limit` documents above the watermark in one transaction. `writeExplorer`: the
@@ -64,6 +84,7 @@ extension BatchWriter {
             let batch = Array(ids.prefix(limit))
             result.through = batch.last ?? watermark
             try beginExplorer(foldedThrough: watermark, through: result.through, write: writeExplorer)
+            try beginRollups(foldedThrough: watermark, through: result.through, write: writeExplorer)
             let counts = try foldItems(batch, useRetained: true, onSkip: onSkip)
             result.folded = counts.folded
             result.skipped = counts.skipped
@@ -78,19 +99,67 @@ extension BatchWriter {
         }
         interner.commit()
         result.explorerHeld = explorer?.committed() ?? 0
+        result.rollupsHeld = rollups?.committed() ?? 0
         for id in unfolded.keys where id <= result.through { unfolded[id] = nil }
         return result
     }
 
-    /// Writes the explorer's rows up to the fold's watermark, inside the caller's transaction
-    /// (the refold's, before it rebuilds: a server may hold the documents above
-    /// `explorer_through` in memory, which this replays from their raw copies).
-    func catchUpExplorer() throws(StoreError) {
-        guard let explorer else { return }
+    /// Writes the explorer's rows and the version-level rollups up to the fold's watermark, inside
+    /// the caller's transaction (the refold's, before it rebuilds: a server may hold the documents
+    /// above `explorer_through` and `rollup_version_through` in memory, which this replays from
+    /// their raw copies).
+    func catchUpHeld() throws(StoreError) {
         let watermark = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
-        try beginExplorer(foldedThrough: watermark, through: watermark, write: true)
-        try explorer.beforeCommit(on: connection)
-        explorer.committed()
+        if let explorer {
+            try beginExplorer(foldedThrough: watermark, through: watermark, write: true)
+            try explorer.beforeCommit(on: connection)
+            explorer.committed()
+        }
+        if let rollups {
+            try beginRollups(foldedThrough: watermark, through: watermark, write: true)
+            try rollups.beforeCommit(on: connection)
+            rollups.committed()
+        }
+    }
+
+    private func beginRollups(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
+        guard let rollups else { return }
+        var version = try connection.first(RollupStage.readVersionWatermark) { $0.int64(0) } ?? 0
+        if version > foldedThrough {
+            // Only a hand-edited file holds this (the fold's watermark put back).
+            try connection.run(RollupStage.writeVersionWatermark, [.integer(foldedThrough)])
+            version = foldedThrough
+        }
+        try rollups.begin(versionThrough: version, foldedThrough: foldedThrough, through: through, write: write) {
+            from, through throws(StoreError) in
+            try replayRollups(rollups, from: from, through: through)
+        }
+    }
+
+    /// Replays the documents in (`from`, `through`] into the rollup stage alone (which keeps
+    /// their version cells): metric documents from their raw copies, diagnostics from their
+    /// stored rows. A document that does not read or write is left out, as its fold left it out
+    /// of every figure.
+    private func replayRollups(_ rollups: RollupStage, from: Int64, through: Int64) throws(StoreError) {
+        let rows = try connection.query(
+            "SELECT id, app, kind FROM payloads WHERE id > ? AND id <= ? ORDER BY id",
+            [.integer(from), .integer(through)]
+        ) { (id: $0.int64(0), app: $0.int64(1), metric: $0.text(2) == PayloadKind.metric.rawValue) }
+        let session = WriteSession(connection: connection, interner: interner)
+        for row in rows {
+            do throws(StoreError) {
+                if row.metric {
+                    guard let stored = (try? readStoredItem(row.id)) ?? nil else { continue }
+                    try rollups.write(stored, in: session)
+                } else {
+                    try rollups.writeDiagnostics(payload: row.id, app: row.app, on: connection)
+                }
+                rollups.requestReleased()
+            } catch {
+                if error.code == .unavailable { throw error }
+                rollups.requestRolledBack()
+            }
+        }
     }
 
     private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {

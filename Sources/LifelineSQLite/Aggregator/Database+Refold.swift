@@ -27,9 +27,10 @@ extension Database {
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let watermark = try connection.first(BatchWriter.readWatermark) { $0.int64(0) } ?? 0
-            // The explorer's rows first reach the watermark (a running server may hold its last
-            // documents' rows in memory): days not refolded then answer every folded document.
-            try writer.catchUpExplorer()
+            // The explorer's rows and the version-level rollups first reach the watermark (a
+            // running server may hold its last documents' in memory): days not refolded then
+            // answer every folded document.
+            try writer.catchUpHeld()
             let apps: [(id: Int64, bundle: String)] =
                 if let app {
                     try connection.query("SELECT id, bundle_id FROM apps WHERE bundle_id = ?", [.text(app)]) {

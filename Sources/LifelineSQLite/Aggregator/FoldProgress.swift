@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// Payload ids grow in commit order on SQLite (one writer connection), so "folded through id N"
 /// is exact: every document with an id ≤ N is in the rollups, none above. The explorer's rows
-/// have a watermark of their own, at most the fold's (``ExplorerStage`` holds its rows across
-/// folds): a reader waits for both, and its wait makes the writer write the held rows.
+/// and the version-level rollups have watermarks of their own, at most the fold's
+/// (``ExplorerStage`` and ``RollupStage`` hold them across folds): a reader waits for all, and its
+/// wait makes the writer write what is held.
 package final class FoldProgress: Sendable {
     private struct Waiter {
         var id: UInt64
@@ -23,7 +24,8 @@ package final class FoldProgress: Sendable {
         var acknowledged: Int64 = 0
         /// Watermark: every payload id ≤ this is folded.
         var folded: Int64 = 0
-        /// Every payload id ≤ this is in the explorer's stored rows too (≤ `folded`).
+        /// Every payload id ≤ this is in the explorer's stored rows and the version-level rollups
+        /// too (≤ `folded`).
         var explorer: Int64 = 0
         /// Folded documents whose explorer rows the writer holds in memory.
         var explorerHeld = 0
@@ -83,13 +85,13 @@ package final class FoldProgress: Sendable {
 
     /// A fold committed: every id ≤ `through` is folded, `count` documents of them in this fold;
     /// `caughtUp`: no document above it was left (everything acknowledged so far is folded);
-    /// `explorerHeld`: folded documents whose explorer rows are held in memory (0: the stored rows
-    /// hold every folded document).
-    func folded(through: Int64, count: Int, caughtUp: Bool, explorerHeld: Int) {
+    /// `explorerHeld`: folded documents whose explorer rows are held in memory, `rollupsHeld`: whose
+    /// version-level rollups are (0 and 0: the stored rows hold every folded document).
+    func folded(through: Int64, count: Int, caughtUp: Bool, explorerHeld: Int, rollupsHeld: Int) {
         let ready: [Waiter] = state.withLock { state in
             state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)
             state.explorerHeld = explorerHeld
-            if explorerHeld == 0 { state.explorer = state.folded }
+            if explorerHeld == 0, rollupsHeld == 0 { state.explorer = state.folded }
             state.pendingDocuments = max(0, state.pendingDocuments - count)
             if state.folded >= state.acknowledged { state.pendingDocuments = 0 }
             state.marks.removeAll { $0.through <= state.folded }

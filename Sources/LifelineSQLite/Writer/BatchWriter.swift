@@ -41,6 +41,8 @@ final class BatchWriter {
     let foldStages: [any ItemWriteStage]
     /// The explorer stage among them (it holds rows across folds).
     let explorer: ExplorerStage?
+    /// The rollup stage among them (it keeps version cells across folds).
+    let rollups: RollupStage?
     /// Documents committed and not folded yet, by payload id: the fold's fast path (it re-reads
     /// the raw documents of the others). At most ``maxRetained``.
     var unfolded: [Int64: StoredItem] = [:]
@@ -58,6 +60,7 @@ final class BatchWriter {
         self.stages = stages
         self.foldStages = foldStages
         self.explorer = foldStages.lazy.compactMap { $0 as? ExplorerStage }.first
+        self.rollups = foldStages.lazy.compactMap { $0 as? RollupStage }.first
         self.maxRetained = maxRetained
     }
 

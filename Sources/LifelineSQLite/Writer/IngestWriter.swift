@@ -32,9 +32,10 @@ package final class IngestWriter: Service, Sendable {
         /// ``ExplorerStage``). 0: written at every fold. `nil`: the database's
         /// ``StorageOptions/explorerWriteSeconds``.
         package var explorerDelay: Double?
-        /// Aggregator: the explorer's version rows, kept in memory between writes, are written at
-        /// the latest this many seconds after the first went there (``ExplorerStage/Deferral``);
-        /// `nil`: its default (2 s).
+        /// Aggregator: the explorer's version rows and the version-level rollups, kept in memory
+        /// between writes (while the explorer's rows are held), are written at the latest this many
+        /// seconds after the first went there (``ExplorerStage/Deferral``,
+        /// ``RollupStage/Deferral``); `nil`: their default (2 s).
         package var explorerVersionDelay: Double?
         /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
         /// commit, waiting for the readers (``WALLimit``).
@@ -100,7 +101,9 @@ package final class IngestWriter: Service, Sendable {
         }
         let batchWriter = BatchWriter(
             connection: connection,
-            foldStages: DefaultStages.make(explorer: deferral, reader: reader, onPrepared: { shared.wake() }))
+            foldStages: DefaultStages.make(
+                explorer: deferral, rollups: deferral.map { RollupStage.Deferral(maxAge: $0.versionMaxAge) },
+                reader: reader, onPrepared: { shared.wake() }))
         // What the last run acknowledged and did not fold is folded from the raw copies first.
         let start = try batchWriter.foldState()
         self.progress = database.fold

@@ -56,14 +56,15 @@ extension ItemWriteStage {
 /// 0012. `RollupRebuilder` still reads the rows older databases hold, when they are upgraded.)
 enum DefaultStages {
     /// `explorer`: when the explorer's rows are written (``ExplorerStage/Deferral``; `nil`: at every
-    /// fold, as offline folds do); `reader` and `onPrepared`: the explorer's worker prepares their
+    /// fold, as offline folds do); `rollups`: when the version-level rollups are
+    /// (``RollupStage/Deferral``, the same); `reader` and `onPrepared`: the explorer's worker prepares their
     /// writes on that connection and wakes the writer (``ExplorerStage/init(deferral:reader:onPrepared:)``).
     static func make(
-        explorer: ExplorerStage.Deferral? = nil, reader: Connection? = nil,
+        explorer: ExplorerStage.Deferral? = nil, rollups: RollupStage.Deferral? = nil, reader: Connection? = nil,
         onPrepared: @escaping @Sendable () -> Void = {}
     ) -> [any ItemWriteStage] {
         [
-            StateRowsStage(), DiagnosticRowsStage(), RollupStage(),
+            StateRowsStage(), DiagnosticRowsStage(), RollupStage(deferral: rollups),
             ExplorerStage(deferral: explorer, reader: reader, onPrepared: onPrepared),
         ]
     }

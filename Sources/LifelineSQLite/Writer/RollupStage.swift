@@ -1,15 +1,37 @@
 import LifelineModel
 import LifelineStorage
 
-/// Keeps the rollup tables up to date for every new payload, in the ingest transaction.
+/// Folds each document into the rollup tables of both levels.
 ///
-/// Each payload's increments are logged in memory (``RollupDeltas``), kept or dropped with its
-/// request's savepoint, and the batch's sum is upserted once just before COMMIT: payloads of a
-/// batch sharing a rollup key cost one upsert together. The rules mirror the normalized rows
+/// Each document's increments are logged in memory (``RollupDeltas``), kept or dropped with its
+/// savepoint, and the fold's sum (``RollupCells``) is upserted once just before COMMIT: documents
+/// of a fold sharing a rollup key cost one upsert together. The rules mirror the normalized rows
 /// (and ``RollupRebuilder``) exactly: exit counts > 0; signpost totals clamped at 0, zero totals
 /// kept; the first histogram per metric name and the first duration histogram per signpost;
 /// buckets with a positive count and a finite bound; diagnostics as stored.
+///
+/// **Version cells stay in memory between writes** (with a ``Deferral``: the server's writer). A
+/// version-day cell gathers every OS and device of its version and day: most folds touch it, for
+/// a document or two each, and rewriting its packed blobs at each was a fifth of what the server
+/// wrote. The fine cells are written with every fold; the version level's sums are merged in
+/// memory (``cache``) and written every ``Deferral/maxAge``, past ``Deferral/maxCells``, and
+/// whenever a fold must write everything (a reader waits, the writer stops). Their documents are
+/// those between `aggregation_state.rollup_version_through` (migration 0020, moved when the cache
+/// is written) and `folded_through`; when the cache is lost (a crash, a failed fold, another
+/// process writing the rows) they are read again into the version level only
+/// (``begin(versionThrough:foldedThrough:through:write:catchUp:)``).
 final class RollupStage: ItemWriteStage {
+    /// When the cached version cells are written.
+    struct Deferral {
+        /// Age of the first cached document at most: what a crash replays is bounded by it.
+        var maxAge: Duration = .seconds(2)
+        /// Cached cells (metrics, buckets and diagnostics) at most.
+        var maxCells = 32_768
+    }
+
+    static let readVersionWatermark = "SELECT rollup_version_through FROM aggregation_state WHERE id = 1"
+    static let writeVersionWatermark = "UPDATE aggregation_state SET rollup_version_through = ? WHERE id = 1"
+
     /// Scalar metric names of the app time summed into `rollup_metrics`.
     static let foregroundTime = "applicationTimeMetrics.cumulativeForegroundTime"
     static let backgroundTime = "applicationTimeMetrics.cumulativeBackgroundTime"
@@ -19,7 +41,26 @@ final class RollupStage: ItemWriteStage {
         FROM diagnostics WHERE payload = ? ORDER BY ordinal
         """
 
+    let deferral: Deferral?
     private var deltas = RollupDeltas()
+    /// The version level's sums of the documents in (`cached.base`, `cached.through`], where `base`
+    /// is the stored `rollup_version_through` they sit on; `cached` is nil when nothing valid is
+    /// kept (at start, after a failure).
+    private var cache = RollupCells()
+    private var cached: (base: Int64, through: Int64)?
+    /// Documents in the cache, and when the first went there.
+    private var cachedDocuments = 0
+    private var cachedSince: ContinuousClock.Instant?
+    /// The current fold: where it ends, whether it writes the cache, where its transaction moved
+    /// `rollup_version_through` (nil: not moved), its documents.
+    private var foldThrough: Int64?
+    private var forceWrite = false
+    private var wroteThrough: Int64?
+    private var foldDocuments = 0
+
+    init(deferral: Deferral? = nil) {
+        self.deferral = deferral
+    }
 
     private struct SignpostKey: Hashable {
         var category: Int64
@@ -32,17 +73,105 @@ final class RollupStage: ItemWriteStage {
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         switch stored.item.document.content {
         case .metric(let metric): try write(metric, stored: stored, in: session)
-        case .diagnostic: try writeDiagnostics(stored, in: session)
+        case .diagnostic: try writeDiagnostics(payload: stored.payloadID, app: stored.appID, on: session.connection)
         }
     }
 
-    func requestReleased() { deltas.release() }
-    func requestRolledBack() { deltas.rollback() }
-    func batchAborted() { deltas.clear() }
+    func requestReleased() {
+        deltas.release()
+        foldDocuments += 1
+    }
 
+    func requestRolledBack() { deltas.rollback() }
+
+    /// The fold did not commit: the cache may include its documents, so it is dropped and rebuilt
+    /// from the raw copies at the next fold.
+    func batchAborted() {
+        deltas.clear()
+        dropCache()
+        foldThrough = nil
+    }
+
+    /// Whether version cells are cached unwritten.
+    var holdsCache: Bool { cachedDocuments > 0 || !cache.isEmpty }
+
+    /// When the cached cells fall due by age (their count is checked at each fold).
+    var dueAt: ContinuousClock.Instant? {
+        guard let deferral, holdsCache else { return nil }
+        return cachedSince.map { $0 + deferral.maxAge }
+    }
+
+    /// A fold begins (in its transaction) over the stored watermarks (`rollup_version_through` ≤
+    /// `folded_through`). A cache that does not sit on `versionThrough` or does not reach
+    /// `foldedThrough` is dropped, and the documents between the two are read again into the
+    /// version level only (`catchUp` hands their ids to the fold, which replays them through
+    /// ``write(_:in:)`` and ``requestReleased()``). `through` is where this fold will end; `write`
+    /// forces the cache out.
+    func begin(
+        versionThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
+    ) throws(StoreError) {
+        foldThrough = through
+        forceWrite = write || deferral == nil
+        wroteThrough = nil
+        foldDocuments = 0
+        if let cached, cached.base == versionThrough, cached.through == foldedThrough { return }
+        dropCache()
+        cached = (versionThrough, foldedThrough)
+        guard versionThrough < foldedThrough else { return }
+        try catchUp(versionThrough, foldedThrough)
+        cache.merge(RollupCells(deltas, level: .byVersion))
+        deltas.clear()
+        cachedDocuments = max(1, foldDocuments)
+        cachedSince = .now
+        foldDocuments = 0
+    }
+
+    /// Writes the fold's fine cells, and its version cells: into the cache, written with it when
+    /// forced or due (moving `rollup_version_through` to this fold's end). A fold that did not
+    /// begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after the cache was written)
+    /// writes both levels at once.
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { deltas.clear() }
-        try RollupFlusher.flush(deltas, on: connection)
+        guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
+        try RollupFlusher.write(RollupCells(deltas, level: .fine), level: .fine, on: connection)
+        if !deltas.isEmpty {
+            cache.merge(RollupCells(deltas, level: .byVersion))
+            if cachedSince == nil { cachedSince = .now }
+        }
+        cachedDocuments += foldDocuments
+        let due =
+            forceWrite || dueAt.map { ContinuousClock.now >= $0 } == true
+            || cache.count >= (deferral?.maxCells ?? 0)
+        guard due else { return }
+        try RollupFlusher.write(cache, level: .byVersion, on: connection)
+        try connection.run(Self.writeVersionWatermark, [.integer(through)])
+        wroteThrough = through
+    }
+
+    /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
+    /// Returns the documents whose version cells are cached (0: all are stored).
+    @discardableResult
+    func committed() -> Int {
+        guard let through = foldThrough else {
+            dropCache()
+            return 0
+        }
+        foldThrough = nil
+        if let wroteThrough {
+            dropCache()
+            cached = (wroteThrough, through)
+        } else {
+            cached = (cached?.base ?? through, through)
+        }
+        return holdsCache ? max(1, cachedDocuments) : 0
+    }
+
+    private func dropCache() {
+        cache = RollupCells()
+        cached = nil
+        cachedDocuments = 0
+        cachedSince = nil
     }
 
     private func write(_ metric: MetricPayload, stored: StoredItem, in session: WriteSession) throws(StoreError) {
@@ -94,12 +223,14 @@ final class RollupStage: ItemWriteStage {
         }
     }
 
-    /// Reads back the diagnostics just written (their own dimensions and crash group).
-    private func writeDiagnostics(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
-        let rows = try session.connection.query(Self.selectDiagnostics, [.integer(stored.payloadID)]) { row in
+    /// Reads back the diagnostics of diagnostic payload `payload` of app `app` (their own
+    /// dimensions and crash group; written by ``DiagnosticRowsStage`` before this stage, or stored
+    /// when a fold is replayed: no raw copy to decode).
+    func writeDiagnostics(payload: Int64, app: Int64, on connection: Connection) throws(StoreError) {
+        let rows = try connection.query(Self.selectDiagnostics, [.integer(payload)]) { row in
             RollupDeltas.Diagnostic(
                 cell: RollupDeltas.Cell(
-                    app: stored.appID, day: RollupDeltas.day(epochSeconds: row.int64(4)), version: row.int64(1),
+                    app: app, day: RollupDeltas.day(epochSeconds: row.int64(4)), version: row.int64(1),
                     os: row.int64(2), device: row.int64(3)),
                 kind: row.text(0), crashGroup: row.int64(5))
         }

@@ -153,7 +153,7 @@ final class WriterQueue: Sendable {
                 if result.folded > 0 { queue.record(result) }
                 progress.folded(
                     through: result.through, count: result.folded, caughtUp: !result.more,
-                    explorerHeld: result.explorerHeld)
+                    explorerHeld: result.explorerHeld, rollupsHeld: result.rollupsHeld)
                 guard result.folded > 0 else { return false }
                 committed()
                 return result.more
@@ -185,20 +185,19 @@ final class WriterQueue: Sendable {
                 queue.onBatch?(batch.count)
             case .idle:
                 let waiting = retryAfter.map { ContinuousClock.now < $0 } ?? false
-                let explorer = writer.explorer
-                if !waiting, progress.hasBacklog || explorer?.writeDue == true {
+                if !waiting, progress.hasBacklog || writer.figuresDue {
                     _ = foldOnce()
                     continue loop
                 }
                 // Folded documents whose explorer rows are neither stored nor held (the start
                 // after a crash, a failed fold): replayed and written now.
-                if !waiting, progress.explorerBehind, explorer?.holdsRows != true {
+                if !waiting, progress.explorerBehind, !writer.holdsFigures {
                     _ = foldOnce(writeExplorer: true)
                     continue loop
                 }
                 if progress.hasBacklog || waiting {
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
-                } else if let due = explorer?.dueAt {
+                } else if let due = writer.figuresDueAt {
                     let milliseconds = min(1_000, max(1, Int((due - .now) / .milliseconds(1)) + 1))
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(milliseconds))
                 } else {
