@@ -1,6 +1,7 @@
 /// A ``RollupDeltas`` log summed per rollup cell of one level, as ``RollupFlusher`` writes it:
 /// packed entry lists normalized (sorted, equal keys summed), bucket lists coarsened to
-/// ``RollupBlob/maxBuckets``. Sums merge with one another exactly as `ll_merge_counts` and
+/// ``RollupBlob/maxBuckets`` and kept encoded (a version cell's list soon reaches 128 buckets on
+/// a load where bounds differ: 3 KB as entries, ~400 bytes packed). Sums merge with one another exactly as `ll_merge_counts` and
 /// `ll_merge_buckets` merge stored blobs, so a level summed over several folds in memory and
 /// written once holds what one write per fold would have stored.
 struct RollupCells {
@@ -25,7 +26,8 @@ struct RollupCells {
     }
 
     private(set) var metrics: [RollupDeltas.Cell: Metric] = [:]
-    private(set) var buckets: [SourceCell: [BucketEntry]] = [:]
+    /// Packed (``RollupBlob/encode(_:)``) bucket lists.
+    private(set) var buckets: [SourceCell: [UInt8]] = [:]
     private(set) var diagnostics: [DiagnosticKey: Int64] = [:]
 
     init() {}
@@ -58,7 +60,7 @@ struct RollupCells {
             entries[SourceCell(cell: project(row.cell), source: row.source), default: []].append(
                 BucketEntry(start: row.start, end: row.end, count: row.count))
         }
-        buckets = entries.mapValues { RollupBlob.coarsen(RollupBlob.normalize($0)) }
+        buckets = entries.mapValues { RollupBlob.encode(RollupBlob.coarsen(RollupBlob.normalize($0))) }
         for row in deltas.diagnostics {
             diagnostics[
                 DiagnosticKey(cell: project(row.cell), kind: row.kind, crashGroup: row.crashGroup), default: 0] +=
@@ -86,12 +88,14 @@ struct RollupCells {
             mine.signposts = RollupBlob.merge(mine.signposts, sums.signposts)
             metrics[cell] = mine
         }
-        for (key, entries) in other.buckets {
+        for (key, packed) in other.buckets {
             guard let mine = buckets[key] else {
-                buckets[key] = entries
+                buckets[key] = packed
                 continue
             }
-            buckets[key] = RollupBlob.coarsen(RollupBlob.merge(mine, entries))
+            let merged = RollupBlob.merge(
+                RollupBlob.decode(mine, as: BucketEntry.self), RollupBlob.decode(packed, as: BucketEntry.self))
+            buckets[key] = RollupBlob.encode(RollupBlob.coarsen(merged))
         }
         for (key, count) in other.diagnostics { diagnostics[key, default: 0] += count }
     }

@@ -46,14 +46,14 @@ enum RollupFlusher {
     }
 
     private static func writeBuckets(
-        _ cells: [RollupCells.SourceCell: [BucketEntry]], level: RollupLevel, on connection: Connection
+        _ cells: [RollupCells.SourceCell: [UInt8]], level: RollupLevel, on connection: Connection
     ) throws(StoreError) {
         guard !cells.isEmpty else { return }
         let statement = try connection.cached(level.upsertBuckets)
-        for (key, entries) in cells {
+        for (key, packed) in cells {
             let next = try bind(key.cell, level: level, to: statement)
             try statement.bind(int: key.source, at: next)
-            try statement.bind(.blob(RollupBlob.encode(entries)), at: next + 1)
+            try statement.bind(.blob(packed), at: next + 1)
             try statement.runToCompletion()
         }
     }
