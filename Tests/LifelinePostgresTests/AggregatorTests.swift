@@ -242,6 +242,7 @@ struct AggregatorTests {
         options.explorerDelay = 0.02
         options.explorerVersionDelay = 3_600
         let image = TemporaryDirectory()
+        let offlineImage = TemporaryDirectory()
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
             writer in
@@ -263,6 +264,7 @@ struct AggregatorTests {
             #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
             // What a crash leaves: the committed state, the cache lost.
             try sqlite.database.execute("VACUUM INTO '\(image.databasePath)'")
+            try sqlite.database.execute("VACUUM INTO '\(offlineImage.databasePath)'")
             // A reader waits: the cache is written, and the answer is exact.
             let read = try await PostgresStoreTests.Figures.read(sqlite.database)
             #expect(read == expected, "differ: \(Self.differences(read, expected))")
@@ -273,7 +275,12 @@ struct AggregatorTests {
         }
         // The crash image starts, replays the documents above its version watermarks into the
         // version level only (their fine rows and cells are stored), and answers exactly: nothing
-        // lost or doubled.
+        // lost or doubled. Read offline (`lifeline report` folds what is pending first, without a
+        // server), the same image answers the same.
+        let offline = try offlineImage.openDatabase()
+        #expect(try offline.foldPending() == 0)
+        let offlineFigures = try await PostgresStoreTests.Figures.read(offline)
+        #expect(offlineFigures == expected, "differ: \(Self.differences(offlineFigures, expected))")
         let restarted = try image.openDatabase()
         try await IngestWriter.withWriter(database: restarted, logger: PostgresStoreTests.quiet) { writer in
             let figures = try await PostgresStoreTests.Figures.read(restarted)
