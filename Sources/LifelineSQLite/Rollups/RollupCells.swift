@@ -1,9 +1,11 @@
 /// A ``RollupDeltas`` log summed per rollup cell of one level, as ``RollupFlusher`` writes it:
 /// packed entry lists normalized (sorted, equal keys summed), bucket lists coarsened to
 /// ``RollupBlob/maxBuckets`` and kept encoded (a version cell's list soon reaches 128 buckets on
-/// a load where bounds differ: 3 KB as entries, ~400 bytes packed). Sums merge with one another exactly as `ll_merge_counts` and
-/// `ll_merge_buckets` merge stored blobs, so a level summed over several folds in memory and
-/// written once holds what one write per fold would have stored.
+/// a load where bounds differ: 3 KB as entries, ~400 bytes packed). Sums merge with one another
+/// as `ll_merge_counts` and `ll_merge_buckets` merge stored blobs, so a level summed over several
+/// folds in memory and written once holds what one write per fold would have stored (counts
+/// exactly; past 128 buckets the coarsened bounds depend on the order of the merges, as they
+/// already did from one batching of the folds to another).
 struct RollupCells {
     /// A metric cell's increments.
     struct Metric {
@@ -80,7 +82,7 @@ struct RollupCells {
                 metrics[cell] = sums
                 continue
             }
-            metrics[cell] = nil
+            metrics[cell] = nil  // `mine` holds the only reference to its arrays while they merge
             mine.payloads.addSaturating(sums.payloads)
             mine.foreground += sums.foreground
             mine.background += sums.background
