@@ -1,0 +1,168 @@
+import LifelineIngest
+import LifelineSQLite
+import LifelineStorage
+import LifelineTestSupport
+import Testing
+
+/// The aggregator's held figures on SQLite: the explorer's rows held across folds, its sealed rows
+/// prepared on its own thread, and the version level (the explorer's rows and the rollups) kept in
+/// memory between writes, with what a reader, a refold and a crash see of them.
+extension AggregatorTests {
+    @Test(
+        "the explorer's rows and the version-level rollups are held across folds, written when a reader waits; a refold beside the writer neither loses nor doubles them"
+    )
+    func explorerRowsHeld() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let half = items.count / 2
+        let expected = try await Self.folded(items).1
+        let expectedHalf = try await Self.folded(Array(items[..<half])).1
+        let sqlite = try TemporaryDatabase()
+        func watermarks() throws -> (folded: Int64, explorer: Int64) { try Self.watermarks(sqlite) }
+        func folded(_ writer: IngestWriter) async throws {
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
+        }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 3_600
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            try await Self.ingest(Array(items[..<half]), into: writer)
+            try await folded(writer)
+            // Folded into the rollups, the explorer's rows held in memory: its watermark is behind.
+            let held = try watermarks()
+            #expect(held.explorer < held.folded)
+            let deviceDays = items[..<half].filter { $0.family == .metric && $0.isDeviceDay }.count
+            #expect(deviceDays > 10)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == deviceDays)
+            #expect(try sqlite.database.query("SELECT count(*) FROM rollup_explorer_by_version")[0] == [.integer(0)])
+            // A reader waits for them: written, and the answer is exact.
+            #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expectedHalf)
+            let written = try watermarks()
+            #expect(written.explorer == written.folded)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
+            // The rest held, then refolded beside the writer: the refold writes them from the raw
+            // copies, and the writer drops what it held instead of writing it a second time.
+            try await Self.ingest(Array(items[half...]), into: writer)
+            try await folded(writer)
+            let heldAgain = try watermarks()
+            #expect(heldAgain.explorer < heldAgain.folded)
+            // In chunks of 5 documents: each chunk's rows are written once.
+            _ = try sqlite.database.refold(chunk: 5)
+            let refolded = try watermarks()
+            #expect(refolded.explorer == refolded.folded)
+            #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expected)
+        }
+        // Stopping writes nothing more; a later start folds nothing again.
+        #expect(try await PostgresStoreTests.Figures.read(sqlite.database) == expected)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            let again = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(again == expected)
+            #expect(writer.statistics.foldedDocuments == 0)
+        }
+    }
+
+    @Test(
+        "held rows sealed by age are merged with the stored ones on the explorer's thread and written by a later fold, exactly as a refold writes them"
+    )
+    func sealedRowsPrepared() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let sqlite = try TemporaryDatabase()
+        func watermarks() throws -> (folded: Int64, explorer: Int64) { try Self.watermarks(sqlite) }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 0.02
+        var caughtUp = 0
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Waves of documents into the same cells (every version row is shared): each wave's
+            // rows are sealed after 20 ms, prepared by the worker against the rows the waves before
+            // stored, and written by the writer's next turn. No reader waits meanwhile (the
+            // watermarks are read directly), so nothing forces a write.
+            for wave in stride(from: 0, to: items.count, by: max(1, items.count / 6)) {
+                try await Self.ingest(
+                    Array(items[wave..<min(items.count, wave + max(1, items.count / 6))]), into: writer)
+                for _ in 0..<400 {
+                    let marks = try watermarks()
+                    if marks.explorer == marks.folded, writer.statistics.aggregationLagDocuments == 0 { break }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                let marks = try watermarks()
+                if marks.explorer == marks.folded, marks.folded > 0 { caughtUp += 1 }
+            }
+        }
+        #expect(caughtUp >= 5, "waves whose rows were written without a reader: \(caughtUp)")
+        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(!written.explorer.isEmpty)
+        _ = try sqlite.database.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
+    }
+
+    @Test(
+        "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly"
+    )
+    func versionRowsCached() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let expected = try await Self.folded(items).1
+        let sqlite = try TemporaryDatabase()
+        func marks() throws -> (explorer: Int64, version: Int64, rollups: Int64) {
+            let row = try sqlite.database.query(
+                "SELECT explorer_through, explorer_version_through, rollup_version_through FROM aggregation_state")[0]
+            guard case .integer(let explorer) = row[0], case .integer(let version) = row[1],
+                case .integer(let rollups) = row[2]
+            else {
+                throw StoreError(.internal, "no watermarks")
+            }
+            return (explorer, version, rollups)
+        }
+        var options = IngestWriter.Options()
+        options.explorerDelay = 0.02
+        options.explorerVersionDelay = 3_600
+        let image = TemporaryDirectory()
+        let offlineImage = TemporaryDirectory()
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Held rows are sealed after 20 ms and written once prepared; the version rows go to
+            // the worker's cache, the version-level rollups to the rollup stage's (both written
+            // after an hour here): their watermarks stay behind.
+            try await Self.ingest(items, into: writer)
+            while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            var written = try marks()
+            for _ in 0..<400 {
+                guard written.explorer < (try Self.watermarks(sqlite).folded) else { break }
+                try await Task.sleep(for: .milliseconds(5))
+                written = try marks()
+            }
+            let folded = try Self.watermarks(sqlite).folded
+            #expect(written.explorer == folded)
+            #expect(written.version < written.explorer)
+            #expect(written.rollups < folded)
+            #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
+            // What a crash leaves: the committed state, the cache lost.
+            try sqlite.database.execute("VACUUM INTO '\(image.databasePath)'")
+            try sqlite.database.execute("VACUUM INTO '\(offlineImage.databasePath)'")
+            // A reader waits: the cache is written, and the answer is exact.
+            let read = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(read == expected, "differ: \(Self.differences(read, expected))")
+            let after = try marks()
+            #expect(after.version == after.explorer)
+            #expect(after.rollups == (try Self.watermarks(sqlite).folded))
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
+        }
+        // The crash image starts, replays the documents above its version watermarks into the
+        // version level only (their fine rows and cells are stored), and answers exactly: nothing
+        // lost or doubled. Read offline (`lifeline report` folds what is pending first, without a
+        // server), the same image answers the same.
+        let offline = try offlineImage.openDatabase()
+        #expect(try offline.foldPending() == 0)
+        let offlineFigures = try await PostgresStoreTests.Figures.read(offline)
+        #expect(offlineFigures == expected, "differ: \(Self.differences(offlineFigures, expected))")
+        let restarted = try image.openDatabase()
+        try await IngestWriter.withWriter(database: restarted, logger: PostgresStoreTests.quiet) { writer in
+            let figures = try await PostgresStoreTests.Figures.read(restarted)
+            #expect(figures == expected, "differ: \(Self.differences(figures, expected))")
+            #expect(writer.statistics.foldedDocuments == 0)
+        }
+    }
+}
