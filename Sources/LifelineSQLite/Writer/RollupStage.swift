@@ -140,9 +140,10 @@ final class RollupStage: ItemWriteStage {
             if cachedSince == nil { cachedSince = .now }
         }
         cachedDocuments += foldDocuments
+        // Without a deferral `forceWrite` is set: every fold writes.
         let due =
             forceWrite || dueAt.map { ContinuousClock.now >= $0 } == true
-            || cache.count >= (deferral?.maxCells ?? 0)
+            || deferral.map { cache.count >= $0.maxCells } == true
         guard due else { return }
         try RollupFlusher.write(cache, level: .byVersion, on: connection)
         try connection.run(Self.writeVersionWatermark, [.integer(through)])
