@@ -27,13 +27,21 @@ extension PostgresStore {
         return lag
     }
 
+    /// Whether documents wait for the fold: the idle leader's poll, every 10 ms. Bounded above by
+    /// the snapshot's xmax (no visible document is at or past it) so the range on `payloads_xact`
+    /// has two ends: with the lower one alone the planner costs an EXISTS by its first row and
+    /// chose a sequential scan of every payload (22 ms at 200,000, two thirds of a core on the
+    /// PostgreSQL server while the leader idled; BENCHMARKS.md, "The idle leader's poll").
+    package static let pendingExists = """
+        SELECT EXISTS (SELECT 1 FROM payloads p
+            WHERE p.xact < pg_snapshot_xmax(pg_current_snapshot())::text::bigint AND \(pendingCondition))
+        """
+
     /// Whether documents are waiting for the fold (a read-only statement: no transaction id).
     func hasPendingDocuments() async throws -> Bool {
         var pending = false
         for try await value in try await client.query(
-            """
-            SELECT EXISTS (SELECT 1 FROM payloads p WHERE \(unescaped: Self.pendingCondition))
-            """, logger: logger
+            PostgresQuery(unsafeSQL: Self.pendingExists), logger: logger
         ).decode(Bool.self) {
             pending = value
         }
