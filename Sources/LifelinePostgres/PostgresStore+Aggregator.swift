@@ -77,7 +77,8 @@ struct RetainedItems {
 extension PostgresStore {
     /// The documents appended and not folded (any transaction, as this statement's snapshot sees).
     /// The watermark is a scalar subquery (an init plan), so the range on `payloads_xact` is an
-    /// index scan: joined as a table, the planner scanned every payload (~100 ms at 200,000).
+    /// index scan: joined as a table, the planner scanned every payload (~100 ms at 200,000). An
+    /// EXISTS over it needs an upper bound as well (``pendingExists``).
     package static let pendingCondition = """
         p.xact >= (SELECT folded_xact FROM aggregation_state WHERE id = 1)
             AND NOT EXISTS (SELECT 1 FROM folded_ahead f WHERE f.payload = p.id)
