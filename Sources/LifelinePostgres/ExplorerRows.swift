@@ -82,16 +82,25 @@ struct ExplorerRows {
                     Key(day: day, version: version, os: os, device: device, appState: state, category: category)
                 ] = bytes
             }
-            let merged = order.map { index in
+            var merged: [ByteBuffer] = []
+            merged.reserveCapacity(order.count)
+            for (position, index) in order.enumerated() {
                 let (key, builder) = entries[index]
-                guard let bytes = stored[key] else { return ByteBuffer(bytes: builder.encoded()) }
-                // A stored row that does not decode (a damaged database) is replaced by the
-                // batch's; `lifeline refold` rebuilds it.
-                guard let cells = try? builder.merged(into: bytes.readableBytesView) else {
-                    logger.error("undecodable explorer cells replaced", metadata: ["day": "\(key.day)"])
-                    return ByteBuffer(bytes: builder.encoded())
+                if let bytes = stored[key] {
+                    // A stored row that does not decode (a damaged database) is replaced by the
+                    // batch's; `lifeline refold` rebuilds it.
+                    if let cells = try? builder.merged(into: bytes.readableBytesView) {
+                        merged.append(ByteBuffer(bytes: cells))
+                    } else {
+                        logger.error("undecodable explorer cells replaced", metadata: ["day": "\(key.day)"])
+                        merged.append(ByteBuffer(bytes: builder.encoded()))
+                    }
+                } else {
+                    merged.append(ByteBuffer(bytes: builder.encoded()))
                 }
-                return ByteBuffer(bytes: cells)
+                // The leader merges beside its rollups: other tasks (the door's requests) get
+                // the thread between rows.
+                if position % 64 == 63 { await Task.yield() }
             }
             try await connection.query(
                 """

@@ -182,10 +182,20 @@ extension PostgresStore {
         guard !batch.isEmpty || next != watermark else { return result }
 
         let items = try await items(for: batch, on: connection)
+        // The explorer's cells are made and written beside the rollups, on the same connection:
+        // its statements queue between theirs, and while PostgreSQL runs one side's, Swift
+        // works on the other's (the fold alternated between the two: BENCHMARKS.md, "The
+        // leader's explorer beside its rollups"). Not in careful mode: a savepoint rolled back
+        // there would take the explorer's statements with it.
+        let explorerDocuments = Self.explorerDocuments(batch.map { ($0.id, $0.app) }, items: items)
+        async let explorerWritten: Void =
+            careful ? () : Self.foldExplorer(explorerDocuments, on: connection, logger: logger)
         var rollups: [Int64: RollupRows] = [:]
         var states = StateRows()
         for candidate in batch {
             result.folded += 1
+            // The explorer's task works beside this loop: the door's requests get a thread too.
+            if result.folded % 64 == 0 { await Task.yield() }
             guard let item = items[candidate.id] else {
                 result.skipped += 1
                 continue
@@ -195,7 +205,7 @@ extension PostgresStore {
                 do {
                     try await Self.fold(
                         item, payload: candidate.id, app: candidate.app,
-                        rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
+                        rollups: &rollups[candidate.app, default: RollupRows(foldsExplorer: careful)], states: &states,
                         on: connection, logger: logger)
                     try await connection.query("RELEASE fold", logger: logger)
                 } catch {
@@ -208,7 +218,8 @@ extension PostgresStore {
             } else {
                 try await Self.fold(
                     item, payload: candidate.id, app: candidate.app,
-                    rollups: &rollups[candidate.app, default: RollupRows()], states: &states, on: connection,
+                    rollups: &rollups[candidate.app, default: RollupRows(foldsExplorer: careful)], states: &states,
+                    on: connection,
                     logger: logger)
             }
         }
@@ -216,6 +227,7 @@ extension PostgresStore {
             try await rows.flush(app: app, on: connection, logger: logger)
         }
         try await states.flush(on: connection, logger: logger)
+        try await explorerWritten
         let ahead = batch.filter { $0.xact >= next }
         if !ahead.isEmpty {
             let (ids, xacts) = (ahead.map(\.id), ahead.map(\.xact))
@@ -236,6 +248,37 @@ extension PostgresStore {
             WHERE id = 1
             """, logger: logger)
         return result
+    }
+
+    /// A fold's metric documents in batch order, with their app and rollup cell: what
+    /// ``foldExplorer(_:on:logger:)`` adds, as ``RollupRows/add(_:cell:)`` would have.
+    static func explorerDocuments(
+        _ batch: [(id: Int64, app: Int64)], items: [Int64: IngestItem]
+    ) -> [(app: Int64, metric: MetricPayload, cell: RollupRows.Cell)] {
+        batch.compactMap { document in
+            guard let item = items[document.id], case .metric(let metric) = item.document.content else { return nil }
+            let meta = item.meta
+            return (
+                document.app, metric,
+                RollupRows.Cell(
+                    day: item.day.string, version: meta.appVersion ?? "", os: meta.osVersion ?? "",
+                    device: meta.deviceType ?? "")
+            )
+        }
+    }
+
+    /// Adds the explorer's cells of `documents` per app and merges them into the stored rows.
+    static func foldExplorer(
+        _ documents: [(app: Int64, metric: MetricPayload, cell: RollupRows.Cell)], on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        var rows: [Int64: ExplorerRows] = [:]
+        for document in documents {
+            rows[document.app, default: ExplorerRows()].add(document.metric, cell: document.cell)
+        }
+        for (app, explorer) in rows.sorted(by: { $0.key < $1.key }) {
+            try await explorer.flush(app: app, on: connection, logger: logger)
+        }
     }
 
     /// The decoded documents of `batch`: those this node retained, the others decoded again from

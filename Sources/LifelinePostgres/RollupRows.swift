@@ -76,8 +76,16 @@ struct RollupRows {
     var signposts: [Keyed<Pair>: Int64] = [:]
     var buckets: [Keyed<BucketRef>: Int64] = [:]
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
-    /// The metrics explorer's cells of the same documents (both levels; ``ExplorerRows``).
+    /// The metrics explorer's cells of the same documents (both levels; ``ExplorerRows``), when
+    /// ``foldsExplorer``.
     var explorer = ExplorerRows()
+    /// Whether ``add(_:cell:)`` adds the explorer's cells too (the leader's fold makes them beside
+    /// the rollups instead: ``PostgresStore``'s `foldExplorer`).
+    var foldsExplorer = true
+
+    init(foldsExplorer: Bool = true) {
+        self.foldsExplorer = foldsExplorer
+    }
 
     private mutating func id(_ cell: Cell) -> Int32 {
         if let id = cellIDs[cell] { return id }
@@ -96,7 +104,7 @@ struct RollupRows {
     }
 
     mutating func add(_ metric: MetricPayload, cell: Cell) {
-        explorer.add(metric, cell: cell)
+        if foldsExplorer { explorer.add(metric, cell: cell) }
         let cell = id(cell)
         let foreground = metric.scalars.first { $0.name == Self.foregroundTime }?.measurement.finiteValue
         let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
@@ -183,7 +191,7 @@ struct RollupRows {
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
         try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
-        try await explorer.flush(app: app, on: connection, logger: logger)
+        if foldsExplorer { try await explorer.flush(app: app, on: connection, logger: logger) }
     }
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
