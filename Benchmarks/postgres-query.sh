@@ -46,9 +46,10 @@ echo "== PostgreSQL"
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -Atc "SELECT 'database bytes: ' || pg_database_size('query')"
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -Atc "
     SELECT relname || ': ' || pg_total_relation_size(c.oid) FROM pg_class c
-    WHERE relname IN ('payloads','exit_rollup','usage_rollup','signpost_rollup','bucket_rollup','payload_raw_default')
+    WHERE relname IN ('payloads','exit_cells','usage_rollup','signpost_rollup','bucket_rollup','payload_raw_default')
     ORDER BY 1"
 # Where a query's time goes: the plan of the slowest one.
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -c "EXPLAIN (ANALYZE, BUFFERS)
-    SELECT version, day, state, reason, sum(count) FROM exit_rollup
+    SELECT version, day, x.state, x.reason, sum(x.count) FROM exit_cells
+        CROSS JOIN LATERAL unnest(states, reasons, counts) AS x (state, reason, count)
     WHERE app = 1 AND day BETWEEN '2026-10-02' AND '2026-10-31' GROUP BY 1, 2, 3, 4" | tail -n 12

@@ -101,6 +101,9 @@ struct PostgresReader: AggregateReader {
             if table.hasPrefix("bucket_cells") {
                 // One row per cell and source: its buckets are three arrays (migration postgres/0013).
                 table += " CROSS JOIN LATERAL unnest(starts, ends, counts) AS b (bucket_start, bucket_end, count)"
+            } else if table.hasPrefix("exit_cells") {
+                // One row per cell: its exits are three arrays (migration postgres/0017).
+                table += " CROSS JOIN LATERAL unnest(states, reasons, counts) AS x (state, reason, count)"
             }
             var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }
@@ -149,7 +152,7 @@ struct PostgresReader: AggregateReader {
 
     func exits(_ scope: Scope) async throws -> [ExitRow] {
         guard let query = Query(scope) else { return try await stateExits(scope) }
-        let sql = query.sql("exit_rollup", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
+        let sql = query.sql("exit_cells", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
         let first = query.keys.count
         return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()

@@ -230,16 +230,22 @@ struct RollupRows {
             let states = rows.map(\.key.key.state)
             let reasons = rows.map(\.key.key.reason)
             let counts = rows.map(\.value)
+            // One row per cell (migration postgres/0017): its exits gathered into three arrays,
+            // merged into a stored cell's by `ll_merge_exits`.
             try await connection.query(
                 """
-                INSERT INTO exit_rollup\(unescaped: suffix) (app, day, version, os, device, state, reason, count)
-                SELECT \(app), k.d::date, k.v, k.o, k.e, x.s, x.r, x.c
+                INSERT INTO exit_cells\(unescaped: suffix) (app, day, version, os, device, states, reasons, counts)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.s ORDER BY x.n), array_agg(x.r ORDER BY x.n),
+                    array_agg(x.c ORDER BY x.n)
                 FROM unnest(\(cells)::int[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
                     WITH ORDINALITY AS x (i, s, r, c, n)
                 JOIN \(cellsOf: all) ON k.i = x.i
-                ORDER BY x.n
-                ON CONFLICT (app, day, version, os, device, state, reason) DO UPDATE SET
-                    count = exit_rollup\(unescaped: suffix).count + excluded.count
+                GROUP BY x.i, k.d, k.v, k.o, k.e
+                ORDER BY min(x.n)
+                ON CONFLICT (app, day, version, os, device) DO UPDATE SET (states, reasons, counts) = (
+                    SELECT m.states, m.reasons, m.counts FROM ll_merge_exits(
+                        exit_cells\(unescaped: suffix).states, exit_cells\(unescaped: suffix).reasons,
+                        exit_cells\(unescaped: suffix).counts, excluded.states, excluded.reasons, excluded.counts) AS m)
                 """, logger: logger)
         }
         if !signposts.isEmpty {

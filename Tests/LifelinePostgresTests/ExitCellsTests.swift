@@ -1,0 +1,97 @@
+import LifelineAnalysis
+import LifelineIngest
+import LifelineModel
+import LifelinePostgres
+import LifelineStorage
+import LifelineTestSupport
+import PostgresNIO
+import Testing
+
+/// Exit counts packed one row per cell (migration postgres/0017): rows of the layout before it
+/// answer the same once migrated, and folds merge into stored cells (`ll_merge_exits`).
+extension PostgresAggregatorTests {
+    @Test(
+        "exit rows of the layout before migration postgres/0017 answer the same once packed, and later folds add to them"
+    )
+    func exitCellsMigrated() async throws {
+        guard let server = PostgresServer.running() else { return }
+        let store = try PostgresStore(url: try server.createDatabase(), logger: Self.logger)
+        defer { Task { await store.shutdown() } }
+        let before = EmbeddedPostgresMigrations.all.filter { $0.version < 17 }
+        #expect(before.count == 16)
+        _ = try await store.migrate(before)
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 11, logger: Self.logger)
+        defer { Task { try? await connection.close() } }
+        try await connection.query(
+            """
+            INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.exits');
+            """, logger: Self.logger)
+        for table in ["exit_rollup", "exit_rollup_v"] {
+            let (os, device) = table == "exit_rollup" ? ("iOS 17.4", "iPhone15,2") : ("", "")
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO \(table) (app, day, version, os, device, state, reason, count) VALUES
+                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 0, 'cumulativeAppWatchdogExitCount', 3),
+                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 1, 'cumulativeAppWatchdogExitCount', 5),
+                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 1, 'cumulativeMemoryPressureExitCount', 7),
+                            (1, '2026-10-02', '1.1', '\(os)', '\(device)', 0, 'cumulativeNormalAppExitCount', 11)
+                        """), logger: Self.logger)
+        }
+        _ = try await store.migrate()
+        #expect(try await Self.count("SELECT count(*) FROM exit_cells", on: connection) == 2)
+        #expect(try await Self.count("SELECT count(*) FROM exit_cells_v", on: connection) == 2)
+        #expect(
+            try await Self.count("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'exit_rollup%'", on: connection)
+                == 0)
+
+        let days = DayRange(from: "2026-10-01", to: "2026-10-02")
+        func exits(_ groupBy: [GroupDimension]) async throws -> [String] {
+            let scope = Scope(app: "com.example.exits", days: days, groupBy: groupBy)
+            return try await AnalysisRunner(source: store).analyze { try await $0.exits(scope) }.map { row in
+                let key = [row.key.version, row.key.os, row.key.device].map { $0 ?? "-" }.joined(separator: "|")
+                return "\(key) \(row.state == .foreground ? "fg" : "bg") \(row.reason) \(row.count)"
+            }.sorted()
+        }
+        #expect(
+            try await exits([.version]) == [
+                "1.0|-|- bg cumulativeAppWatchdogExitCount 5", "1.0|-|- bg cumulativeMemoryPressureExitCount 7",
+                "1.0|-|- fg cumulativeAppWatchdogExitCount 3", "1.1|-|- fg cumulativeNormalAppExitCount 11",
+            ])
+        #expect(
+            try await exits([.os, .device]) == [
+                "-|iOS 17.4|iPhone15,2 bg cumulativeAppWatchdogExitCount 5",
+                "-|iOS 17.4|iPhone15,2 bg cumulativeMemoryPressureExitCount 7",
+                "-|iOS 17.4|iPhone15,2 fg cumulativeAppWatchdogExitCount 3",
+                "-|iOS 17.4|iPhone15,2 fg cumulativeNormalAppExitCount 11",
+            ])
+    }
+
+    @Test("exits folded in many small batches (stored cells merged by ll_merge_exits) equal one fold of them all")
+    func exitCellsMergedAcrossFolds() async throws {
+        guard let once = try await PostgresStoreTests.store(), let small = try await PostgresStoreTests.store() else {
+            return
+        }
+        defer {
+            Task {
+                await once.shutdown(); await small.shutdown()
+            }
+        }
+        let items = try Self.metricItems(devices: 12, days: 2, seed: 17)
+        let whole = try await Self.folded(items, into: once)
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await small.write(
+                IngestRequest(app: Self.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        var folds = 0
+        while try await small.foldOnce(limit: 3).more || folds == 0 { folds += 1 }
+        try await small.foldAll()
+        #expect(folds > 3)
+        let pieces = try await PostgresStoreTests.Figures.read(small)
+        #expect(!whole.exitsByVersion.isEmpty && !whole.exitsByDeviceAndOS.isEmpty)
+        #expect(pieces.exitsByVersion == whole.exitsByVersion)
+        #expect(pieces.exitsByDeviceAndOS == whole.exitsByDeviceAndOS)
+        #expect(pieces.exitsByDay == whole.exitsByDay)
+    }
+}
