@@ -46,7 +46,7 @@ echo "== PostgreSQL"
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -Atc "SELECT 'database bytes: ' || pg_database_size('query')"
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -Atc "
     SELECT relname || ': ' || pg_total_relation_size(c.oid) FROM pg_class c
-    WHERE relname IN ('payloads','exit_cells','usage_rollup','signpost_rollup','bucket_rollup','payload_raw_default')
+    WHERE relname IN ('payloads','exit_cells','usage_rollup','signpost_cells','bucket_cells','payload_raw_default')
     ORDER BY 1"
 # Where a query's time goes: the plan of the slowest one.
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -c "EXPLAIN (ANALYZE, BUFFERS)

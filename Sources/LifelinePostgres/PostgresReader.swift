@@ -104,6 +104,9 @@ struct PostgresReader: AggregateReader {
             } else if table.hasPrefix("exit_cells") {
                 // One row per cell: its exits are three arrays (migration postgres/0017).
                 table += " CROSS JOIN LATERAL unnest(states, reasons, counts) AS x (state, reason, count)"
+            } else if table.hasPrefix("signpost_cells") {
+                // One row per cell: its signpost totals are three arrays (migration postgres/0018).
+                table += " CROSS JOIN LATERAL unnest(categories, names, counts) AS x (category, name, count)"
             }
             var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }
@@ -168,7 +171,7 @@ struct PostgresReader: AggregateReader {
             extra = "category = ANY($\(query.binds.count)::text[])"
         }
         let sql = query.sql(
-            "signpost_rollup", columns: ["sum(count)::bigint"], extraKeys: ["category", "name"], extra: extra)
+            "signpost_cells", columns: ["sum(count)::bigint"], extraKeys: ["category", "name"], extra: extra)
         let first = query.keys.count
         return try await rows(sql, query.binds).map { row in
             let row = row.makeRandomAccess()

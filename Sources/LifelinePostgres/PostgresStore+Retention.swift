@@ -11,7 +11,7 @@ import PostgresNIO
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …).
     static let rollupTables = [
-        "usage_rollup", "exit_cells", "signpost_rollup", "bucket_cells", "diagnostic_rollup", "explorer_cells",
+        "usage_rollup", "exit_cells", "signpost_cells", "bucket_cells", "diagnostic_rollup", "explorer_cells",
     ]
     .flatMap { [$0, $0 + "_v"] }
 

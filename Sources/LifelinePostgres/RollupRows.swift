@@ -257,16 +257,22 @@ struct RollupRows {
             let categories = rows.map(\.key.key.first)
             let names = rows.map(\.key.key.second)
             let counts = rows.map(\.value)
+            // One row per cell (migration postgres/0018), as the exits.
             try await connection.query(
                 """
-                INSERT INTO signpost_rollup\(unescaped: suffix) (app, day, version, os, device, category, name, count)
-                SELECT \(app), k.d::date, k.v, k.o, k.e, x.g, x.m, x.c
+                INSERT INTO signpost_cells\(unescaped: suffix) (app, day, version, os, device, categories, names, counts)
+                SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.g ORDER BY x.n), array_agg(x.m ORDER BY x.n),
+                    array_agg(x.c ORDER BY x.n)
                 FROM unnest(\(cells)::int[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
                     WITH ORDINALITY AS x (i, g, m, c, n)
                 JOIN \(cellsOf: all) ON k.i = x.i
-                ORDER BY x.n
-                ON CONFLICT (app, day, version, os, device, category, name) DO UPDATE SET
-                    count = signpost_rollup\(unescaped: suffix).count + excluded.count
+                GROUP BY x.i, k.d, k.v, k.o, k.e
+                ORDER BY min(x.n)
+                ON CONFLICT (app, day, version, os, device) DO UPDATE SET (categories, names, counts) = (
+                    SELECT m.categories, m.names, m.counts FROM ll_merge_signposts(
+                        signpost_cells\(unescaped: suffix).categories, signpost_cells\(unescaped: suffix).names,
+                        signpost_cells\(unescaped: suffix).counts, excluded.categories, excluded.names,
+                        excluded.counts) AS m)
                 """, logger: logger)
         }
         if !buckets.isEmpty {

@@ -7,13 +7,14 @@ import LifelineTestSupport
 import PostgresNIO
 import Testing
 
-/// Exit counts packed one row per cell (migration postgres/0017): rows of the layout before it
-/// answer the same once migrated, and folds merge into stored cells (`ll_merge_exits`).
+/// Exit counts and signpost totals packed one row per cell (migrations postgres/0017 and 0018):
+/// rows of the layout before them answer the same once migrated, and folds merge into stored
+/// cells (`ll_merge_exits`, `ll_merge_signposts`).
 extension PostgresAggregatorTests {
     @Test(
         "exit rows of the layout before migration postgres/0017 answer the same once packed, and later folds add to them"
     )
-    func exitCellsMigrated() async throws {
+    func packedCellsMigrated() async throws {
         guard let server = PostgresServer.running() else { return }
         let store = try PostgresStore(url: try server.createDatabase(), logger: Self.logger)
         defer { Task { await store.shutdown() } }
@@ -39,7 +40,20 @@ extension PostgresAggregatorTests {
                             (1, '2026-10-02', '1.1', '\(os)', '\(device)', 0, 'cumulativeNormalAppExitCount', 11)
                         """), logger: Self.logger)
         }
+        for table in ["signpost_rollup", "signpost_rollup_v"] {
+            let (os, device) = table == "signpost_rollup" ? ("iOS 17.4", "iPhone15,2") : ("", "")
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: """
+                        INSERT INTO \(table) (app, day, version, os, device, category, name, count) VALUES
+                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 'Sync', 'HandlerEntered', 9),
+                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 'Sync', 'HandlerExited', 4),
+                            (1, '2026-10-02', '1.1', '\(os)', '\(device)', 'Restore', 'Attempt', 2)
+                        """), logger: Self.logger)
+        }
         _ = try await store.migrate()
+        #expect(try await Self.count("SELECT count(*) FROM signpost_cells", on: connection) == 2)
+        #expect(try await Self.count("SELECT count(*) FROM signpost_cells_v", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells_v", on: connection) == 2)
         #expect(
@@ -66,10 +80,27 @@ extension PostgresAggregatorTests {
                 "-|iOS 17.4|iPhone15,2 fg cumulativeAppWatchdogExitCount 3",
                 "-|iOS 17.4|iPhone15,2 fg cumulativeNormalAppExitCount 11",
             ])
+        func signposts(_ groupBy: [GroupDimension], categories: [String] = []) async throws -> [String] {
+            let scope = Scope(app: "com.example.exits", days: days, groupBy: groupBy)
+            return try await store.read { try await $0.signposts(scope, categories: categories) }.map { row in
+                let key = [row.key.version, row.key.os, row.key.device].map { $0 ?? "-" }.joined(separator: "|")
+                return "\(key) \(row.category)/\(row.name) \(row.count)"
+            }.sorted()
+        }
+        #expect(
+            try await signposts([.version]) == [
+                "1.0|-|- Sync/HandlerEntered 9", "1.0|-|- Sync/HandlerExited 4", "1.1|-|- Restore/Attempt 2",
+            ])
+        #expect(
+            try await signposts([.os, .device], categories: ["Sync"]) == [
+                "-|iOS 17.4|iPhone15,2 Sync/HandlerEntered 9", "-|iOS 17.4|iPhone15,2 Sync/HandlerExited 4",
+            ])
     }
 
-    @Test("exits folded in many small batches (stored cells merged by ll_merge_exits) equal one fold of them all")
-    func exitCellsMergedAcrossFolds() async throws {
+    @Test(
+        "exits and signposts folded in many small batches (stored cells merged by ll_merge_exits and ll_merge_signposts) equal one fold of them all"
+    )
+    func packedCellsMergedAcrossFolds() async throws {
         guard let once = try await PostgresStoreTests.store(), let small = try await PostgresStoreTests.store() else {
             return
         }
@@ -93,5 +124,8 @@ extension PostgresAggregatorTests {
         #expect(pieces.exitsByVersion == whole.exitsByVersion)
         #expect(pieces.exitsByDeviceAndOS == whole.exitsByDeviceAndOS)
         #expect(pieces.exitsByDay == whole.exitsByDay)
+        #expect(!whole.signposts.isEmpty && !whole.handlers.isEmpty)
+        #expect(pieces.signposts == whole.signposts)
+        #expect(pieces.handlers == whole.handlers)
     }
 }
