@@ -12,7 +12,7 @@ import Testing
 /// cells (`ll_merge_exits`, `ll_merge_signposts`).
 extension PostgresAggregatorTests {
     @Test(
-        "exit rows of the layout before migration postgres/0017 answer the same once packed, and later folds add to them"
+        "exit and signpost rows of the layout before migrations postgres/0017 and 0018 answer the same once packed"
     )
     func packedCellsMigrated() async throws {
         guard let server = PostgresServer.running() else { return }
@@ -106,7 +106,8 @@ extension PostgresAggregatorTests {
         }
         defer {
             Task {
-                await once.shutdown(); await small.shutdown()
+                await once.shutdown()
+                await small.shutdown()
             }
         }
         let items = try Self.metricItems(devices: 12, days: 2, seed: 17)
