@@ -52,6 +52,19 @@ struct ExplorerRows {
         }
     }
 
+    /// A batch row's cells merged into its stored ones (none: its own). A stored row that does not
+    /// decode (a damaged database) is replaced by the batch's; `lifeline refold` rebuilds it.
+    private static func cells(
+        of builder: ExplorerCellMapBuilder, into stored: ByteBuffer?, day: String, logger: Logger
+    ) -> [UInt8] {
+        guard let stored else { return builder.encoded() }
+        guard let cells = try? builder.merged(into: stored.readableBytesView) else {
+            logger.error("undecodable explorer cells replaced", metadata: ["day": "\(day)"])
+            return builder.encoded()
+        }
+        return cells
+    }
+
     /// Merges the batch's rows into the stored ones of `app`, at both levels, in key order.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         for (table, rows) in zip(["explorer_cells", "explorer_cells_v"], levels) where !rows.isEmpty {
@@ -86,18 +99,8 @@ struct ExplorerRows {
             merged.reserveCapacity(order.count)
             for (position, index) in order.enumerated() {
                 let (key, builder) = entries[index]
-                if let bytes = stored[key] {
-                    // A stored row that does not decode (a damaged database) is replaced by the
-                    // batch's; `lifeline refold` rebuilds it.
-                    if let cells = try? builder.merged(into: bytes.readableBytesView) {
-                        merged.append(ByteBuffer(bytes: cells))
-                    } else {
-                        logger.error("undecodable explorer cells replaced", metadata: ["day": "\(key.day)"])
-                        merged.append(ByteBuffer(bytes: builder.encoded()))
-                    }
-                } else {
-                    merged.append(ByteBuffer(bytes: builder.encoded()))
-                }
+                merged.append(
+                    ByteBuffer(bytes: Self.cells(of: builder, into: stored[key], day: key.day, logger: logger)))
                 // The leader merges beside its rollups: other tasks (the door's requests) get
                 // the thread between rows.
                 if position % 64 == 63 { await Task.yield() }

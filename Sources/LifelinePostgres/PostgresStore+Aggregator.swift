@@ -187,9 +187,9 @@ extension PostgresStore {
         // works on the other's (the fold alternated between the two: BENCHMARKS.md, "The
         // leader's explorer beside its rollups"). Not in careful mode: a savepoint rolled back
         // there would take the explorer's statements with it.
-        let explorerDocuments = Self.explorerDocuments(batch.map { ($0.id, $0.app) }, items: items)
+        let explorerItems = batch.compactMap { candidate in items[candidate.id].map { (candidate.app, $0) } }
         async let explorerWritten: Void =
-            careful ? () : Self.foldExplorer(explorerDocuments, on: connection, logger: logger)
+            careful ? () : Self.foldExplorer(explorerItems, on: connection, logger: logger)
         var rollups: [Int64: RollupRows] = [:]
         var states = StateRows()
         for candidate in batch {
@@ -205,7 +205,7 @@ extension PostgresStore {
                 do {
                     try await Self.fold(
                         item, payload: candidate.id, app: candidate.app,
-                        rollups: &rollups[candidate.app, default: RollupRows(foldsExplorer: careful)], states: &states,
+                        rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
                         on: connection, logger: logger)
                     try await connection.query("RELEASE fold", logger: logger)
                 } catch {
@@ -218,7 +218,7 @@ extension PostgresStore {
             } else {
                 try await Self.fold(
                     item, payload: candidate.id, app: candidate.app,
-                    rollups: &rollups[candidate.app, default: RollupRows(foldsExplorer: careful)], states: &states,
+                    rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
                     on: connection,
                     logger: logger)
             }
@@ -228,6 +228,7 @@ extension PostgresStore {
         }
         try await states.flush(on: connection, logger: logger)
         try await explorerWritten
+        if careful { try await Self.foldExplorer(explorerItems, on: connection, logger: logger) }
         let ahead = batch.filter { $0.xact >= next }
         if !ahead.isEmpty {
             let (ids, xacts) = (ahead.map(\.id), ahead.map(\.xact))
@@ -250,31 +251,18 @@ extension PostgresStore {
         return result
     }
 
-    /// A fold's metric documents in batch order, with their app and rollup cell: what
-    /// ``foldExplorer(_:on:logger:)`` adds, as ``RollupRows/add(_:cell:)`` would have.
-    static func explorerDocuments(
-        _ batch: [(id: Int64, app: Int64)], items: [Int64: IngestItem]
-    ) -> [(app: Int64, metric: MetricPayload, cell: RollupRows.Cell)] {
-        batch.compactMap { document in
-            guard let item = items[document.id], case .metric(let metric) = item.document.content else { return nil }
-            let meta = item.meta
-            return (
-                document.app, metric,
-                RollupRows.Cell(
-                    day: item.day.string, version: meta.appVersion ?? "", os: meta.osVersion ?? "",
-                    device: meta.deviceType ?? "")
-            )
-        }
-    }
-
-    /// Adds the explorer's cells of `documents` per app and merges them into the stored rows.
+    /// The explorer's part of a fold (``ExplorerRows``): the cells of the metric documents among
+    /// `items` (with their app), added per app in order and merged into the stored rows.
     static func foldExplorer(
-        _ documents: [(app: Int64, metric: MetricPayload, cell: RollupRows.Cell)], on connection: PostgresConnection,
-        logger: Logger
+        _ items: [(app: Int64, item: IngestItem)], on connection: PostgresConnection, logger: Logger
     ) async throws {
         var rows: [Int64: ExplorerRows] = [:]
-        for document in documents {
-            rows[document.app, default: ExplorerRows()].add(document.metric, cell: document.cell)
+        for (index, (app, item)) in items.enumerated() {
+            guard case .metric(let metric) = item.document.content else { continue }
+            rows[app, default: ExplorerRows()].add(metric, cell: RollupRows.Cell(day: item.day.string, meta: item.meta))
+            // Beside the fold's other task, this one would hold the second of the cooperative
+            // pool's threads for a whole batch: the door's requests wait behind both.
+            if index % 32 == 31 { await Task.yield() }
         }
         for (app, explorer) in rows.sorted(by: { $0.key < $1.key }) {
             try await explorer.flush(app: app, on: connection, logger: logger)
@@ -316,26 +304,22 @@ extension PostgresStore {
     }
 
     /// Folds one document: its rollup rows to `rollups`, its per-state rows (iOS 27) to `states`,
-    /// its diagnostics (crash groups, rows, frames) written now.
+    /// its diagnostics (crash groups, rows, frames) written now. Its explorer cells are
+    /// ``foldExplorer(_:on:logger:)``'s.
     static func fold(
         _ item: IngestItem, payload: Int64, app: Int64, rollups: inout RollupRows, states: inout StateRows,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        let meta = item.meta
         let day = item.day.string
         switch item.document.content {
         case .metric(let metric):
-            let cell = RollupRows.Cell(
-                day: day, version: meta.appVersion ?? "", os: meta.osVersion ?? "", device: meta.deviceType ?? "")
-            rollups.add(metric, cell: cell)
+            rollups.add(metric, cell: RollupRows.Cell(day: day, meta: item.meta))
             states.add(metric, payload: payload)
         case .diagnostic(let diagnostics):
             for (ordinal, diagnostic) in diagnostics.diagnostics.enumerated() {
                 let group = try await crashGroup(
                     diagnostic, app: app, occurredAt: item.occurredAt, on: connection, logger: logger)
-                let cell = RollupRows.Cell(
-                    day: day, version: diagnostic.meta.appVersion ?? "", os: diagnostic.meta.osVersion ?? "",
-                    device: diagnostic.meta.deviceType ?? "")
+                let cell = RollupRows.Cell(day: day, meta: diagnostic.meta)
                 let id = try await insert(
                     diagnostic, ordinal: ordinal, payload: payload, day: day, group: group, cell: cell,
                     occurredAt: item.occurredAt, on: connection, logger: logger)

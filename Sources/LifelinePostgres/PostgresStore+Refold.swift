@@ -166,6 +166,7 @@ extension PostgresStore {
                 }
                 var rollups = RollupRows()
                 var states = StateRows()
+                var decoded: [(app: Int64, item: IngestItem)] = []
                 for entry in batch {
                     guard let raw = raws[entry.id],
                         case .success(let item) = IngestPipeline.redecode(
@@ -177,9 +178,11 @@ extension PostgresStore {
                     try await Self.fold(
                         item, payload: entry.id, app: appID, rollups: &rollups, states: &states, on: connection,
                         logger: logger)
+                    decoded.append((appID, item))
                     report.documents += 1
                 }
                 try await rollups.flush(app: appID, on: connection, logger: logger)
+                try await Self.foldExplorer(decoded, on: connection, logger: logger)
                 try await states.flush(on: connection, logger: logger)
                 done += batch.count
                 progress?(done, total)

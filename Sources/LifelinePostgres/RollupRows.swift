@@ -15,6 +15,16 @@ struct RollupRows {
         static func < (a: Cell, b: Cell) -> Bool {
             (a.day, a.version, a.os, a.device) < (b.day, b.version, b.os, b.device)
         }
+
+        init(day: String, version: String, os: String, device: String) {
+            (self.day, self.version, self.os, self.device) = (day, version, os, device)
+        }
+
+        /// The cell of `meta` on `day` (a missing dimension is '').
+        init(day: String, meta: DeviceMeta) {
+            self.init(
+                day: day, version: meta.appVersion ?? "", os: meta.osVersion ?? "", device: meta.deviceType ?? "")
+        }
     }
 
     struct Usage {
@@ -76,16 +86,6 @@ struct RollupRows {
     var signposts: [Keyed<Pair>: Int64] = [:]
     var buckets: [Keyed<BucketRef>: Int64] = [:]
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
-    /// The metrics explorer's cells of the same documents (both levels; ``ExplorerRows``), when
-    /// ``foldsExplorer``.
-    var explorer = ExplorerRows()
-    /// Whether ``add(_:cell:)`` adds the explorer's cells too (the leader's fold makes them beside
-    /// the rollups instead: ``PostgresStore``'s `foldExplorer`).
-    var foldsExplorer = true
-
-    init(foldsExplorer: Bool = true) {
-        self.foldsExplorer = foldsExplorer
-    }
 
     private mutating func id(_ cell: Cell) -> Int32 {
         if let id = cellIDs[cell] { return id }
@@ -104,7 +104,6 @@ struct RollupRows {
     }
 
     mutating func add(_ metric: MetricPayload, cell: Cell) {
-        if foldsExplorer { explorer.add(metric, cell: cell) }
         let cell = id(cell)
         let foreground = metric.scalars.first { $0.name == Self.foregroundTime }?.measurement.finiteValue
         let background = metric.scalars.first { $0.name == Self.backgroundTime }?.measurement.finiteValue
@@ -146,6 +145,47 @@ struct RollupRows {
 
     mutating func addDiagnostic(cell: Cell, kind: String, group: Int64) {
         diagnostics[Keyed(cell: id(cell), key: DiagnosticKey(kind: kind, group: group)), default: 0] += 1
+    }
+
+    /// `rows` sorted by their cell's rank, then their own key (the upserts' lock order).
+    static func inKeyOrder<Key: Comparable>(_ rows: [Keyed<Key>: Int64], rank: [Int32]) -> [(
+        key: Keyed<Key>, value: Int64
+    )] {
+        rows.sorted { a, b in
+            a.key.cell == b.key.cell ? a.key.key < b.key.key : rank[Int(a.key.cell)] < rank[Int(b.key.cell)]
+        }
+    }
+
+    /// Upserts counts keyed by cell and a pair as one row per cell into `table`: the pair's two
+    /// array `columns` (element `types`) and `counts`, gathered per cell by `array_agg` and
+    /// merged into a stored cell by the SQL function `merge` (same pair: counts summed).
+    private func upsertPacked<Key: Comparable, A: PostgresArrayEncodable, B: PostgresArrayEncodable>(
+        _ counted: [Keyed<Key>: Int64], into table: String, columns: (String, String), types: (String, String),
+        merge: String, keys: (Key) -> (A, B), app: Int64, rank: [Int32], all: Columns,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        guard !counted.isEmpty else { return }
+        let rows = Self.inKeyOrder(counted, rank: rank)
+        let cells = rows.map { $0.key.cell + 1 }
+        let pairs = rows.map { keys($0.key.key) }
+        let (firsts, seconds) = (pairs.map(\.0), pairs.map(\.1))
+        let counts = rows.map(\.value)
+        let (a, b) = columns
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: table) (app, day, version, os, device, \(unescaped: a), \(unescaped: b), counts)
+            SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.a ORDER BY x.n), array_agg(x.b ORDER BY x.n),
+                array_agg(x.c ORDER BY x.n)
+            FROM unnest(\(cells)::int[], \(firsts)::\(unescaped: types.0)[], \(seconds)::\(unescaped: types.1)[],
+                \(counts)::bigint[]) WITH ORDINALITY AS x (i, a, b, c, n)
+            JOIN \(cellsOf: all) ON k.i = x.i
+            GROUP BY x.i, k.d, k.v, k.o, k.e
+            ORDER BY min(x.n)
+            ON CONFLICT (app, day, version, os, device) DO UPDATE SET (\(unescaped: a), \(unescaped: b), counts) = (
+                SELECT m.\(unescaped: a), m.\(unescaped: b), m.counts FROM \(unescaped: merge)(
+                    \(unescaped: table).\(unescaped: a), \(unescaped: table).\(unescaped: b), \(unescaped: table).counts,
+                    excluded.\(unescaped: a), excluded.\(unescaped: b), excluded.counts) AS m)
+            """, logger: logger)
     }
 
     /// The same rows at the version level (migration `postgres/0012`): OS and device ''.
@@ -191,7 +231,6 @@ struct RollupRows {
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
         try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
-        if foldsExplorer { try await explorer.flush(app: app, on: connection, logger: logger) }
     }
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
@@ -221,68 +260,20 @@ struct RollupRows {
                     background_ms = usage_rollup\(unescaped: suffix).background_ms + excluded.background_ms
                 """, logger: logger)
         }
-        if !exits.isEmpty {
-            let rows = exits.sorted { a, b in
-                a.key.cell == b.key.cell
-                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
-            }
-            let cells = rows.map { $0.key.cell + 1 }
-            let states = rows.map(\.key.key.state)
-            let reasons = rows.map(\.key.key.reason)
-            let counts = rows.map(\.value)
-            // One row per cell (migration postgres/0017): its exits gathered into three arrays,
-            // merged into a stored cell's by `ll_merge_exits`.
-            try await connection.query(
-                """
-                INSERT INTO exit_cells\(unescaped: suffix) (app, day, version, os, device, states, reasons, counts)
-                SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.s ORDER BY x.n), array_agg(x.r ORDER BY x.n),
-                    array_agg(x.c ORDER BY x.n)
-                FROM unnest(\(cells)::int[], \(states)::smallint[], \(reasons)::text[], \(counts)::bigint[])
-                    WITH ORDINALITY AS x (i, s, r, c, n)
-                JOIN \(cellsOf: all) ON k.i = x.i
-                GROUP BY x.i, k.d, k.v, k.o, k.e
-                ORDER BY min(x.n)
-                ON CONFLICT (app, day, version, os, device) DO UPDATE SET (states, reasons, counts) = (
-                    SELECT m.states, m.reasons, m.counts FROM ll_merge_exits(
-                        exit_cells\(unescaped: suffix).states, exit_cells\(unescaped: suffix).reasons,
-                        exit_cells\(unescaped: suffix).counts, excluded.states, excluded.reasons, excluded.counts) AS m)
-                """, logger: logger)
-        }
-        if !signposts.isEmpty {
-            let rows = signposts.sorted { a, b in
-                a.key.cell == b.key.cell
-                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
-            }
-            let cells = rows.map { $0.key.cell + 1 }
-            let categories = rows.map(\.key.key.first)
-            let names = rows.map(\.key.key.second)
-            let counts = rows.map(\.value)
-            // One row per cell (migration postgres/0018), as the exits.
-            try await connection.query(
-                """
-                INSERT INTO signpost_cells\(unescaped: suffix) (app, day, version, os, device, categories, names, counts)
-                SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.g ORDER BY x.n), array_agg(x.m ORDER BY x.n),
-                    array_agg(x.c ORDER BY x.n)
-                FROM unnest(\(cells)::int[], \(categories)::text[], \(names)::text[], \(counts)::bigint[])
-                    WITH ORDINALITY AS x (i, g, m, c, n)
-                JOIN \(cellsOf: all) ON k.i = x.i
-                GROUP BY x.i, k.d, k.v, k.o, k.e
-                ORDER BY min(x.n)
-                ON CONFLICT (app, day, version, os, device) DO UPDATE SET (categories, names, counts) = (
-                    SELECT m.categories, m.names, m.counts FROM ll_merge_signposts(
-                        signpost_cells\(unescaped: suffix).categories, signpost_cells\(unescaped: suffix).names,
-                        signpost_cells\(unescaped: suffix).counts, excluded.categories, excluded.names,
-                        excluded.counts) AS m)
-                """, logger: logger)
-        }
+        // Exits and signpost totals: one row per cell, three arrays (migrations postgres/0017, 0018).
+        try await upsertPacked(
+            exits, into: "exit_cells" + suffix, columns: ("states", "reasons"), types: ("smallint", "text"),
+            merge: "ll_merge_exits", keys: { ($0.state, $0.reason) }, app: app, rank: rank.cells, all: all,
+            on: connection, logger: logger)
+        try await upsertPacked(
+            signposts, into: "signpost_cells" + suffix, columns: ("categories", "names"), types: ("text", "text"),
+            merge: "ll_merge_signposts", keys: { ($0.first, $0.second) }, app: app, rank: rank.cells, all: all,
+            on: connection, logger: logger)
         if !buckets.isEmpty {
             try await flushBuckets(app: app, suffix: suffix, rank: rank, all: all, on: connection, logger: logger)
         }
         if !diagnostics.isEmpty {
-            let rows = diagnostics.sorted { a, b in
-                a.key.cell == b.key.cell
-                    ? a.key.key < b.key.key : rank.cells[Int(a.key.cell)] < rank.cells[Int(b.key.cell)]
-            }
+            let rows = Self.inKeyOrder(diagnostics, rank: rank.cells)
             let cells = rows.map { $0.key.cell + 1 }
             let kinds = rows.map(\.key.key.kind)
             let groups = rows.map(\.key.key.group)

@@ -28,28 +28,35 @@ extension PostgresAggregatorTests {
             """
             INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.exits');
             """, logger: Self.logger)
-        for table in ["exit_rollup", "exit_rollup_v"] {
-            let (os, device) = table == "exit_rollup" ? ("iOS 17.4", "iPhone15,2") : ("", "")
-            try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO \(table) (app, day, version, os, device, state, reason, count) VALUES
-                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 0, 'cumulativeAppWatchdogExitCount', 3),
-                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 1, 'cumulativeAppWatchdogExitCount', 5),
-                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 1, 'cumulativeMemoryPressureExitCount', 7),
-                            (1, '2026-10-02', '1.1', '\(os)', '\(device)', 0, 'cumulativeNormalAppExitCount', 11)
-                        """), logger: Self.logger)
-        }
-        for table in ["signpost_rollup", "signpost_rollup_v"] {
-            let (os, device) = table == "signpost_rollup" ? ("iOS 17.4", "iPhone15,2") : ("", "")
-            try await connection.query(
-                PostgresQuery(
-                    unsafeSQL: """
-                        INSERT INTO \(table) (app, day, version, os, device, category, name, count) VALUES
-                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 'Sync', 'HandlerEntered', 9),
-                            (1, '2026-10-01', '1.0', '\(os)', '\(device)', 'Sync', 'HandlerExited', 4),
-                            (1, '2026-10-02', '1.1', '\(os)', '\(device)', 'Restore', 'Attempt', 2)
-                        """), logger: Self.logger)
+        // Rows of the layouts before 0017 and 0018 at both levels (the version level's OS and
+        // device are ''): (day, version, the row's own columns).
+        let legacy: [(table: String, columns: String, rows: [(String, String, String)])] = [
+            (
+                "exit_rollup", "state, reason, count",
+                [
+                    ("2026-10-01", "1.0", "0, 'cumulativeAppWatchdogExitCount', 3"),
+                    ("2026-10-01", "1.0", "1, 'cumulativeAppWatchdogExitCount', 5"),
+                    ("2026-10-01", "1.0", "1, 'cumulativeMemoryPressureExitCount', 7"),
+                    ("2026-10-02", "1.1", "0, 'cumulativeNormalAppExitCount', 11"),
+                ]
+            ),
+            (
+                "signpost_rollup", "category, name, count",
+                [
+                    ("2026-10-01", "1.0", "'Sync', 'HandlerEntered', 9"),
+                    ("2026-10-01", "1.0", "'Sync', 'HandlerExited', 4"),
+                    ("2026-10-02", "1.1", "'Restore', 'Attempt', 2"),
+                ]
+            ),
+        ]
+        for (table, columns, rows) in legacy {
+            for (suffix, os, device) in [("", "iOS 17.4", "iPhone15,2"), ("_v", "", "")] {
+                let values = rows.map { "(1, '\($0.0)', '\($0.1)', '\(os)', '\(device)', \($0.2))" }
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "INSERT INTO \(table)\(suffix) (app, day, version, os, device, \(columns)) VALUES "
+                            + values.joined(separator: ", ")), logger: Self.logger)
+            }
         }
         _ = try await store.migrate()
         #expect(try await Self.count("SELECT count(*) FROM signpost_cells", on: connection) == 2)
@@ -57,8 +64,9 @@ extension PostgresAggregatorTests {
         #expect(try await Self.count("SELECT count(*) FROM exit_cells", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells_v", on: connection) == 2)
         #expect(
-            try await Self.count("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'exit_rollup%'", on: connection)
-                == 0)
+            try await Self.count(
+                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'exit_rollup%' OR tablename LIKE 'signpost_rollup%'",
+                on: connection) == 0)
 
         let days = DayRange(from: "2026-10-01", to: "2026-10-02")
         func exits(_ groupBy: [GroupDimension]) async throws -> [String] {
