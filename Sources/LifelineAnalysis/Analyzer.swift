@@ -52,8 +52,8 @@ package struct Analyzer: Sendable {
 
     /// Signpost counts per group, category and name.
     package func signposts(_ scope: Scope) async throws -> [SignpostRow] {
-        try await reader.signposts(scope, categories: []).sorted {
-            ($0.key, $0.category, $0.name) < ($1.key, $1.category, $1.name)
+        try await reader.signposts(scope, categories: []).sorted(byKey: \.key) {
+            ($0.category, $0.name) < ($1.category, $1.name)
         }
     }
 
@@ -87,7 +87,7 @@ package struct Analyzer: Sendable {
                 key: row.key, state: row.state, reason: row.reason, count: row.count, deviceDays: deviceDays,
                 perThousandDeviceDays: deviceDays > 0 ? Double(row.count) / Double(deviceDays) * 1000 : nil,
                 perHour: milliseconds.flatMap { $0 > 0 ? Double(row.count) / ($0 / 3_600_000) : nil })
-        }.sorted { ($0.key, $0.state.rawValue, $0.reason) < ($1.key, $1.state.rawValue, $1.reason) }
+        }.sorted(byKey: \.key) { ($0.state.rawValue, $0.reason) < ($1.state.rawValue, $1.reason) }
     }
 
     /// Expiration handlers found by the naming conventions, with their balance per group.
@@ -124,7 +124,7 @@ package struct Analyzer: Sendable {
                         assertionTimeoutExits: timeouts[key] ?? 0))
             }
         }
-        return figures.sorted { ($0.key, $0.category, $0.handler) < ($1.key, $1.category, $1.handler) }
+        return figures.sorted(byKey: \.key) { ($0.category, $0.handler) < ($1.category, $1.handler) }
     }
 
     private struct HandlerID: Hashable {

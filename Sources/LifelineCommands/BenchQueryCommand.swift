@@ -38,6 +38,9 @@ struct BenchQueryCommand: AsyncParsableCommand {
     @Option(help: "Bundle identifier of the generated payloads.")
     var app = "com.example.bench"
 
+    @Option(help: "Only the queries whose name contains this text (e.g. \"by os and device\"), for profiling one.")
+    var only: String?
+
     func run() async throws {
         if global.isPostgres {
             try await global.withPostgres { store in
@@ -138,7 +141,7 @@ struct BenchQueryCommand: AsyncParsableCommand {
         print(
             "query (over \(try await stored(source)) payloads)      median ms   p95 ms   rows"
         )
-        for (name, query) in queries {
+        for (name, query) in queries where only.map({ name.contains($0) }) ?? true {
             var samples: [Double] = []
             var rows = 0
             for _ in 0..<runs {
