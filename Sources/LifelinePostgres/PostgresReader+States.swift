@@ -22,8 +22,8 @@ struct PostgresStateQuery {
         dimensions = scope.groupBy.filter { $0 != .appState }
         groupsByState = scope.groupBy.contains(.appState)
         binds.append(scope.app)
-        binds.append(scope.days.from.string)
-        binds.append(scope.days.to.string)
+        binds.append(PostgresDay(scope.days.from))
+        binds.append(PostgresDay(scope.days.to))
         var parts = [
             "p.app = (SELECT id FROM apps WHERE bundle_id = $1)", "p.kind = '\(kind)'",
             "p.day BETWEEN $2::date AND $3::date",

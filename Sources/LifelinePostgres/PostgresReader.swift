@@ -54,7 +54,7 @@ struct PostgresReader: AggregateReader {
 
     /// The filter and grouping of `scope` over a rollup table: the key columns (text), the WHERE
     /// clause and its bindings. Dimension values '' are "unknown".
-    private struct Query {
+    struct Query {
         var keys: [String] = []
         var condition: String
         var binds = PostgresBindings()
@@ -72,8 +72,8 @@ struct PostgresReader: AggregateReader {
                 scope.oses.isEmpty && scope.devices.isEmpty
                 && !scope.groupBy.contains(.os) && !scope.groupBy.contains(.device)
             binds.append(scope.app)
-            binds.append(scope.days.from.string)
-            binds.append(scope.days.to.string)
+            binds.append(PostgresDay(scope.days.from))
+            binds.append(PostgresDay(scope.days.to))
             var parts = [
                 "app = (SELECT id FROM apps WHERE bundle_id = $1)", "day BETWEEN $2::date AND $3::date",
             ]
@@ -97,20 +97,17 @@ struct PostgresReader: AggregateReader {
         /// `SELECT keys…, columns… FROM table WHERE … [AND extra] GROUP BY keys…, groupExtra…`.
         func sql(_ table: String, columns: [String], extraKeys: [String] = [], extra: String? = nil) -> String {
             let groups = keys + extraKeys
-            var table = versionLevel ? table + "_v" : table
-            if table.hasPrefix("bucket_cells") {
-                // One row per cell and source: its buckets are three arrays (migration postgres/0013).
-                table += " CROSS JOIN LATERAL unnest(starts, ends, counts) AS b (bucket_start, bucket_end, count)"
-            } else if table.hasPrefix("exit_cells") {
-                // One row per cell: its exits are three arrays (migration postgres/0017).
-                table += " CROSS JOIN LATERAL unnest(states, reasons, counts) AS x (state, reason, count)"
-            } else if table.hasPrefix("signpost_cells") {
-                // One row per cell: its signpost totals are three arrays (migration postgres/0018).
-                table += " CROSS JOIN LATERAL unnest(categories, names, counts) AS x (category, name, count)"
-            }
-            var sql = "SELECT \((groups + columns).joined(separator: ", ")) FROM \(table) WHERE \(condition)"
-            if let extra { sql += " AND \(extra)" }
+            var sql = cellsSQL(table, columns: groups + columns, extra: extra, keyed: false)
             if !groups.isEmpty { sql += " GROUP BY \(groups.joined(separator: ", "))" }
+            return sql
+        }
+
+        /// `SELECT [keys…,] columns… FROM table WHERE … [AND extra]`, one row per stored row.
+        func cellsSQL(_ table: String, columns: [String], extra: String? = nil, keyed: Bool = true) -> String {
+            let table = versionLevel ? table + "_v" : table
+            let selected = (keyed ? keys : []) + columns
+            var sql = "SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(condition)"
+            if let extra { sql += " AND \(extra)" }
             return sql
         }
 
@@ -123,9 +120,13 @@ struct PostgresReader: AggregateReader {
     /// The group key of a row whose first columns are the text values of `dimensions` (app
     /// states excepted); '' is "unknown".
     static func key(_ row: PostgresRandomAccessRow, dimensions: [GroupDimension]) throws -> GroupKey {
+        key(try dimensions.indices.map { try row[$0].decode(String.self) }, dimensions: dimensions)
+    }
+
+    /// The group key of the text values of `dimensions` (app states excepted); '' is "unknown".
+    static func key(_ texts: [String], dimensions: [GroupDimension]) -> GroupKey {
         var key = GroupKey()
-        for (index, dimension) in dimensions.enumerated() {
-            let text = try row[index].decode(String.self)
+        for (text, dimension) in zip(texts, dimensions) {
             let value = text.isEmpty ? "unknown" : text
             switch dimension {
             case .version: key.version = value
@@ -155,41 +156,35 @@ struct PostgresReader: AggregateReader {
 
     func exits(_ scope: Scope) async throws -> [ExitRow] {
         guard let query = Query(scope) else { return try await stateExits(scope) }
-        let sql = query.sql("exit_cells", columns: ["sum(count)::bigint"], extraKeys: ["state", "reason"])
-        let first = query.keys.count
-        return try await rows(sql, query.binds).map { row in
-            let row = row.makeRandomAccess()
-            return try Self.exitRow(row, key: try query.key(row), first: first)
+        let sums: [PackedSum<Int16, String>] = try await packedSums(
+            query, table: "exit_cells", arrays: ("states", "reasons"))
+        return sums.map {
+            ExitRow(key: $0.key, state: $0.first == 0 ? .foreground : .background, reason: $0.second, count: $0.count)
         }
     }
 
     func signposts(_ scope: Scope, categories: [String]) async throws -> [SignpostRow] {
-        guard var query = Query(scope) else { return try await stateSignposts(scope, categories: categories) }
+        guard let query = Query(scope) else { return try await stateSignposts(scope, categories: categories) }
         var extra: String?
+        var binds = query.binds
         if !categories.isEmpty {
-            query.binds.append(categories)
-            extra = "category = ANY($\(query.binds.count)::text[])"
+            binds.append(categories)
+            extra = "categories && $\(binds.count)::text[]"
         }
-        let sql = query.sql(
-            "signpost_cells", columns: ["sum(count)::bigint"], extraKeys: ["category", "name"], extra: extra)
-        let first = query.keys.count
-        return try await rows(sql, query.binds).map { row in
-            let row = row.makeRandomAccess()
-            return try Self.signpostRow(row, key: try query.key(row), first: first)
-        }
+        let wanted = Set(categories)
+        let sums: [PackedSum<String, String>] = try await packedSums(
+            query, table: "signpost_cells", arrays: ("categories", "names"), extra: extra, binds: binds,
+            keep: { category, _ in wanted.isEmpty || wanted.contains(category) })
+        return sums.map { SignpostRow(key: $0.key, category: $0.first, name: $0.second, count: $0.count) }
     }
 
     func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow] {
-        guard var query = Query(scope) else { return try await stateBuckets(scope, source: source) }
-        query.binds.append(source.storageKey)
-        let sql = query.sql(
-            "bucket_cells", columns: ["sum(count)::bigint"], extraKeys: ["bucket_start", "bucket_end"],
-            extra: "source = $\(query.binds.count)")
-        let first = query.keys.count
-        return try await rows(sql, query.binds).map { row in
-            let row = row.makeRandomAccess()
-            return try Self.bucketRow(row, key: try query.key(row), first: first)
-        }
+        guard let query = Query(scope) else { return try await stateBuckets(scope, source: source) }
+        var binds = query.binds
+        binds.append(source.storageKey)
+        let sums: [PackedSum<Double, Double>] = try await packedSums(
+            query, table: "bucket_cells", arrays: ("starts", "ends"), extra: "source = $\(binds.count)", binds: binds)
+        return sums.map { BucketRow(key: $0.key, start: $0.first, end: $0.second, count: $0.count) }
     }
 
     /// The explorer's cells (`explorer_cells*`, migrations postgres/0014 and 0015) of `scope`, merged

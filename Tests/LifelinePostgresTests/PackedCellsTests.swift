@@ -38,6 +38,7 @@ extension PostgresAggregatorTests {
                     ("2026-10-01", "1.0", "1, 'cumulativeAppWatchdogExitCount', 5"),
                     ("2026-10-01", "1.0", "1, 'cumulativeMemoryPressureExitCount', 7"),
                     ("2026-10-02", "1.1", "0, 'cumulativeNormalAppExitCount', 11"),
+                    ("2026-10-02", "1.1", "1, 'cumulativeAppWatchdogExitCount', 2"),
                 ]
             ),
             (
@@ -45,6 +46,7 @@ extension PostgresAggregatorTests {
                 [
                     ("2026-10-01", "1.0", "'Sync', 'HandlerEntered', 9"),
                     ("2026-10-01", "1.0", "'Sync', 'HandlerExited', 4"),
+                    ("2026-10-01", "1.0", "'Restore', 'Attempt', 1"),
                     ("2026-10-02", "1.1", "'Restore', 'Attempt', 2"),
                 ]
             ),
@@ -79,11 +81,13 @@ extension PostgresAggregatorTests {
         #expect(
             try await exits([.version]) == [
                 "1.0|-|- bg cumulativeAppWatchdogExitCount 5", "1.0|-|- bg cumulativeMemoryPressureExitCount 7",
-                "1.0|-|- fg cumulativeAppWatchdogExitCount 3", "1.1|-|- fg cumulativeNormalAppExitCount 11",
+                "1.0|-|- fg cumulativeAppWatchdogExitCount 3", "1.1|-|- bg cumulativeAppWatchdogExitCount 2",
+                "1.1|-|- fg cumulativeNormalAppExitCount 11",
             ])
+        // One group, two cells whose element arrays differ and share an element: summed across them.
         #expect(
             try await exits([.os, .device]) == [
-                "-|iOS 17.4|iPhone15,2 bg cumulativeAppWatchdogExitCount 5",
+                "-|iOS 17.4|iPhone15,2 bg cumulativeAppWatchdogExitCount 7",
                 "-|iOS 17.4|iPhone15,2 bg cumulativeMemoryPressureExitCount 7",
                 "-|iOS 17.4|iPhone15,2 fg cumulativeAppWatchdogExitCount 3",
                 "-|iOS 17.4|iPhone15,2 fg cumulativeNormalAppExitCount 11",
@@ -97,8 +101,10 @@ extension PostgresAggregatorTests {
         }
         #expect(
             try await signposts([.version]) == [
-                "1.0|-|- Sync/HandlerEntered 9", "1.0|-|- Sync/HandlerExited 4", "1.1|-|- Restore/Attempt 2",
+                "1.0|-|- Restore/Attempt 1", "1.0|-|- Sync/HandlerEntered 9", "1.0|-|- Sync/HandlerExited 4",
+                "1.1|-|- Restore/Attempt 2",
             ])
+        // A cell holding both categories keeps only the wanted one's elements.
         #expect(
             try await signposts([.os, .device], categories: ["Sync"]) == [
                 "-|iOS 17.4|iPhone15,2 Sync/HandlerEntered 9", "-|iOS 17.4|iPhone15,2 Sync/HandlerExited 4",
