@@ -3,8 +3,9 @@ import LifelineStorage
 import NIOCore
 import PostgresNIO
 
-/// Packed cell tables (`exit_cells*`, `signpost_cells*`, `bucket_cells*`: per cell, two arrays
-/// naming its elements and one of their counts) summed per group in Swift.
+/// Packed cell tables (`exit_cells*`, `signpost_cells*`: per cell, two arrays naming its elements
+/// and one of their counts; `bucket_cells*`: per cell, every histogram source's buckets end to end)
+/// summed per group in Swift.
 ///
 /// Why not `unnest` and `GROUP BY` in SQL: PostgreSQL's executor pays per element for the unnest,
 /// the nested loop and the hash aggregate. Exits by OS and device over 30 days unnest 58,800
@@ -40,18 +41,8 @@ extension PostgresReader {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: sql, binds: binds ?? query.binds), logger: logger)
         for try await row in rows {
-            head.clear()
-            var counts: ByteBuffer?
-            for cell in row {
-                guard var bytes = cell.bytes else { throw PackedCellError(column: cell.columnName) }
-                if cell.columnIndex == keyCount + 2 {
-                    counts = bytes
-                } else {
-                    head.writeInteger(Int32(bytes.readableBytes))
-                    head.writeBuffer(&bytes)
-                }
-            }
-            guard var counts else { throw PackedCellError(column: "counts") }
+            let rest = try Self.head(of: row, keys: keyCount + 2, into: &head)
+            var counts = rest[0]
             if let at = index[head] {
                 try Self.add(&counts, into: &shapes[at].counts)
             } else {
@@ -64,11 +55,7 @@ extension PostgresReader {
         var sums: [PackedKey<A, B>: Int64] = [:]
         for (head, counts) in shapes {
             var bytes = head
-            var texts: [String] = []
-            for _ in 0..<keyCount {
-                var field = try Self.field(&bytes)
-                texts.append(field.readString(length: field.readableBytes) ?? "")
-            }
+            let key = try Self.groupKey(&bytes, query: query)
             var firstBytes = try Self.field(&bytes)
             var secondBytes = try Self.field(&bytes)
             let firsts = try [A](from: &firstBytes, type: .null, format: .binary, context: .default)
@@ -76,7 +63,6 @@ extension PostgresReader {
             guard firsts.count == counts.count, seconds.count == counts.count else {
                 throw PackedCellError(column: "counts")
             }
-            let key = Self.key(texts, dimensions: query.dimensions)
             for position in counts.indices where keep(firsts[position], seconds[position]) {
                 let element = PackedKey(key: key, first: firsts[position], second: seconds[position])
                 if let sum = sums[element] {
@@ -90,8 +76,112 @@ extension PostgresReader {
         return sums.map { PackedSum(key: $0.key.key, first: $0.key.first, second: $0.key.second, count: $0.value) }
     }
 
-    /// One length-prefixed field of a shape's head.
-    private static func field(_ bytes: inout ByteBuffer) throws -> ByteBuffer {
+    /// The buckets of one histogram source in `query`'s scope, summed per group and bounds, from
+    /// `bucket_cells*` (one row per cell holding every source: migration postgres/0019). Each
+    /// row's run of the wanted source is found in its raw bytes; nothing else of it is decoded.
+    /// Each distinct group and bounds counts one row against the read's budget.
+    func bucketSums(_ query: Query, source: String) async throws -> [BucketRow] {
+        struct Bounds: Hashable {
+            var start: Double
+            var end: Double
+        }
+        var binds = query.binds
+        binds.append(source)
+        let sql = query.cellsSQL(
+            "bucket_cells", columns: ["sources", "lengths", "starts", "ends", "counts"],
+            extra: "$\(binds.count) = ANY(sources)")
+        let wanted = ByteBuffer(string: source)
+        let budget = ReadBudget.current
+        try budget?.checkDeadline()
+        var index: [ByteBuffer: Int] = [:]
+        var groups: [(head: ByteBuffer, sums: [Bounds: Int64])] = []
+        var head = ByteBuffer()
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
+            let rest = try Self.head(of: row, keys: query.keys.count, into: &head)
+            guard rest.count == 5 else { throw PackedCellError(column: "sources") }
+            var sources = try BinaryArray(rest[0], column: "sources")
+            var lengths = try BinaryArray(rest[1], column: "lengths")
+            guard lengths.count == sources.count else { throw PackedCellError(column: "lengths") }
+            // The wanted source's run: its offset among the buckets and its length.
+            var offset = 0
+            var length: Int?
+            for _ in 0..<sources.count {
+                let name = try sources.element()
+                let count = Int(try lengths.int32())
+                if name == wanted {
+                    length = count
+                    break
+                }
+                offset += count
+            }
+            guard let length else { continue }
+            var starts = try BinaryArray(rest[2], column: "starts")
+            var ends = try BinaryArray(rest[3], column: "ends")
+            var counts = try BinaryArray(rest[4], column: "counts")
+            guard length >= 0, offset + length <= starts.count, ends.count == starts.count, counts.count == starts.count
+            else { throw PackedCellError(column: "lengths") }
+            try starts.skip8(offset)
+            try ends.skip8(offset)
+            try counts.skip8(offset)
+            let at: Int
+            if let known = index[head] {
+                at = known
+            } else {
+                at = groups.count
+                index[head] = at
+                groups.append((head, [:]))
+            }
+            for _ in 0..<length {
+                let bounds = Bounds(start: try starts.double(), end: try ends.double())
+                let count = try counts.int64()
+                if let sum = groups[at].sums[bounds] {
+                    groups[at].sums[bounds] = sum.addingSaturating(count)
+                } else {
+                    try budget?.take()
+                    groups[at].sums[bounds] = count
+                }
+            }
+        }
+        var rows: [BucketRow] = []
+        for (head, sums) in groups {
+            var bytes = head
+            let key = try Self.groupKey(&bytes, query: query)
+            for (bounds, count) in sums {
+                rows.append(BucketRow(key: key, start: bounds.start, end: bounds.end, count: count))
+            }
+        }
+        return rows
+    }
+
+    /// The bytes of `row`'s first `keys` columns, each length-prefixed, in `head` (cleared
+    /// first); the other columns' bytes are returned.
+    static func head(of row: PostgresRow, keys: Int, into head: inout ByteBuffer) throws -> [ByteBuffer] {
+        head.clear()
+        var rest: [ByteBuffer] = []
+        for cell in row {
+            guard var bytes = cell.bytes else { throw PackedCellError(column: cell.columnName) }
+            if cell.columnIndex < keys {
+                head.writeInteger(Int32(bytes.readableBytes))
+                head.writeBuffer(&bytes)
+            } else {
+                rest.append(bytes)
+            }
+        }
+        return rest
+    }
+
+    /// The group key of a head's first fields (``head(of:keys:into:)``, `query`'s keys).
+    static func groupKey(_ head: inout ByteBuffer, query: Query) throws -> GroupKey {
+        var texts: [String] = []
+        for _ in 0..<query.keys.count {
+            var field = try field(&head)
+            texts.append(field.readString(length: field.readableBytes) ?? "")
+        }
+        return key(texts, dimensions: query.dimensions)
+    }
+
+    /// One length-prefixed field of a head.
+    static func field(_ bytes: inout ByteBuffer) throws -> ByteBuffer {
         guard let length = bytes.readInteger(as: Int32.self), let field = bytes.readSlice(length: Int(length)) else {
             throw PackedCellError(column: "head")
         }
@@ -100,21 +190,61 @@ extension PostgresReader {
 
     /// Adds a binary one-dimensional `bigint[]` position by position into `sums` (saturating).
     static func add(_ counts: inout ByteBuffer, into sums: inout [Int64]) throws {
-        guard let (dimensions, _, _) = counts.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self)
-        else { throw PackedCellError(column: "counts") }
-        guard dimensions == 1,
-            let (length, _) = counts.readMultipleIntegers(endianness: .big, as: (Int32, Int32).self),
-            Int(length) == sums.count
-        else {
-            // An empty array adds nothing; any other shape is not what the writer stores.
-            if dimensions == 0, sums.isEmpty { return }
-            throw PackedCellError(column: "counts")
+        var elements = try BinaryArray(counts, column: "counts")
+        guard elements.count == sums.count else { throw PackedCellError(column: "counts") }
+        for position in sums.indices { sums[position].addSaturating(try elements.int64()) }
+    }
+}
+
+/// The elements of a one-dimensional array in PostgreSQL's binary format, read in place.
+struct BinaryArray {
+    private var bytes: ByteBuffer
+    let count: Int
+    private let column: String
+
+    init(_ bytes: ByteBuffer, column: String) throws {
+        var bytes = bytes
+        guard let (dimensions, _, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self)
+        else { throw PackedCellError(column: column) }
+        if dimensions == 0 {
+            count = 0
+        } else {
+            guard dimensions == 1,
+                let (length, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32).self),
+                length >= 0
+            else { throw PackedCellError(column: column) }
+            count = Int(length)
         }
-        for position in sums.indices {
-            guard let (size, value) = counts.readMultipleIntegers(endianness: .big, as: (Int32, Int64).self), size == 8
-            else { throw PackedCellError(column: "counts") }
-            sums[position].addSaturating(value)
-        }
+        self.bytes = bytes
+        self.column = column
+    }
+
+    /// The next element's bytes (a null element is malformed here).
+    mutating func element() throws -> ByteBuffer {
+        guard let length = bytes.readInteger(as: Int32.self), length >= 0,
+            let element = bytes.readSlice(length: Int(length))
+        else { throw PackedCellError(column: column) }
+        return element
+    }
+
+    mutating func int64() throws -> Int64 {
+        guard let (size, value) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int64).self), size == 8
+        else { throw PackedCellError(column: column) }
+        return value
+    }
+
+    mutating func int32() throws -> Int32 {
+        guard let (size, value) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32).self), size == 4
+        else { throw PackedCellError(column: column) }
+        return value
+    }
+
+    mutating func double() throws -> Double { Double(bitPattern: UInt64(bitPattern: try int64())) }
+
+    /// Skips `n` elements of 8 bytes (`bigint`, `double precision`).
+    mutating func skip8(_ n: Int) throws {
+        guard n >= 0, bytes.readableBytes >= n * 12 else { throw PackedCellError(column: column) }
+        bytes.moveReaderIndex(forwardBy: n * 12)
     }
 }
 

@@ -180,11 +180,7 @@ struct PostgresReader: AggregateReader {
 
     func buckets(_ scope: Scope, source: HistogramSource) async throws -> [BucketRow] {
         guard let query = Query(scope) else { return try await stateBuckets(scope, source: source) }
-        var binds = query.binds
-        binds.append(source.storageKey)
-        let sums: [PackedSum<Double, Double>] = try await packedSums(
-            query, table: "bucket_cells", arrays: ("starts", "ends"), extra: "source = $\(binds.count)", binds: binds)
-        return sums.map { BucketRow(key: $0.key, start: $0.first, end: $0.second, count: $0.count) }
+        return try await bucketSums(query, source: source.storageKey)
     }
 
     /// The explorer's cells (`explorer_cells*`, migrations postgres/0014 and 0015) of `scope`, merged

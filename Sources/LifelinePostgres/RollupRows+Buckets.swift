@@ -27,89 +27,144 @@ extension RollupRows {
         }
     }
 
-    /// The histogram buckets' rows: the stored arrays of the batch's cells and sources are read,
-    /// the batch's buckets merged into them here, and the rows written back whole. Merging in the
-    /// upsert (`ll_merge_buckets`, a SQL function unnesting, grouping and re-aggregating both
-    /// arrays of every conflicting row) was over half of the leader's fold on the reference load
-    /// (BENCHMARKS.md, "PostgreSQL's buckets merged in Swift"). Only the fold's lock holder writes
-    /// these rows, so nothing changes between the read and the write.
+    /// One cell's histogram sources and their buckets (`bucket_cells` holds them as one row:
+    /// migration postgres/0019).
+    typealias CellBuckets = [String: BucketArrays]
+
+    /// The histogram buckets' rows, one per cell (migration postgres/0019): the stored rows of the
+    /// batch's cells are read, the batch's buckets merged into them here, and the rows written back
+    /// whole. Merging in the upsert (`ll_merge_buckets`, a SQL function unnesting, grouping and
+    /// re-aggregating both arrays of every conflicting row) was over half of the leader's fold on
+    /// the reference load (BENCHMARKS.md, "PostgreSQL's buckets merged in Swift"), and one row per
+    /// cell and source half of what remained ("Histogram buckets packed per cell"). Only the fold's
+    /// lock holder writes these rows, so nothing changes between the read and the write.
     func flushBuckets(
-        app: Int64, suffix: String, rank: (cells: [Int32], names: [Int32]), all: Columns,
+        app: Int64, suffix: String, rank: [Int32], all: Columns,
         on connection: PostgresConnection, logger: Logger
     ) async throws {
-        // Sorted by cell, source and bounds: each row's buckets are one run, already in order.
-        let sorted = buckets.sorted { a, b in
-            let (x, y) = (a.key, b.key)
-            if x.cell != y.cell { return rank.cells[Int(x.cell)] < rank.cells[Int(y.cell)] }
-            if x.key.source != y.key.source { return rank.names[Int(x.key.source)] < rank.names[Int(y.key.source)] }
-            return (x.key.start, x.key.end) < (y.key.start, y.key.end)
+        // The batch's buckets per cell and source, each source's sorted by bounds.
+        var byCell: [Int32: CellBuckets] = [:]
+        for (key, count) in buckets {
+            byCell[key.cell, default: [:]][names[Int(key.key.source)], default: BucketArrays()].append(
+                key.key.start, key.key.end, count)
         }
-        var order: [(cell: Int32, source: Int32)] = []
-        var batch: [BucketArrays] = []
-        for (key, count) in sorted {
-            if order.last.map({ $0 != (key.cell, key.key.source) }) ?? true {
-                order.append((key.cell, key.key.source))
-                batch.append(BucketArrays())
+        for (cell, sources) in byCell {
+            for source in sources.keys {
+                byCell[cell]?[source]?.buckets.sort { ($0.start, $0.end) < ($1.start, $1.end) }
             }
-            batch[batch.count - 1].append(key.key.start, key.key.end, count)
         }
-        let cellIndexes = order.map { $0.cell + 1 }
-        let sourceIndexes = order.map { $0.source + 1 }
+        // In the cells' lock order.
+        let order = byCell.keys.sorted { rank[Int($0)] < rank[Int($1)] }
         // The keys spelled out per row (as the explorer's read does): through the cells' and
         // names' tables, the planner did not reach the primary key and read for seconds.
-        let keyCells = order.map { cells[Int($0.cell)] }
-        let keySources = order.map { names[Int($0.source)] }
-        var stored: [Int: BucketArrays] = [:]
-        for try await (index, starts, ends, counts) in try await connection.query(
+        let keyCells = order.map { cells[Int($0)] }
+        var stored: [Int: CellBuckets] = [:]
+        for try await (index, sources, lengths, starts, ends, counts) in try await connection.query(
             """
-            SELECT k.n, b.starts, b.ends, b.counts
+            SELECT k.n, b.sources, b.lengths, b.starts, b.ends, b.counts
             FROM unnest(\(keyCells.map(\.day))::text[]::date[], \(keyCells.map(\.version))::text[],
-                \(keyCells.map(\.os))::text[], \(keyCells.map(\.device))::text[], \(keySources)::text[])
-                WITH ORDINALITY AS k (day, version, os, device, source, n)
+                \(keyCells.map(\.os))::text[], \(keyCells.map(\.device))::text[])
+                WITH ORDINALITY AS k (day, version, os, device, n)
             JOIN bucket_cells\(unescaped: suffix) b ON b.app = \(app) AND b.day = k.day AND b.version = k.version
-                AND b.os = k.os AND b.device = k.device AND b.source = k.source
+                AND b.os = k.os AND b.device = k.device
             """, logger: logger
-        ).decode((Int64, [Double], [Double], [Int64]).self) {
-            // Arrays of unequal lengths (only a damaged database holds them) are replaced by the
+        ).decode((Int64, [String], [Int32], [Double], [Double], [Int64]).self) {
+            // Arrays that do not line up (only a damaged database holds them) are replaced by the
             // batch's buckets; `lifeline refold` rebuilds the row.
-            guard starts.count == ends.count, ends.count == counts.count else {
+            guard
+                let cell = Self.cellBuckets(
+                    sources: sources, lengths: lengths, starts: starts, ends: ends, counts: counts)
+            else {
                 logger.error("unreadable histogram buckets replaced", metadata: ["table": "bucket_cells\(suffix)"])
                 continue
             }
-            stored[Int(index) - 1] = BucketArrays(starts: starts, ends: ends, counts: counts)
+            stored[Int(index) - 1] = cell
         }
-        // Every row's arrays end to end in three binary arrays, each row a slice of them (its
-        // offset and length): text literals of every bound (`Double.description`, then
-        // `float8in` on the server) were a tenth of the leader's own CPU on the reference load.
+        // Every row's arrays end to end in flat arrays, each row a slice of them (its offset and
+        // length): text literals of every bound (`Double.description`, then `float8in` on the
+        // server) were a tenth of the leader's own CPU on the reference load. Slices of a text
+        // array cost the server a walk from its start, so the rows' lists of sources are sent
+        // once per distinct list (`shapes`), and a row names its list.
         var starts: [Double] = []
         var ends: [Double] = []
         var counts: [Int64] = []
-        var offsets: [Int32] = []
         var lengths: [Int32] = []
-        for (offset, mine) in batch.enumerated() {
-            let merged = stored[offset].map { $0.merged(with: mine) } ?? mine
-            offsets.append(Int32(starts.count))
-            lengths.append(Int32(merged.buckets.count))
-            for bucket in merged.buckets {
-                starts.append(bucket.start)
-                ends.append(bucket.end)
-                counts.append(bucket.count)
+        var shapeNames: [String] = []
+        var shapeOffsets: [Int32] = []
+        var shapeLengths: [Int32] = []
+        var shapeIDs: [[String]: Int32] = [:]
+        var rows: (cells: [Int32], shapes: [Int32], lengthOffsets: [Int32], offsets: [Int32], counts: [Int32]) = (
+            [], [], [], [], []
+        )
+        for (offset, cell) in order.enumerated() {
+            var merged = byCell[cell] ?? [:]
+            for (source, arrays) in stored[offset] ?? [:] {
+                merged[source] = merged[source].map { arrays.merged(with: $0) } ?? arrays
             }
+            let sources = merged.keys.sorted()
+            let shape: Int32
+            if let known = shapeIDs[sources] {
+                shape = known
+            } else {
+                shape = Int32(shapeIDs.count + 1)
+                shapeIDs[sources] = shape
+                shapeOffsets.append(Int32(shapeNames.count))
+                shapeLengths.append(Int32(sources.count))
+                shapeNames += sources
+            }
+            rows.cells.append(cell + 1)
+            rows.shapes.append(shape)
+            rows.lengthOffsets.append(Int32(lengths.count))
+            rows.offsets.append(Int32(starts.count))
+            for source in sources {
+                let buckets = merged[source]?.buckets ?? []
+                lengths.append(Int32(buckets.count))
+                for bucket in buckets {
+                    starts.append(bucket.start)
+                    ends.append(bucket.end)
+                    counts.append(bucket.count)
+                }
+            }
+            rows.counts.append(Int32(starts.count) - rows.offsets[rows.offsets.count - 1])
         }
         try await connection.query(
             """
-            WITH f (a, b, c) AS (SELECT \(starts)::float8[], \(ends)::float8[], \(counts)::bigint[])
-            INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, source, starts, ends, counts)
-            SELECT \(app), k.d::date, k.v, k.o, k.e, s.s, f.a[r.o + 1 : r.o + r.l], f.b[r.o + 1 : r.o + r.l],
-                f.c[r.o + 1 : r.o + r.l]
-            FROM unnest(\(cellIndexes)::int[], \(sourceIndexes)::int[], \(offsets)::int[], \(lengths)::int[])
-                WITH ORDINALITY AS r (i, j, o, l, n)
+            WITH f (l, a, b, c) AS (SELECT \(lengths)::int[], \(starts)::float8[], \(ends)::float8[], \(counts)::bigint[]),
+            s (j, names, width) AS MATERIALIZED (
+                SELECT u.j, (\(shapeNames)::text[])[u.o + 1 : u.o + u.w], u.w
+                FROM unnest(\(shapeOffsets)::int[], \(shapeLengths)::int[]) WITH ORDINALITY AS u (o, w, j))
+            INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, sources, lengths, starts, ends, counts)
+            SELECT \(app), k.d::date, k.v, k.o, k.e, s.names, f.l[r.lo + 1 : r.lo + s.width], f.a[r.o + 1 : r.o + r.w],
+                f.b[r.o + 1 : r.o + r.w], f.c[r.o + 1 : r.o + r.w]
+            FROM unnest(\(rows.cells)::int[], \(rows.shapes)::int[], \(rows.lengthOffsets)::int[], \(rows.offsets)::int[],
+                \(rows.counts)::int[]) WITH ORDINALITY AS r (i, h, lo, o, w, n)
             CROSS JOIN f
+            JOIN s ON s.j = r.h
             JOIN \(cellsOf: all) ON k.i = r.i
-            JOIN unnest(\(names)::text[]) WITH ORDINALITY AS s (s, j) ON s.j = r.j
             ORDER BY r.n
-            ON CONFLICT (app, day, version, os, device, source) DO UPDATE SET
-                (starts, ends, counts) = (excluded.starts, excluded.ends, excluded.counts)
+            ON CONFLICT (app, day, version, os, device) DO UPDATE SET
+                (sources, lengths, starts, ends, counts) =
+                (excluded.sources, excluded.lengths, excluded.starts, excluded.ends, excluded.counts)
             """, logger: logger)
+    }
+
+    /// A stored row's sources and buckets; nil when its arrays do not line up (a source twice,
+    /// lengths that do not add up to the buckets, arrays of unequal lengths).
+    static func cellBuckets(
+        sources: [String], lengths: [Int32], starts: [Double], ends: [Double], counts: [Int64]
+    ) -> CellBuckets? {
+        guard sources.count == lengths.count, starts.count == ends.count, ends.count == counts.count,
+            lengths.allSatisfy({ $0 >= 0 }), lengths.reduce(0, { $0 + Int($1) }) == counts.count
+        else { return nil }
+        var cell: CellBuckets = [:]
+        var offset = 0
+        for (source, length) in zip(sources, lengths) {
+            let range = offset..<offset + Int(length)
+            offset = range.upperBound
+            guard cell[source] == nil else { return nil }
+            cell[source] = BucketArrays(
+                starts: Array(starts[range]), ends: Array(ends[range]), counts: Array(counts[range]))
+        }
+        return cell
     }
 }

@@ -213,17 +213,13 @@ struct RollupRows {
         return rows
     }
 
-    /// The rank of each interned cell and name in sorted order (the lock order of the upserts).
-    private func ranks() -> (cells: [Int32], names: [Int32]) {
-        var cellRanks = [Int32](repeating: 0, count: cells.count)
+    /// The rank of each interned cell in sorted order (the lock order of the upserts).
+    private func ranks() -> [Int32] {
+        var ranks = [Int32](repeating: 0, count: cells.count)
         for (rank, index) in cells.indices.sorted(by: { cells[$0] < cells[$1] }).enumerated() {
-            cellRanks[index] = Int32(rank)
+            ranks[index] = Int32(rank)
         }
-        var nameRanks = [Int32](repeating: 0, count: names.count)
-        for (rank, index) in names.indices.sorted(by: { names[$0] < names[$1] }).enumerated() {
-            nameRanks[index] = Int32(rank)
-        }
-        return (cellRanks, nameRanks)
+        return ranks
     }
 
     /// Upserts every table's rows, in key order, at both levels (the fine cells, then the
@@ -241,7 +237,7 @@ struct RollupRows {
         // the fold's CPU.
         let all = Columns(cells)
         if !usage.isEmpty {
-            let rows = usage.sorted { rank.cells[Int($0.key)] < rank.cells[Int($1.key)] }
+            let rows = usage.sorted { rank[Int($0.key)] < rank[Int($1.key)] }
             let cells = rows.map { $0.key + 1 }
             let payloads = rows.map(\.value.payloads)
             let foreground = rows.map(\.value.foreground)
@@ -263,17 +259,17 @@ struct RollupRows {
         // Exits and signpost totals: one row per cell, three arrays (migrations postgres/0017, 0018).
         try await upsertPacked(
             exits, into: "exit_cells" + suffix, columns: ("states", "reasons"), types: ("smallint", "text"),
-            merge: "ll_merge_exits", keys: { ($0.state, $0.reason) }, app: app, rank: rank.cells, all: all,
+            merge: "ll_merge_exits", keys: { ($0.state, $0.reason) }, app: app, rank: rank, all: all,
             on: connection, logger: logger)
         try await upsertPacked(
             signposts, into: "signpost_cells" + suffix, columns: ("categories", "names"), types: ("text", "text"),
-            merge: "ll_merge_signposts", keys: { ($0.first, $0.second) }, app: app, rank: rank.cells, all: all,
+            merge: "ll_merge_signposts", keys: { ($0.first, $0.second) }, app: app, rank: rank, all: all,
             on: connection, logger: logger)
         if !buckets.isEmpty {
             try await flushBuckets(app: app, suffix: suffix, rank: rank, all: all, on: connection, logger: logger)
         }
         if !diagnostics.isEmpty {
-            let rows = Self.inKeyOrder(diagnostics, rank: rank.cells)
+            let rows = Self.inKeyOrder(diagnostics, rank: rank)
             let cells = rows.map { $0.key.cell + 1 }
             let kinds = rows.map(\.key.key.kind)
             let groups = rows.map(\.key.key.group)

@@ -7,12 +7,13 @@ import LifelineTestSupport
 import PostgresNIO
 import Testing
 
-/// Exit counts and signpost totals packed one row per cell (migrations postgres/0017 and 0018):
-/// rows of the layout before them answer the same once migrated, and folds merge into stored
-/// cells (`ll_merge_exits`, `ll_merge_signposts`).
+/// Exit counts, signpost totals and histogram buckets packed one row per cell (migrations
+/// postgres/0017, 0018 and 0019): rows of the layouts before them answer the same once migrated,
+/// and folds merge into stored cells (`ll_merge_exits`, `ll_merge_signposts`, the leader's
+/// bucket merge).
 extension PostgresAggregatorTests {
     @Test(
-        "exit and signpost rows of the layout before migrations postgres/0017 and 0018 answer the same once packed"
+        "exit, signpost and bucket rows of the layouts before migrations postgres/0017, 0018 and 0019 answer the same once packed"
     )
     func packedCellsMigrated() async throws {
         guard let server = PostgresServer.running() else { return }
@@ -50,6 +51,14 @@ extension PostgresAggregatorTests {
                     ("2026-10-02", "1.1", "'Restore', 'Attempt', 2"),
                 ]
             ),
+            (
+                "bucket_cells", "source, starts, ends, counts",
+                [
+                    ("2026-10-01", "1.0", "'\(Self.launch)', '{0,100}', '{100,200}', '{3,1}'"),
+                    ("2026-10-01", "1.0", "'signpost:Sync/Handler', '{0}', '{50}', '{2}'"),
+                    ("2026-10-02", "1.1", "'\(Self.launch)', '{0}', '{100}', '{5}'"),
+                ]
+            ),
         ]
         for (table, columns, rows) in legacy {
             for (suffix, os, device) in [("", "iOS 17.4", "iPhone15,2"), ("_v", "", "")] {
@@ -65,10 +74,20 @@ extension PostgresAggregatorTests {
         #expect(try await Self.count("SELECT count(*) FROM signpost_cells_v", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells_v", on: connection) == 2)
+        #expect(try await Self.count("SELECT count(*) FROM bucket_cells", on: connection) == 2)
         #expect(
             try await Self.count(
-                "SELECT count(*) FROM pg_tables WHERE tablename LIKE 'exit_rollup%' OR tablename LIKE 'signpost_rollup%'",
-                on: connection) == 0)
+                "SELECT count(*) FROM bucket_cells_v WHERE cardinality(sources) = 2 AND lengths = '{2,1}'",
+                on: connection) == 1)
+        #expect(
+            try await Self.count(
+                """
+                SELECT count(*) FROM pg_tables WHERE tablename LIKE 'exit_rollup%' OR tablename LIKE 'signpost_rollup%'
+                    OR tablename LIKE 'bucket_cells_packed%'
+                """, on: connection) == 0)
+        #expect(
+            try await Self.count("SELECT count(*) FROM pg_proc WHERE proname = 'll_merge_buckets'", on: connection) == 0
+        )
 
         let days = DayRange(from: "2026-10-01", to: "2026-10-02")
         func exits(_ groupBy: [GroupDimension]) async throws -> [String] {
@@ -105,14 +124,33 @@ extension PostgresAggregatorTests {
                 "1.1|-|- Restore/Attempt 2",
             ])
         // A cell holding both categories keeps only the wanted one's elements.
+        func buckets(_ groupBy: [GroupDimension], source: String) async throws -> [String] {
+            let scope = Scope(app: "com.example.exits", days: days, groupBy: groupBy)
+            return try await store.read { try await $0.buckets(scope, source: .metric(source)) }.map { row in
+                let key = [row.key.version, row.key.os, row.key.device].map { $0 ?? "-" }.joined(separator: "|")
+                return "\(key) \(row.start)-\(row.end) \(row.count)"
+            }.sorted()
+        }
+        #expect(
+            try await buckets([.version], source: Self.launch) == [
+                "1.0|-|- 0.0-100.0 3", "1.0|-|- 100.0-200.0 1", "1.1|-|- 0.0-100.0 5",
+            ])
+        #expect(
+            try await buckets([.os, .device], source: Self.launch) == [
+                "-|iOS 17.4|iPhone15,2 0.0-100.0 8", "-|iOS 17.4|iPhone15,2 100.0-200.0 1",
+            ])
+        #expect(try await buckets([.version], source: "signpost:Sync/Handler") == ["1.0|-|- 0.0-50.0 2"])
+        #expect(try await buckets([.version], source: "signpost:Sync/Other").isEmpty)
         #expect(
             try await signposts([.os, .device], categories: ["Sync"]) == [
                 "-|iOS 17.4|iPhone15,2 Sync/HandlerEntered 9", "-|iOS 17.4|iPhone15,2 Sync/HandlerExited 4",
             ])
     }
 
+    static let launch = "applicationLaunchMetrics.histogrammedTimeToFirstDrawKey"
+
     @Test(
-        "exits and signposts folded in many small batches (stored cells merged by ll_merge_exits and ll_merge_signposts) equal one fold of them all"
+        "exits, signposts and buckets folded in many small batches (stored cells merged by ll_merge_exits, ll_merge_signposts and the leader) equal one fold of them all"
     )
     func packedCellsMergedAcrossFolds() async throws {
         guard let once = try await PostgresStoreTests.store(), let small = try await PostgresStoreTests.store() else {
@@ -142,5 +180,7 @@ extension PostgresAggregatorTests {
         #expect(!whole.signposts.isEmpty && !whole.handlers.isEmpty)
         #expect(pieces.signposts == whole.signposts)
         #expect(pieces.handlers == whole.handlers)
+        #expect(whole.percentiles.contains { !$0.isEmpty })
+        #expect(pieces.percentiles == whole.percentiles)
     }
 }
