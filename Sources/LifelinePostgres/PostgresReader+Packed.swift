@@ -41,8 +41,9 @@ extension PostgresReader {
         let rows = try await connection.query(
             PostgresQuery(unsafeSQL: sql, binds: binds ?? query.binds), logger: logger)
         for try await row in rows {
-            let rest = try Self.head(of: row, keys: keyCount + 2, into: &head)
-            var counts = rest[0]
+            guard var counts = try Self.head(of: row, keys: keyCount + 2, into: &head).first else {
+                throw PackedCellError(column: "counts")
+            }
             if let at = index[head] {
                 try Self.add(&counts, into: &shapes[at].counts)
             } else {

@@ -117,7 +117,12 @@ extension RollupRows {
             rows.lengthOffsets.append(Int32(lengths.count))
             rows.offsets.append(Int32(starts.count))
             for source in sources {
-                let buckets = merged[source]?.buckets ?? []
+                // At most 128 buckets per source, neighbours merged past it as the SQLite store
+                // does (sample counts exact, bounds widened): only documents that do not share
+                // bucket layouts get there (MetricKit's are fixed per metric), and without a bound
+                // a client sending new bounds in every document grew a version-day row without
+                // end, rewritten whole by every fold.
+                let buckets = ExplorerCell.coarsen(merged[source]?.buckets ?? [])
                 lengths.append(Int32(buckets.count))
                 for bucket in buckets {
                     starts.append(bucket.start)

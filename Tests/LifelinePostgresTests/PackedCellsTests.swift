@@ -184,3 +184,48 @@ extension PostgresAggregatorTests {
         #expect(pieces.percentiles == whole.percentiles)
     }
 }
+
+extension PostgresAggregatorTests {
+    @Test("a cell's buckets stay within 128 per source with exact sample counts when layouts differ")
+    func bucketsCoarsenedWithExactCounts() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        defer { Task { await store.shutdown() } }
+        // 100 + 100 distinct bounds in two folds into one cell: each fits, their merge does not.
+        for offset in [0, 5] {
+            let buckets = (0..<100).map { index in
+                let start = offset + index * 10
+                return "\"\(index)\": {\"bucketStart\": \"\(start) ms\", \"bucketEnd\": \"\(start + 10) ms\", "
+                    + "\"bucketCount\": \(index + 1)}"
+            }
+            let json = """
+                {"appVersion": "1.0", "timeStampBegin": "2026-10-01 00:00:00 +0000",
+                 "timeStampEnd": "2026-10-01 23:59:00 +0000",
+                 "metaData": {"appBuildVersion": "1", "osVersion": "iPhone OS 17.2 (21E131)",
+                   "deviceType": "iPhone15,1", "bundleIdentifier": "\(Self.app)"},
+                 "applicationLaunchMetrics": {"histogrammedTimeToFirstDrawKey": {
+                   "histogramNumBuckets": 100, "histogramValue": {\(buckets.joined(separator: ", "))}}}}
+                """
+            let items = try IngestPipeline().prepare(
+                body: ByteBuffer(string: json), encoding: .identity, family: .metric, app: Self.app, receivedAt: 0)
+            _ = try await store.write(IngestRequest(app: Self.app, items: items))
+            try await store.foldAll()
+        }
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 12, logger: Self.logger)
+        defer { Task { try? await connection.close() } }
+        for table in ["bucket_cells", "bucket_cells_v"] {
+            let length = try await Self.count(
+                "SELECT lengths[array_position(sources, '\(Self.launch)')] FROM \(table)", on: connection)
+            #expect(length <= 128 && length >= 64, "\(table): \(length)")
+        }
+        let expected = Int64(2 * (100 * 101 / 2))
+        let day: UTCDay = "2026-10-01"
+        for groupBy in [[GroupDimension.version], [.os, .device]] {
+            let scope = Scope(app: Self.app, days: DayRange(from: day, to: day), groupBy: groupBy)
+            let rows = try await store.read { try await $0.buckets(scope, source: .metric(Self.launch)) }
+            #expect(rows.map(\.count).reduce(0, +) == expected)
+            #expect(rows.map(\.start).min() == 0)
+            #expect(rows.map(\.end).max() == 1_005)
+        }
+    }
+}

@@ -184,8 +184,9 @@ package struct ExplorerCell: Sendable, Equatable {
     }
 
     /// Halves a list longer than ``maxBuckets`` until it fits by merging neighbours pairwise (start
-    /// of the first, the larger end, summed count), then re-sorts and merges equal bounds.
-    static func coarsen(_ buckets: [BucketDistribution.Bucket]) -> [BucketDistribution.Bucket] {
+    /// of the first, the larger end, summed count), then re-sorts and merges equal bounds. The
+    /// rule of the SQLite store's rollup buckets too (`RollupBlob.coarsen`), and PostgreSQL's.
+    package static func coarsen(_ buckets: [BucketDistribution.Bucket]) -> [BucketDistribution.Bucket] {
         var buckets = buckets
         while buckets.count > maxBuckets {
             var halved: [BucketDistribution.Bucket] = []
