@@ -52,11 +52,22 @@ extension PostgresReader {
                 shapes.append((head, try [Int64](from: &counts, type: .int8Array, format: .binary, context: .default)))
             }
         }
-        // A group's shapes whose arrays differ can name one element twice: merged here.
-        var sums: [PackedKey<A, B>: Int64] = [:]
+        // Per group (its columns' bytes; the key made once), its elements summed: a group's
+        // shapes whose arrays differ can name one element twice.
+        var groupIndex: [ByteBuffer: Int] = [:]
+        var groups: [(key: GroupKey, sums: [PackedPair<A, B>: Int64])] = []
         for (head, counts) in shapes {
             var bytes = head
-            let key = try Self.groupKey(&bytes, query: query)
+            let group = try Self.groupBytes(&bytes, keys: keyCount)
+            let at: Int
+            if let known = groupIndex[group] {
+                at = known
+            } else {
+                var columns = group
+                at = groups.count
+                groupIndex[group] = at
+                groups.append((try Self.groupKey(&columns, query: query), [:]))
+            }
             var firstBytes = try Self.field(&bytes)
             var secondBytes = try Self.field(&bytes)
             let firsts = try [A](from: &firstBytes, type: .null, format: .binary, context: .default)
@@ -64,17 +75,25 @@ extension PostgresReader {
             guard firsts.count == counts.count, seconds.count == counts.count else {
                 throw PackedCellError(column: "counts")
             }
+            groups[at].sums.reserveCapacity(groups[at].sums.count + counts.count)
             for position in counts.indices where keep(firsts[position], seconds[position]) {
-                let element = PackedKey(key: key, first: firsts[position], second: seconds[position])
-                if let sum = sums[element] {
-                    sums[element] = sum.addingSaturating(counts[position])
+                let element = PackedPair(first: firsts[position], second: seconds[position])
+                if let sum = groups[at].sums[element] {
+                    groups[at].sums[element] = sum.addingSaturating(counts[position])
                 } else {
                     try budget?.take()
-                    sums[element] = counts[position]
+                    groups[at].sums[element] = counts[position]
                 }
             }
         }
-        return sums.map { PackedSum(key: $0.key.key, first: $0.key.first, second: $0.key.second, count: $0.value) }
+        var result: [PackedSum<A, B>] = []
+        result.reserveCapacity(groups.reduce(0) { $0 + $1.sums.count })
+        for (key, sums) in groups {
+            for (element, count) in sums {
+                result.append(PackedSum(key: key, first: element.first, second: element.second, count: count))
+            }
+        }
+        return result
     }
 
     /// The buckets of one histogram source in `query`'s scope, summed per group and bounds, from
@@ -181,6 +200,16 @@ extension PostgresReader {
         return key(texts, dimensions: query.dimensions)
     }
 
+    /// The bytes of a head's group fields (its first `keys`), read past.
+    static func groupBytes(_ head: inout ByteBuffer, keys: Int) throws -> ByteBuffer {
+        var probe = head
+        for _ in 0..<keys { _ = try field(&probe) }
+        guard let bytes = head.readSlice(length: probe.readerIndex - head.readerIndex) else {
+            throw PackedCellError(column: "head")
+        }
+        return bytes
+    }
+
     /// One length-prefixed field of a head.
     static func field(_ bytes: inout ByteBuffer) throws -> ByteBuffer {
         guard let length = bytes.readInteger(as: Int32.self), let field = bytes.readSlice(length: Int(length)) else {
@@ -249,9 +278,8 @@ struct BinaryArray {
     }
 }
 
-/// The key of one summed element.
-private struct PackedKey<A: Hashable, B: Hashable>: Hashable {
-    var key: GroupKey
+/// The keys of one summed element of a group.
+private struct PackedPair<A: Hashable, B: Hashable>: Hashable {
     var first: A
     var second: B
 }

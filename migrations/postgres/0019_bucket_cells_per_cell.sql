@@ -4,8 +4,7 @@
 -- each source's sorted by bounds (starts, ends, counts). One row per cell and source made the
 -- leader's fold write ~11 rows and their keys per document on the reference load (every document
 -- its own fine cell): half of the fold's statement time (BENCHMARKS.md, "Histogram buckets packed
--- per cell"). Sample counts stay exact; the leader keeps at most 128 buckets per source, merging
--- neighbours past it as the SQLite store does. ll_merge_buckets, unused since the leader merges
+-- per cell"). Counts and bounds stay exact. ll_merge_buckets, unused since the leader merges
 -- buckets in Swift, goes.
 
 CREATE TABLE bucket_cells_packed (
