@@ -48,10 +48,8 @@ extension RollupRows {
             byCell[key.cell, default: [:]][names[Int(key.key.source)], default: BucketArrays()].append(
                 key.key.start, key.key.end, count)
         }
-        for (cell, sources) in byCell {
-            for source in sources.keys {
-                byCell[cell]?[source]?.buckets.sort { ($0.start, $0.end) < ($1.start, $1.end) }
-            }
+        byCell = byCell.mapValues { sources in
+            sources.mapValues { BucketArrays(buckets: $0.buckets.sorted { ($0.start, $0.end) < ($1.start, $1.end) }) }
         }
         // In the cells' lock order.
         let order = byCell.keys.sorted { rank[Int($0)] < rank[Int($1)] }
@@ -112,10 +110,11 @@ extension RollupRows {
                 shapeLengths.append(Int32(sources.count))
                 shapeNames += sources
             }
+            let bucketOffset = Int32(starts.count)
             rows.cells.append(cell + 1)
             rows.shapes.append(shape)
             rows.lengthOffsets.append(Int32(lengths.count))
-            rows.offsets.append(Int32(starts.count))
+            rows.offsets.append(bucketOffset)
             for source in sources {
                 // At most 128 buckets per source, neighbours merged past it as the SQLite store
                 // does (sample counts exact, bounds widened): only documents that do not share
@@ -130,7 +129,7 @@ extension RollupRows {
                     counts.append(bucket.count)
                 }
             }
-            rows.counts.append(Int32(starts.count) - rows.offsets[rows.offsets.count - 1])
+            rows.counts.append(Int32(starts.count) - bucketOffset)
         }
         try await connection.query(
             """
