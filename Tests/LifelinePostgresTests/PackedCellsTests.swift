@@ -123,7 +123,6 @@ extension PostgresAggregatorTests {
                 "1.0|-|- Restore/Attempt 1", "1.0|-|- Sync/HandlerEntered 9", "1.0|-|- Sync/HandlerExited 4",
                 "1.1|-|- Restore/Attempt 2",
             ])
-        // A cell holding both categories keeps only the wanted one's elements.
         func buckets(_ groupBy: [GroupDimension], source: String) async throws -> [String] {
             let scope = Scope(app: "com.example.exits", days: days, groupBy: groupBy)
             return try await store.read { try await $0.buckets(scope, source: .metric(source)) }.map { row in
@@ -141,6 +140,7 @@ extension PostgresAggregatorTests {
             ])
         #expect(try await buckets([.version], source: "signpost:Sync/Handler") == ["1.0|-|- 0.0-50.0 2"])
         #expect(try await buckets([.version], source: "signpost:Sync/Other").isEmpty)
+        // A cell holding both categories keeps only the wanted one's elements.
         #expect(
             try await signposts([.os, .device], categories: ["Sync"]) == [
                 "-|iOS 17.4|iPhone15,2 Sync/HandlerEntered 9", "-|iOS 17.4|iPhone15,2 Sync/HandlerExited 4",
