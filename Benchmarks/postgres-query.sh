@@ -48,8 +48,7 @@ psql -h 127.0.0.1 -p $pgport -U lifeline -d query -Atc "
     SELECT relname || ': ' || pg_total_relation_size(c.oid) FROM pg_class c
     WHERE relname IN ('payloads','exit_cells','usage_rollup','signpost_cells','bucket_cells','payload_raw_default')
     ORDER BY 1"
-# Where a query's time goes: the plan of the slowest one.
+# Where a query's time goes: the plan of the slowest one's statement (its cells, summed by the reader).
 psql -h 127.0.0.1 -p $pgport -U lifeline -d query -c "EXPLAIN (ANALYZE, BUFFERS)
-    SELECT version, day, x.state, x.reason, sum(x.count) FROM exit_cells
-        CROSS JOIN LATERAL unnest(states, reasons, counts) AS x (state, reason, count)
-    WHERE app = 1 AND day BETWEEN '2026-10-02' AND '2026-10-31' GROUP BY 1, 2, 3, 4" | tail -n 12
+    SELECT os, device, states, reasons, counts FROM exit_cells
+    WHERE app = 1 AND day BETWEEN '2026-10-02' AND '2026-10-31'" | tail -n 8
