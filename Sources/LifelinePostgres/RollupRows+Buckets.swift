@@ -57,7 +57,7 @@ extension RollupRows {
         // names' tables, the planner did not reach the primary key and read for seconds.
         let keyCells = order.map { cells[Int($0)] }
         var stored: [Int: CellBuckets] = [:]
-        for try await (index, sources, lengths, starts, ends, counts) in try await connection.query(
+        for try await (index, var sources, var lengths, var starts, var ends, var counts) in try await connection.query(
             """
             SELECT k.n, b.sources, b.lengths, b.starts, b.ends, b.counts
             FROM unnest(\(keyCells.map(\.day))::text[]::date[], \(keyCells.map(\.version))::text[],
@@ -66,12 +66,17 @@ extension RollupRows {
             JOIN bucket_cells\(unescaped: suffix) b ON b.app = \(app) AND b.day = k.day AND b.version = k.version
                 AND b.os = k.os AND b.device = k.device
             """, logger: logger
-        ).decode((Int64, [String], [Int32], [Double], [Double], [Int64]).self) {
-            // Arrays that do not line up (only a damaged database holds them) are replaced by the
-            // batch's buckets; `lifeline refold` rebuilds the row.
+        ).decode((Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer).self) {
+            // Arrays that do not decode or line up (a null element, lengths that differ: only a
+            // damaged database holds them) are replaced by the batch's buckets, and `lifeline
+            // refold` rebuilds the row; a row that stopped the fold would stop every read with it.
             guard
-                let cell = Self.cellBuckets(
-                    sources: sources, lengths: lengths, starts: starts, ends: ends, counts: counts)
+                let cell = try? Self.cellBuckets(
+                    sources: [String](from: &sources, type: .textArray, format: .binary, context: .default),
+                    lengths: [Int32](from: &lengths, type: .int4Array, format: .binary, context: .default),
+                    starts: [Double](from: &starts, type: .float8Array, format: .binary, context: .default),
+                    ends: [Double](from: &ends, type: .float8Array, format: .binary, context: .default),
+                    counts: [Int64](from: &counts, type: .int8Array, format: .binary, context: .default))
             else {
                 logger.error("unreadable histogram buckets replaced", metadata: ["table": "bucket_cells\(suffix)"])
                 continue

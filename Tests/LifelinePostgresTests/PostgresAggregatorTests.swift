@@ -266,8 +266,8 @@ struct PostgresAggregatorTests {
         let whole = try await PostgresStoreTests.Figures.read(store)
         #expect(merged == whole, "differ: \(AggregatorTests.differences(merged, whole))")
 
-        // Damaged rows (arrays of unequal lengths) are replaced by the batch's buckets: the fold
-        // goes on, and every row reads again.
+        // Damaged rows (arrays of unequal lengths, a null element) are replaced by the batch's
+        // buckets: the fold goes on, and every row reads again.
         let connection = try await PostgresConnection.connect(
             configuration: try store.location.connectionConfiguration(), id: 5, logger: Self.logger)
         defer { Task { try? await connection.close() } }
@@ -277,9 +277,17 @@ struct PostgresAggregatorTests {
         }
         try await connection.query("UPDATE bucket_cells_v SET counts = counts[1:1]", logger: Self.logger)
         #expect(try await ragged() > 0)
+        // A null bound (it does not decode at all) at the fine level.
+        func nulls() async throws -> Int64 {
+            try await Self.count(
+                "SELECT count(*) FROM bucket_cells WHERE array_position(starts, NULL) IS NOT NULL", on: connection)
+        }
+        try await connection.query("UPDATE bucket_cells SET starts[1] = NULL", logger: Self.logger)
+        #expect(try await nulls() > 0)
         _ = try await Self.folded(Self.copies(of: items, salt: 0x5A), into: store)
         #expect(try await Self.deviceDays(store) == Int64(2 * items.count), "the fold went on")
         #expect(try await ragged() == 0)
+        #expect(try await nulls() == 0)
         await store.shutdown()
     }
 
