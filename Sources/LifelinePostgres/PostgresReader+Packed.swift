@@ -52,22 +52,12 @@ extension PostgresReader {
                 shapes.append((head, try [Int64](from: &counts, type: .int8Array, format: .binary, context: .default)))
             }
         }
-        // Per group (its columns' bytes; the key made once), its elements summed: a group's
-        // shapes whose arrays differ can name one element twice.
-        var groupIndex: [ByteBuffer: Int] = [:]
-        var groups: [(key: GroupKey, sums: [PackedPair<A, B>: Int64])] = []
+        // Per group, its elements summed: a group's shapes whose arrays differ can name one
+        // element twice.
+        var sums = GroupedSums<PackedPair<A, B>>(budget: budget)
         for (head, counts) in shapes {
             var bytes = head
-            let group = try Self.groupBytes(&bytes, keys: keyCount)
-            let at: Int
-            if let known = groupIndex[group] {
-                at = known
-            } else {
-                var columns = group
-                at = groups.count
-                groupIndex[group] = at
-                groups.append((try Self.groupKey(&columns, query: query), [:]))
-            }
+            let group = sums.group(try Self.groupBytes(&bytes, keys: keyCount))
             var firstBytes = try Self.field(&bytes)
             var secondBytes = try Self.field(&bytes)
             let firsts = try [A](from: &firstBytes, type: .null, format: .binary, context: .default)
@@ -75,25 +65,14 @@ extension PostgresReader {
             guard firsts.count == counts.count, seconds.count == counts.count else {
                 throw PackedCellError(column: "counts")
             }
-            groups[at].sums.reserveCapacity(groups[at].sums.count + counts.count)
             for position in counts.indices where keep(firsts[position], seconds[position]) {
-                let element = PackedPair(first: firsts[position], second: seconds[position])
-                if let sum = groups[at].sums[element] {
-                    groups[at].sums[element] = sum.addingSaturating(counts[position])
-                } else {
-                    try budget?.take()
-                    groups[at].sums[element] = counts[position]
-                }
+                try sums.add(
+                    counts[position], to: PackedPair(first: firsts[position], second: seconds[position]), in: group)
             }
         }
-        var result: [PackedSum<A, B>] = []
-        result.reserveCapacity(groups.reduce(0) { $0 + $1.sums.count })
-        for (key, sums) in groups {
-            for (element, count) in sums {
-                result.append(PackedSum(key: key, first: element.first, second: element.second, count: count))
-            }
+        return try sums.rows(query).map {
+            PackedSum(key: $0.key, first: $0.element.first, second: $0.element.second, count: $0.count)
         }
-        return result
     }
 
     /// The buckets of one histogram source in `query`'s scope, summed per group and bounds, from
@@ -113,8 +92,7 @@ extension PostgresReader {
         let wanted = ByteBuffer(string: source)
         let budget = ReadBudget.current
         try budget?.checkDeadline()
-        var index: [ByteBuffer: Int] = [:]
-        var groups: [(head: ByteBuffer, sums: [Bounds: Int64])] = []
+        var sums = GroupedSums<Bounds>(budget: budget)
         var head = ByteBuffer()
         for try await row in try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger) {
             let rest = try Self.head(of: row, keys: query.keys.count, into: &head)
@@ -143,34 +121,15 @@ extension PostgresReader {
             try starts.skip8(offset)
             try ends.skip8(offset)
             try counts.skip8(offset)
-            let at: Int
-            if let known = index[head] {
-                at = known
-            } else {
-                at = groups.count
-                index[head] = at
-                groups.append((head, [:]))
-            }
+            let group = sums.group(head)
             for _ in 0..<length {
-                let bounds = Bounds(start: try starts.double(), end: try ends.double())
-                let count = try counts.int64()
-                if let sum = groups[at].sums[bounds] {
-                    groups[at].sums[bounds] = sum.addingSaturating(count)
-                } else {
-                    try budget?.take()
-                    groups[at].sums[bounds] = count
-                }
+                try sums.add(
+                    try counts.int64(), to: Bounds(start: try starts.double(), end: try ends.double()), in: group)
             }
         }
-        var rows: [BucketRow] = []
-        for (head, sums) in groups {
-            var bytes = head
-            let key = try Self.groupKey(&bytes, query: query)
-            for (bounds, count) in sums {
-                rows.append(BucketRow(key: key, start: bounds.start, end: bounds.end, count: count))
-            }
+        return try sums.rows(query).map {
+            BucketRow(key: $0.key, start: $0.element.start, end: $0.element.end, count: $0.count)
         }
-        return rows
     }
 
     /// The bytes of `row`'s first `keys` columns, each length-prefixed, in `head` (cleared
@@ -275,6 +234,47 @@ struct BinaryArray {
     mutating func skip8(_ n: Int) throws {
         guard n >= 0, bytes.readableBytes >= n * 12 else { throw PackedCellError(column: column) }
         bytes.moveReaderIndex(forwardBy: n * 12)
+    }
+}
+
+/// Counts summed per group (the bytes of its columns, ``PostgresReader/head(of:keys:into:)``) and
+/// element; each new element counts one row against the read's budget. Groups are kept as bytes
+/// and their keys made once, at the end.
+private struct GroupedSums<Element: Hashable> {
+    let budget: ReadBudget?
+    private var index: [ByteBuffer: Int] = [:]
+    private var groups: [(columns: ByteBuffer, sums: [Element: Int64])] = []
+
+    init(budget: ReadBudget?) { self.budget = budget }
+
+    /// The group of `columns` (added when new).
+    mutating func group(_ columns: ByteBuffer) -> Int {
+        if let known = index[columns] { return known }
+        index[columns] = groups.count
+        groups.append((columns, [:]))
+        return groups.count - 1
+    }
+
+    /// Adds `count` (saturating) to `element` of `group`.
+    mutating func add(_ count: Int64, to element: Element, in group: Int) throws {
+        if let sum = groups[group].sums[element] {
+            groups[group].sums[element] = sum.addingSaturating(count)
+        } else {
+            try budget?.take()
+            groups[group].sums[element] = count
+        }
+    }
+
+    /// Every group's elements with the group's key.
+    func rows(_ query: PostgresReader.Query) throws -> [(key: GroupKey, element: Element, count: Int64)] {
+        var rows: [(key: GroupKey, element: Element, count: Int64)] = []
+        rows.reserveCapacity(groups.reduce(0) { $0 + $1.sums.count })
+        for (columns, sums) in groups {
+            var bytes = columns
+            let key = try PostgresReader.groupKey(&bytes, query: query)
+            for (element, count) in sums { rows.append((key, element, count)) }
+        }
+        return rows
     }
 }
 
