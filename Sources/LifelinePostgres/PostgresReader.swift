@@ -62,6 +62,9 @@ struct PostgresReader: AggregateReader {
         /// The version-level tables (`_v`) answer: the scope neither filters nor groups by OS or
         /// device.
         var versionLevel: Bool
+        /// The exits per OS and device (`exit_cells_od`) answer for `exit_cells`: the scope groups
+        /// or filters by OS or device, and neither filters nor groups by version.
+        var osDeviceLevel: Bool
 
         /// Nil for a scope about iOS 27 app states: those are answered from the per-state rows
         /// (``PostgresStateQuery``), not the rollups.
@@ -71,6 +74,7 @@ struct PostgresReader: AggregateReader {
             versionLevel =
                 scope.oses.isEmpty && scope.devices.isEmpty
                 && !scope.groupBy.contains(.os) && !scope.groupBy.contains(.device)
+            osDeviceLevel = !versionLevel && scope.versions.isEmpty && !scope.groupBy.contains(.version)
             binds.append(scope.app)
             binds.append(PostgresDay(scope.days.from))
             binds.append(PostgresDay(scope.days.to))
@@ -104,7 +108,8 @@ struct PostgresReader: AggregateReader {
 
         /// `SELECT [keys…,] columns… FROM table WHERE … [AND extra]`, one row per stored row.
         func cellsSQL(_ table: String, columns: [String], extra: String? = nil, keyed: Bool = true) -> String {
-            let table = versionLevel ? table + "_v" : table
+            let table =
+                versionLevel ? table + "_v" : osDeviceLevel && table == "exit_cells" ? "exit_cells_od" : table
             let selected = (keyed ? keys : []) + columns
             var sql = "SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }

@@ -213,6 +213,14 @@ struct RollupRows {
         return rows
     }
 
+    /// The exits alone per day, OS and device (migration `postgres/0020`): version ''.
+    func exitsByOSAndDevice() -> RollupRows {
+        var rows = RollupRows()
+        let coarse = cells.map { rows.id(Cell(day: $0.day, version: "", os: $0.os, device: $0.device)) }
+        for (key, count) in exits { rows.exits[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count }
+        return rows
+    }
+
     /// The rank of each interned cell in sorted order (the lock order of the upserts).
     private func ranks() -> [Int32] {
         var ranks = [Int32](repeating: 0, count: cells.count)
@@ -222,11 +230,12 @@ struct RollupRows {
         return ranks
     }
 
-    /// Upserts every table's rows, in key order, at both levels (the fine cells, then the
-    /// version-level ones).
+    /// Upserts every table's rows, in key order, at every level (the fine cells, the version-level
+    /// ones, then the exits per OS and device).
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
         try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
+        try await exitsByOSAndDevice().flush(app: app, suffix: "_od", on: connection, logger: logger)
     }
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.

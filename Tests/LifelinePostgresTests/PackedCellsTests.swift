@@ -74,6 +74,8 @@ extension PostgresAggregatorTests {
         #expect(try await Self.count("SELECT count(*) FROM signpost_cells_v", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM exit_cells_v", on: connection) == 2)
+        // Migration postgres/0020: the exits per day, OS and device (one OS and device here).
+        #expect(try await Self.count("SELECT count(*) FROM exit_cells_od WHERE version = ''", on: connection) == 2)
         #expect(try await Self.count("SELECT count(*) FROM bucket_cells", on: connection) == 2)
         #expect(
             try await Self.count(
