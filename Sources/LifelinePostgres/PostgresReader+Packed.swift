@@ -2,6 +2,7 @@ import LifelineAnalysis
 import LifelineStorage
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 /// Packed cell tables (`exit_cells*`, `signpost_cells*`: per cell, two arrays naming its elements
 /// and one of their counts; `bucket_cells*`: per cell, every histogram source's buckets end to end)
@@ -13,7 +14,9 @@ import PostgresNIO
 /// client's cost per row (PostgresNIO's decoding, the row's cells) made that read 15 ms. Here the
 /// server groups the cells by group and element arrays (`array_agg(counts)`: one two-dimensional
 /// array per group and shape, 7 ms for those 7,350 cells, 35 rows sent), and Swift adds each
-/// array's rows position by position and decodes the element arrays once per group and shape.
+/// array's rows position by position and decodes the element arrays once per group and shape. A
+/// scope of more than ``PackedReadLimit/cells`` cells is read cell by cell (an array is built
+/// whole in the server's memory).
 extension PostgresReader {
     /// One summed element: the group, the element's two keys, and its count.
     struct PackedSum<A: Hashable, B: Hashable> {
@@ -29,43 +32,61 @@ extension PostgresReader {
     /// distinct summed element, counts one row against the read's budget (what the read holds).
     func packedSums<A: PostgresArrayDecodable & Hashable, B: PostgresArrayDecodable & Hashable>(
         _ query: Query, table: String, arrays: (String, String), extra: String? = nil,
-        binds: PostgresBindings? = nil, keep: (A, B) -> Bool = { _, _ in true }
+        binds: PostgresBindings? = nil, keep: @escaping (A, B) -> Bool = { _, _ in true }
     ) async throws -> [PackedSum<A, B>] where A._DecodableType == A, B._DecodableType == B {
-        let keyCount = query.keys.count
-        // One row per group and shape: its cells' counts as the rows of one two-dimensional array.
-        let nonEmpty = "cardinality(counts) > 0"
-        let sql = query.sql(
-            table, columns: ["array_agg(counts)"], extraKeys: [arrays.0, arrays.1],
-            extra: extra.map { "\($0) AND \(nonEmpty)" } ?? nonEmpty)
         let budget = ReadBudget.current
         try budget?.checkDeadline()
-        // Per group, its elements summed: a group's shapes whose arrays differ can name one
-        // element twice.
-        var sums = GroupedSums<PackedPair<A, B>>(budget: budget)
+        let nonEmpty = "cardinality(counts) > 0"
+        let inner = query.cellsSQL(
+            table, columns: [arrays.0, arrays.1, "counts"], extra: extra.map { "\($0) AND \(nonEmpty)" } ?? nonEmpty)
+        let binds = binds ?? query.binds
+        // The server groups the cells per group and shape (one two-dimensional array of counts
+        // each), over at most `limit` cells: one group's array is built whole in the server's
+        // memory and sent as one row. A scope holding more cells is read cell by cell instead.
+        let limit = PackedReadLimit.cells
+        let columns = (query.keys.map { String($0.prefix { $0 != ":" }) } + [arrays.0, arrays.1]).joined(
+            separator: ", ")
+        let grouped = """
+            SELECT \(columns), array_agg(counts) FROM (\(inner) LIMIT \(limit + 1)) AS c GROUP BY \(columns)
+            """
+        var cells = 0
         var head = ByteBuffer()
-        let rows = try await connection.query(
-            PostgresQuery(unsafeSQL: sql, binds: binds ?? query.binds), logger: logger)
-        for try await row in rows {
-            guard let cells = try Self.head(of: row, keys: keyCount + 2, into: &head).first else {
+        var shapes: [(head: ByteBuffer, counts: [Int64])] = []
+        for try await row in try await connection.query(PostgresQuery(unsafeSQL: grouped, binds: binds), logger: logger)
+        {
+            guard let array = try Self.head(of: row, keys: query.keys.count + 2, into: &head).first else {
                 throw PackedCellError(column: "counts")
             }
-            try budget?.take()
-            let counts = try Self.columnSums(cells)
-            var bytes = head
-            let group = sums.group(try Self.groupBytes(&bytes, keys: keyCount))
-            var firstBytes = try Self.field(&bytes)
-            var secondBytes = try Self.field(&bytes)
-            let firsts = try [A](from: &firstBytes, type: .null, format: .binary, context: .default)
-            let seconds = try [B](from: &secondBytes, type: .null, format: .binary, context: .default)
-            guard firsts.count == counts.count, seconds.count == counts.count else {
-                throw PackedCellError(column: "counts")
-            }
-            for position in counts.indices where keep(firsts[position], seconds[position]) {
-                try sums.add(
-                    counts[position], to: PackedPair(first: firsts[position], second: seconds[position]), in: group)
+            let (rows, counts) = try Self.columnSums(array)
+            cells += rows
+            // Past the limit the rows are read to their end (LIMIT bounds them) and dropped.
+            if cells <= limit { shapes.append((head, counts)) }
+        }
+        if cells > limit {
+            PackedReadLimit.cellByCellReads.add(1, ordering: .relaxed)
+            // Cell by cell: cells of one group with the same element arrays add their counts
+            // position by position, keyed on the raw bytes of the group and arrays.
+            shapes = []
+            var index: [ByteBuffer: Int] = [:]
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: inner, binds: binds), logger: logger)
+            {
+                guard var counts = try Self.head(of: row, keys: query.keys.count + 2, into: &head).first else {
+                    throw PackedCellError(column: "counts")
+                }
+                if let at = index[head] {
+                    try Self.add(&counts, into: &shapes[at].counts)
+                } else {
+                    try budget?.take()
+                    index[head] = shapes.count
+                    shapes.append(
+                        (head, try [Int64](from: &counts, type: .int8Array, format: .binary, context: .default)))
+                }
             }
         }
-        return try sums.rows(query).map {
+        var sums = PackedSums<A, B>(keys: query.keys.count, budget: budget, keep: keep)
+        for (head, counts) in shapes { try sums.add(head, counts, counted: cells > limit) }
+        return try sums.sums.rows(query).map {
             PackedSum(key: $0.key, first: $0.element.first, second: $0.element.second, count: $0.count)
         }
     }
@@ -172,9 +193,9 @@ extension PostgresReader {
         return field
     }
 
-    /// The column sums (saturating) of a binary two-dimensional `bigint[][]` (`array_agg` of one
-    /// shape's counts: one row per cell).
-    static func columnSums(_ bytes: ByteBuffer) throws -> [Int64] {
+    /// The number of rows and the column sums (saturating) of a binary two-dimensional
+    /// `bigint[][]` (`array_agg` of one shape's counts: one row per cell).
+    static func columnSums(_ bytes: ByteBuffer) throws -> (rows: Int, sums: [Int64]) {
         var bytes = bytes
         guard let (dimensions, _, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self),
             dimensions == 2,
@@ -191,8 +212,63 @@ extension PostgresReader {
                 sums[position].addSaturating(value)
             }
         }
-        return sums
+        return (Int(rows), sums)
     }
+
+    /// Adds a binary one-dimensional `bigint[]` position by position into `sums` (saturating).
+    static func add(_ counts: inout ByteBuffer, into sums: inout [Int64]) throws {
+        var elements = try BinaryArray(counts, column: "counts")
+        guard elements.count == sums.count else { throw PackedCellError(column: "counts") }
+        for position in sums.indices { sums[position].addSaturating(try elements.int64()) }
+    }
+}
+
+/// The counts of packed cells summed per group and element: each distinct group and element shape
+/// comes with its counts summed position by position and the bytes of its group columns and
+/// element arrays (``PostgresReader/head(of:keys:into:)``), decoded here once.
+private struct PackedSums<A: PostgresArrayDecodable & Hashable, B: PostgresArrayDecodable & Hashable>
+where A._DecodableType == A, B._DecodableType == B {
+    let keys: Int
+    let budget: ReadBudget?
+    let keep: (A, B) -> Bool
+    /// Per group, its elements summed: a group's shapes whose arrays differ can name one element
+    /// twice.
+    var sums: GroupedSums<PackedPair<A, B>>
+
+    init(keys: Int, budget: ReadBudget?, keep: @escaping (A, B) -> Bool) {
+        self.keys = keys
+        self.budget = budget
+        self.keep = keep
+        sums = GroupedSums(budget: budget)
+    }
+
+    /// One group and shape (`head`) with its summed `counts`; counts one row against the budget
+    /// unless `counted` already.
+    mutating func add(_ head: ByteBuffer, _ counts: [Int64], counted: Bool = false) throws {
+        if !counted { try budget?.take() }
+        var bytes = head
+        let group = sums.group(try PostgresReader.groupBytes(&bytes, keys: keys))
+        var firstBytes = try PostgresReader.field(&bytes)
+        var secondBytes = try PostgresReader.field(&bytes)
+        let firsts = try [A](from: &firstBytes, type: .null, format: .binary, context: .default)
+        let seconds = try [B](from: &secondBytes, type: .null, format: .binary, context: .default)
+        guard firsts.count == counts.count, seconds.count == counts.count else {
+            throw PackedCellError(column: "counts")
+        }
+        for position in counts.indices where keep(firsts[position], seconds[position]) {
+            try sums.add(
+                counts[position], to: PackedPair(first: firsts[position], second: seconds[position]), in: group)
+        }
+    }
+}
+
+/// How many cells a packed read lets the server group into arrays (``PostgresReader/packedSums``):
+/// past it, the read sums the scope's cells one by one as they stream in. A task-local value, so
+/// tests can take the cell-by-cell path with a few cells.
+package enum PackedReadLimit {
+    @TaskLocal package static var cells = 20_000
+    /// Reads that went cell by cell since the process started.
+    package static let cellByCellReads = Atomic<Int>(0)
 }
 
 /// The elements of a one-dimensional array in PostgreSQL's binary format, read in place.

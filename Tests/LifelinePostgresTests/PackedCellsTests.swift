@@ -5,6 +5,7 @@ import LifelinePostgres
 import LifelineStorage
 import LifelineTestSupport
 import PostgresNIO
+import Synchronization
 import Testing
 
 /// Exit counts, signpost totals and histogram buckets packed one row per cell (migrations
@@ -113,6 +114,13 @@ extension PostgresAggregatorTests {
                 "-|iOS 17.4|iPhone15,2 fg cumulativeAppWatchdogExitCount 3",
                 "-|iOS 17.4|iPhone15,2 fg cumulativeNormalAppExitCount 11",
             ])
+        // Past `PackedReadLimit.cells` cells in scope, the same sums are read cell by cell.
+        let cellByCell = PackedReadLimit.cellByCellReads.load(ordering: .relaxed)
+        for groupBy: [GroupDimension] in [[.version], [.os, .device]] {
+            let grouped = try await exits(groupBy)
+            #expect(try await PackedReadLimit.$cells.withValue(1) { try await exits(groupBy) } == grouped)
+        }
+        #expect(PackedReadLimit.cellByCellReads.load(ordering: .relaxed) >= cellByCell + 2)
         func signposts(_ groupBy: [GroupDimension], categories: [String] = []) async throws -> [String] {
             let scope = Scope(app: "com.example.exits", days: days, groupBy: groupBy)
             return try await store.read { try await $0.signposts(scope, categories: categories) }.map { row in
