@@ -197,10 +197,21 @@ extension ExplorerCellMap {
         init(_ bytes: [UInt8]) throws(SketchDecodingError) {
             self.bytes = bytes
             var entries: [Entry] = []
+            // An entry keeps arrays of its own, never the walk's reused buffers (holding one made
+            // the walk's next reuse copy it): a numbered id shares its catalog bytes, an empty
+            // subject allocates nothing, and only the others are copied.
             isASCII = try ExplorerCellMap.forEachEntry(in: bytes) { metric, subject, cell, number in
-                entries.append(Entry(metric: metric, subject: subject, cell: cell, number: number))
+                entries.append(
+                    Entry(
+                        metric: number > 0 ? ExplorerCellMap.numberedIDBytes[number - 1] : Self.copy(metric),
+                        subject: subject.isEmpty ? [] : Self.copy(subject), cell: cell, number: number))
             }
             self.entries = entries
+        }
+
+        /// A copy of `bytes` in storage of its own.
+        private static func copy(_ bytes: [UInt8]) -> [UInt8] {
+            bytes.withUnsafeBufferPointer { [UInt8]($0) }
         }
     }
 
