@@ -4,6 +4,8 @@
 #
 # usage: scripts/api-fuzz.sh [MAX_EXAMPLES]        (default 50 per operation and phase)
 #   LIFELINE_BIN  the binary to serve with (default .build/debug/lifeline)
+#   LIFELINE_DB   the database to serve (default: a fresh SQLite file); a postgres:// URL of an
+#                 empty database runs the same checks on PostgreSQL
 # Starts `lifeline serve` on a free loopback port with a fresh database seeded with the shared
 # fixtures, runs every schemathesis check (no 5xx, status codes, content types, response schemas,
 # headers) and exits non-zero on any failure. Traffic goes only to 127.0.0.1.
@@ -14,7 +16,7 @@ bin="${LIFELINE_BIN:-.build/debug/lifeline}"
 command -v schemathesis >/dev/null || pip install -q 'schemathesis==4.32.5'
 tmp="$(mktemp -d)"
 trap 'kill "${server:-0}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-db="$tmp/db.sqlite"
+db="${LIFELINE_DB:-$tmp/db.sqlite}"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 key() { "$bin" keys create --db "$db" "$@" | tail -n 1; }
 ingest=$(key --role ingest --app com.example.notes)
