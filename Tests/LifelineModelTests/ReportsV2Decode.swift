@@ -58,6 +58,43 @@ struct ReportsV2Decode {
         #expect(metric.slices.first?.scalars.contains { $0.name == "cpuMetrics.cumulativeCPUTime" } == true)
     }
 
+    @Test(
+        "bucket bounds as measurement objects: units scaled, an escaped unit, none, an unknown one, an implausible value"
+    )
+    func bucketBoundObjects() throws {
+        func bound(_ value: String, _ unit: String?) -> String {
+            unit.map { #"{"value": \#(value), "unit": "\#($0)"}"# } ?? #"{"value": \#(value)}"#
+        }
+        let buckets = [
+            (bound("1", "s"), bound("2", "s"), 3), (bound("250", #"m\u0073"#), bound("260", "ms"), 4),
+            (bound("5", nil), bound("6", ""), 5), (bound("7", "furlongs"), bound("8", "ms"), 6),
+            (bound("1e300", "s"), bound("9", "ms"), 7),
+        ].map { #"{"count": \#($0.2), "lowerBound": \#($0.0), "upperBound": \#($0.1)}"# }
+        let json = """
+            {"version": "2.0.0", "timeRange": {"begin": 812505600, "end": 812592000},
+             "environment": {"bundleIdentifier": "com.example.app", "latestApplicationVersion": "1.0",
+               "deviceType": "iPhone17,5", "osVersion": {"platform": "iPhone OS", "number": "27.0", "buildNumber": "24A1"}},
+             "intervalEntries": [{"duration": {"value": 86400, "unit": "s"}, "states": [],
+               "values": [{"hangTimeMetric": {"histogram": {"buckets": [\(buckets.joined(separator: ", "))]}}}]}]}
+            """
+        let documents = try decodeJSON(json, family: .metric)
+        guard case .metric(let metric) = try #require(documents.first).content else {
+            Issue.record("expected a metric report")
+            return
+        }
+        let hang = try #require(
+            metric.histograms.first { $0.name == "applicationResponsivenessMetrics.histogrammedAppHangTime" })
+        // Sorted by start, an unread start last; the implausible bound drops its bucket.
+        #expect(
+            hang.histogram.buckets == [
+                HistogramBucket(start: 5, end: 6, count: 5), HistogramBucket(start: 250, end: 260, count: 4),
+                HistogramBucket(start: 1_000, end: 2_000, count: 3), HistogramBucket(start: nil, end: 8, count: 6),
+            ])
+        #expect(hang.histogram.unit == .milliseconds)
+        #expect(documents[0].unparsedMeasurements == 1)
+        #expect(documents[0].droppedValues == 1)
+    }
+
     @Test("the store's form: 2.0.0 inclusive millisecond buckets end where legacy ones do; bars and legacy unchanged")
     func legacyBucketBounds() throws {
         let metric = try Fixtures.metric(Self.dayReport)

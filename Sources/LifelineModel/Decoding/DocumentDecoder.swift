@@ -20,6 +20,9 @@ struct DocumentDecoder {
     var framesRemaining: Int
     /// Metrics (scalars + histograms) the body may still hold (shared by its documents).
     var metricsRemaining: Int
+    /// The last unit symbol of a measurement object and how it read (``unit(_:)``): a report
+    /// repeats a few symbols hundreds of times.
+    private var lastUnit: (symbol: [UInt8], parsed: MeasurementParser.Parsed?)?
 
     init(tape: JSONTape, limits: DecodeLimits, document: Int = 1, budget: BodyBudget? = nil) {
         self.tape = tape
@@ -88,33 +91,85 @@ struct DocumentDecoder {
     /// its unit symbol (read by ``MeasurementParser``, so both formats normalise alike); kept as
     /// `"1491 s"`. No unit: a count.
     mutating func objectMeasurement(_ t: Int) -> (measurement: Measurement, factor: Double)? {
-        guard let valueToken = tape.member(t, "value"), tape.kind(valueToken) == .number else { return nil }
-        guard let number = tape.double(valueToken) else {
-            dropped += 1
-            return nil
-        }
-        let numberText = String(decoding: tape.bytes[tape.byteRange(valueToken)], as: UTF8.self)
-        guard let unitToken = tape.member(t, "unit"), tape.kind(unitToken) == .string, nameFits(unitToken),
-            let unit = tape.nonEmptyString(unitToken)
-        else {
-            guard ValueBounds.isPlausible(number, unit: .count) else {
+        guard let parts = objectParts(t) else { return nil }
+        let numberText = String(decoding: tape.bytes[tape.byteRange(parts.numberToken)], as: UTF8.self)
+        guard let unit = parts.unit else {
+            guard ValueBounds.isPlausible(parts.number, unit: .count) else {
                 dropped += 1
                 return nil
             }
-            return (Measurement(value: number, unit: .count, raw: numberText), 1)
+            return (Measurement(value: parts.number, unit: .count, raw: numberText), 1)
         }
-        let raw = numberText + " " + unit
-        var probe = "1 " + unit
-        guard let parsed = probe.withUTF8({ MeasurementParser.parse(UnsafeRawBufferPointer($0)) }) else {
+        let raw = numberText + " " + (tape.string(unit.token) ?? "")
+        guard let parsed = unit.parsed else {
             unparsed += 1
             return (Measurement(value: nil, unit: nil, raw: raw), 1)
         }
-        let value = number * parsed.factor
+        let value = parts.number * parsed.factor
         guard ValueBounds.isPlausible(value, unit: parsed.unit) else {
             dropped += 1
             return nil
         }
         return (Measurement(value: value, unit: parsed.unit, raw: raw), parsed.factor)
+    }
+
+    /// ``objectMeasurement(_:)``'s value and unit, counted alike, without the raw text (histogram
+    /// bucket bounds: two per bucket, and the strings were most of an iOS 27 report's decoding).
+    mutating func objectValue(_ t: Int) -> (value: Double, unit: MeasurementUnit)? {
+        guard let parts = objectParts(t) else { return nil }
+        guard let unit = parts.unit else {
+            guard ValueBounds.isPlausible(parts.number, unit: .count) else {
+                dropped += 1
+                return nil
+            }
+            return (parts.number, .count)
+        }
+        guard let parsed = unit.parsed else {
+            unparsed += 1
+            return nil
+        }
+        let value = parts.number * parsed.factor
+        guard ValueBounds.isPlausible(value, unit: parsed.unit) else {
+            dropped += 1
+            return nil
+        }
+        return (value, parsed.unit)
+    }
+
+    /// A measurement object's number (and its token) and its unit symbol (its token, and the symbol
+    /// read by ``MeasurementParser`` as `"1 <symbol>"`: `nil` when it is no known unit); `unit` is
+    /// `nil` without a non-empty symbol that fits ``DecodeLimits/maxNameBytes``. `nil` without a
+    /// number; an unreadable number counts a drop.
+    private mutating func objectParts(
+        _ t: Int
+    ) -> (number: Double, numberToken: Int, unit: (token: Int, parsed: MeasurementParser.Parsed?)?)? {
+        guard let valueToken = tape.member(t, "value"), tape.kind(valueToken) == .number else { return nil }
+        guard let number = tape.double(valueToken) else {
+            dropped += 1
+            return nil
+        }
+        guard let unitToken = tape.member(t, "unit"), tape.kind(unitToken) == .string, nameFits(unitToken),
+            tape.rawLength(unitToken) > 0
+        else { return (number, valueToken, nil) }
+        let parsed =
+            tape.isEscaped(unitToken)
+            ? tape.unescapedBytes(unitToken).withUnsafeBytes { unit($0) }
+            : unit(tape.rawStringBytes(unitToken))
+        return (number, valueToken, (unitToken, parsed))
+    }
+
+    /// `"1 "` followed by `symbol`, read by ``MeasurementParser`` (its unit and factor); the last
+    /// symbol's answer is reused.
+    private mutating func unit(_ symbol: UnsafeRawBufferPointer) -> MeasurementParser.Parsed? {
+        if let lastUnit, lastUnit.symbol.elementsEqual(symbol) { return lastUnit.parsed }
+        let parsed = withUnsafeTemporaryAllocation(byteCount: symbol.count + 2, alignment: 1) { probe in
+            probe[0] = UInt8(ascii: "1")
+            probe[1] = UInt8(ascii: " ")
+            UnsafeMutableRawBufferPointer(rebasing: probe[2...]).copyMemory(from: symbol)
+            return MeasurementParser.parse(UnsafeRawBufferPointer(probe))
+        }
+        lastUnit = (Array(symbol), parsed)
+        return parsed
     }
 
     /// A measurement value without keeping the raw text (histogram bucket bounds).
@@ -144,8 +199,7 @@ struct DocumentDecoder {
             }
             return (value, .count)
         case .object:
-            guard let m = objectMeasurement(t)?.measurement, let value = m.value, let unit = m.unit else { return nil }
-            return (value, unit)
+            return objectValue(t)
         default:
             return nil
         }
