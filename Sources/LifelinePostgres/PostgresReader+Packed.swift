@@ -196,23 +196,13 @@ extension PostgresReader {
     /// The number of rows and the column sums (saturating) of a binary two-dimensional
     /// `bigint[][]` (`array_agg` of one shape's counts: one row per cell).
     static func columnSums(_ bytes: ByteBuffer) throws -> (rows: Int, sums: [Int64]) {
-        var bytes = bytes
-        guard let (dimensions, _, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self),
-            dimensions == 2,
-            let (rows, _, columns, _) = bytes.readMultipleIntegers(
-                endianness: .big, as: (Int32, Int32, Int32, Int32).self),
-            rows >= 0, columns >= 0, bytes.readableBytes == Int(rows) * Int(columns) * 12
-        else { throw PackedCellError(column: "counts") }
-        var sums = [Int64](repeating: 0, count: Int(columns))
+        var elements = try BinaryArray(bytes, column: "counts", dimensions: 2)
+        var sums = [Int64](repeating: 0, count: elements.rowLength)
+        let rows = sums.isEmpty ? 0 : elements.count / sums.count
         for _ in 0..<rows {
-            for position in sums.indices {
-                guard let (size, value) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int64).self),
-                    size == 8
-                else { throw PackedCellError(column: "counts") }
-                sums[position].addSaturating(value)
-            }
+            for position in sums.indices { sums[position].addSaturating(try elements.int64()) }
         }
-        return (Int(rows), sums)
+        return (rows, sums)
     }
 
     /// Adds a binary one-dimensional `bigint[]` position by position into `sums` (saturating).
@@ -271,26 +261,32 @@ package enum PackedReadLimit {
     package static let cellByCellReads = Atomic<Int>(0)
 }
 
-/// The elements of a one-dimensional array in PostgreSQL's binary format, read in place.
+/// The elements of an array in PostgreSQL's binary format (one dimension, or at most
+/// `dimensions`), read in place in row-major order.
 struct BinaryArray {
     private var bytes: ByteBuffer
+    /// Elements in all.
     let count: Int
+    /// Elements per row: the last dimension's length (0 for an empty array).
+    let rowLength: Int
     private let column: String
 
-    init(_ bytes: ByteBuffer, column: String) throws {
+    init(_ bytes: ByteBuffer, column: String, dimensions most: Int32 = 1) throws {
         var bytes = bytes
-        guard let (dimensions, _, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self)
+        guard let (dimensions, _, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32, UInt32).self),
+            (0...most).contains(dimensions)
         else { throw PackedCellError(column: column) }
-        if dimensions == 0 {
-            count = 0
-        } else {
-            guard dimensions == 1,
-                let (length, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32).self),
-                length >= 0
+        var count = dimensions == 0 ? 0 : 1
+        var rowLength = 0
+        for _ in 0..<dimensions {
+            guard let (length, _) = bytes.readMultipleIntegers(endianness: .big, as: (Int32, Int32).self), length >= 0
             else { throw PackedCellError(column: column) }
-            count = Int(length)
+            count *= Int(length)
+            rowLength = Int(length)
         }
         self.bytes = bytes
+        self.count = count
+        self.rowLength = rowLength
         self.column = column
     }
 

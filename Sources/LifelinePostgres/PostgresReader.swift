@@ -62,8 +62,8 @@ struct PostgresReader: AggregateReader {
         /// The version-level tables (`_v`) answer: the scope neither filters nor groups by OS or
         /// device.
         var versionLevel: Bool
-        /// The exits per OS and device (`exit_cells_od`) answer for `exit_cells`: the scope groups
-        /// or filters by OS or device, and neither filters nor groups by version.
+        /// The tables folded per OS and device too (`_od`, ``RollupRows/osDeviceTables``) answer:
+        /// the scope groups or filters by OS or device, and neither filters nor groups by version.
         var osDeviceLevel: Bool
 
         /// Nil for a scope about iOS 27 app states: those are answered from the per-state rows
@@ -108,8 +108,9 @@ struct PostgresReader: AggregateReader {
 
         /// `SELECT [keys…,] columns… FROM table WHERE … [AND extra]`, one row per stored row.
         func cellsSQL(_ table: String, columns: [String], extra: String? = nil, keyed: Bool = true) -> String {
-            let table =
-                versionLevel ? table + "_v" : osDeviceLevel && table == "exit_cells" ? "exit_cells_od" : table
+            let suffix =
+                versionLevel ? "_v" : osDeviceLevel && RollupRows.osDeviceTables.contains(table) ? "_od" : ""
+            let table = table + suffix
             let selected = (keyed ? keys : []) + columns
             var sql = "SELECT \(selected.joined(separator: ", ")) FROM \(table) WHERE \(condition)"
             if let extra { sql += " AND \(extra)" }

@@ -10,12 +10,12 @@ import PostgresNIO
 /// decremented (not recounted), so a concurrent ingest of the same group is not lost.
 extension PostgresStore {
     /// The rollup tables, all keyed (app, day, …): every figure at the fine and the version level,
-    /// the exits per OS and device.
+    /// some per OS and device too.
     static let rollupTables =
         [
             "usage_rollup", "exit_cells", "signpost_cells", "bucket_cells", "diagnostic_rollup", "explorer_cells",
         ]
-        .flatMap { [$0, $0 + "_v"] } + ["exit_cells_od"]
+        .flatMap { [$0, $0 + "_v"] } + RollupRows.osDeviceTables.sorted().map { $0 + "_od" }
 
     /// Applies `policy` as of `now` (epoch seconds); `progress` is told after each transaction.
     /// A dry run counts what would go and removes nothing.

@@ -200,25 +200,29 @@ struct RollupRows {
             rows.usage[key, default: Usage()].foreground += value.foreground
             rows.usage[key, default: Usage()].background += value.background
         }
-        for (key, count) in exits { rows.exits[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count }
-        for (key, count) in signposts {
-            rows.signposts[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
-        }
-        for (key, count) in buckets {
-            rows.buckets[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
-        }
-        for (key, count) in diagnostics {
-            rows.diagnostics[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count
-        }
+        Self.add(exits, into: &rows.exits, cells: coarse)
+        Self.add(signposts, into: &rows.signposts, cells: coarse)
+        Self.add(buckets, into: &rows.buckets, cells: coarse)
+        Self.add(diagnostics, into: &rows.diagnostics, cells: coarse)
         return rows
     }
+
+    /// The tables folded per day, OS and device too (suffix `_od`, ``exitsByOSAndDevice()``).
+    static let osDeviceTables: Set<String> = ["exit_cells"]
 
     /// The exits alone per day, OS and device (migration `postgres/0020`): version ''.
     func exitsByOSAndDevice() -> RollupRows {
         var rows = RollupRows()
         let coarse = cells.map { rows.id(Cell(day: $0.day, version: "", os: $0.os, device: $0.device)) }
-        for (key, count) in exits { rows.exits[Keyed(cell: coarse[Int(key.cell)], key: key.key), default: 0] += count }
+        Self.add(exits, into: &rows.exits, cells: coarse)
         return rows
+    }
+
+    /// Adds `counts` to `sums`, each row's cell replaced by `cells[its cell]` (a coarser level's).
+    private static func add<Key: Hashable>(
+        _ counts: [Keyed<Key>: Int64], into sums: inout [Keyed<Key>: Int64], cells: [Int32]
+    ) {
+        for (key, count) in counts { sums[Keyed(cell: cells[Int(key.cell)], key: key.key), default: 0] += count }
     }
 
     /// The rank of each interned cell in sorted order (the lock order of the upserts).

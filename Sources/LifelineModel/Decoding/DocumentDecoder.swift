@@ -91,58 +91,37 @@ struct DocumentDecoder {
     /// its unit symbol (read by ``MeasurementParser``, so both formats normalise alike); kept as
     /// `"1491 s"`. No unit: a count.
     mutating func objectMeasurement(_ t: Int) -> (measurement: Measurement, factor: Double)? {
-        guard let parts = objectParts(t) else { return nil }
-        let numberText = String(decoding: tape.bytes[tape.byteRange(parts.numberToken)], as: UTF8.self)
-        guard let unit = parts.unit else {
-            guard ValueBounds.isPlausible(parts.number, unit: .count) else {
-                dropped += 1
-                return nil
-            }
-            return (Measurement(value: parts.number, unit: .count, raw: numberText), 1)
+        guard let object = readObject(t) else { return nil }
+        let numberText = String(decoding: tape.bytes[tape.byteRange(object.numberToken)], as: UTF8.self)
+        let raw = object.unitToken.map { numberText + " " + (tape.string($0) ?? "") } ?? numberText
+        switch object.reading {
+        case .value(let value, let unit, let factor): return (Measurement(value: value, unit: unit, raw: raw), factor)
+        case .unparsed: return (Measurement(value: nil, unit: nil, raw: raw), 1)
+        case .implausible: return nil
         }
-        let raw = numberText + " " + (tape.string(unit.token) ?? "")
-        guard let parsed = unit.parsed else {
-            unparsed += 1
-            return (Measurement(value: nil, unit: nil, raw: raw), 1)
-        }
-        let value = parts.number * parsed.factor
-        guard ValueBounds.isPlausible(value, unit: parsed.unit) else {
-            dropped += 1
-            return nil
-        }
-        return (Measurement(value: value, unit: parsed.unit, raw: raw), parsed.factor)
     }
 
     /// ``objectMeasurement(_:)``'s value and unit, counted alike, without the raw text (histogram
     /// bucket bounds: two per bucket, and the strings were most of an iOS 27 report's decoding).
     mutating func objectValue(_ t: Int) -> (value: Double, unit: MeasurementUnit)? {
-        guard let parts = objectParts(t) else { return nil }
-        guard let unit = parts.unit else {
-            guard ValueBounds.isPlausible(parts.number, unit: .count) else {
-                dropped += 1
-                return nil
-            }
-            return (parts.number, .count)
-        }
-        guard let parsed = unit.parsed else {
-            unparsed += 1
-            return nil
-        }
-        let value = parts.number * parsed.factor
-        guard ValueBounds.isPlausible(value, unit: parsed.unit) else {
-            dropped += 1
-            return nil
-        }
-        return (value, parsed.unit)
+        guard case .value(let value, let unit, _) = readObject(t)?.reading else { return nil }
+        return (value, unit)
     }
 
-    /// A measurement object's number (and its token) and its unit symbol (its token, and the symbol
-    /// read by ``MeasurementParser`` as `"1 <symbol>"`: `nil` when it is no known unit); `unit` is
-    /// `nil` without a non-empty symbol that fits ``DecodeLimits/maxNameBytes``. `nil` without a
-    /// number; an unreadable number counts a drop.
-    private mutating func objectParts(
-        _ t: Int
-    ) -> (number: Double, numberToken: Int, unit: (token: Int, parsed: MeasurementParser.Parsed?)?)? {
+    /// How a measurement object reads.
+    private enum ObjectReading {
+        /// The number times its unit's factor (a count without a unit).
+        case value(Double, MeasurementUnit, factor: Double)
+        /// A unit symbol that is no known unit (counted in ``unparsed``).
+        case unparsed
+        /// A value outside ``ValueBounds`` (counted in ``dropped``).
+        case implausible
+    }
+
+    /// A measurement object's number token, its unit symbol's token (`nil` without a non-empty
+    /// symbol that fits ``DecodeLimits/maxNameBytes``) and how it reads, counted once here; `nil`
+    /// without a number (an unreadable one counts a drop).
+    private mutating func readObject(_ t: Int) -> (numberToken: Int, unitToken: Int?, reading: ObjectReading)? {
         guard let valueToken = tape.member(t, "value"), tape.kind(valueToken) == .number else { return nil }
         guard let number = tape.double(valueToken) else {
             dropped += 1
@@ -150,12 +129,27 @@ struct DocumentDecoder {
         }
         guard let unitToken = tape.member(t, "unit"), tape.kind(unitToken) == .string, nameFits(unitToken),
             tape.rawLength(unitToken) > 0
-        else { return (number, valueToken, nil) }
-        let parsed =
+        else {
+            guard ValueBounds.isPlausible(number, unit: .count) else {
+                dropped += 1
+                return (valueToken, nil, .implausible)
+            }
+            return (valueToken, nil, .value(number, .count, factor: 1))
+        }
+        let symbol =
             tape.isEscaped(unitToken)
             ? tape.unescapedBytes(unitToken).withUnsafeBytes { unit($0) }
             : unit(tape.rawStringBytes(unitToken))
-        return (number, valueToken, (unitToken, parsed))
+        guard let symbol else {
+            unparsed += 1
+            return (valueToken, unitToken, .unparsed)
+        }
+        let value = number * symbol.factor
+        guard ValueBounds.isPlausible(value, unit: symbol.unit) else {
+            dropped += 1
+            return (valueToken, unitToken, .implausible)
+        }
+        return (valueToken, unitToken, .value(value, symbol.unit, factor: symbol.factor))
     }
 
     /// `"1 "` followed by `symbol`, read by ``MeasurementParser`` (its unit and factor); the last
