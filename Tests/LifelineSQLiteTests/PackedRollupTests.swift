@@ -123,6 +123,47 @@ struct RollupBlobEncodingTests {
         #expect(RollupBlob.decode(packed, as: BucketEntry.self) == buckets)
     }
 
+    @Test("two packed lists merged as streams give the bytes of the decoded merge, or defer to it")
+    func streamedMerge() {
+        /// Seeded lists of buckets on a 10 ms grid, some shared, counts near Int64.max at times.
+        var generator = SplitMix64(seed: 7)
+        func buckets(_ count: Int) -> [BucketEntry] {
+            RollupBlob.normalize(
+                (0..<count).map { _ in
+                    let start = Double(generator.next() % 300) * 10
+                    let count = generator.next() % 10 == 0 ? Int64.max - 3 : Int64(generator.next() % 1_000)
+                    return BucketEntry(start: start, end: start + Double(10 * (1 + generator.next() % 3)), count: count)
+                })
+        }
+        func streamed(_ x: [UInt8], _ y: [UInt8], limit: Int) -> [UInt8]? {
+            x.withUnsafeBytes { x in y.withUnsafeBytes { y in RollupBlob.mergePacked(x, y, limit: limit) } }
+        }
+        for round in 0..<200 {
+            let x = buckets(round % 70)
+            let y = buckets((round * 7) % 90)
+            let merged = RollupBlob.merge(x, y)
+            let packed = streamed(RollupBlob.encode(x), RollupBlob.encode(y), limit: RollupBlob.maxBuckets)
+            if merged.count > RollupBlob.maxBuckets {
+                #expect(packed == nil)
+            } else {
+                #expect(packed == RollupBlob.encode(merged))
+            }
+            // The fold's merge of version cells gives the decoded merge, coarsened, either way.
+            #expect(
+                RollupCells.mergeBuckets(RollupBlob.encode(x), RollupBlob.encode(y))
+                    == RollupBlob.encode(RollupBlob.coarsen(merged)))
+        }
+        let counts = [CountEntry(a: 0, b: 2, count: 5), CountEntry(a: 1, b: -4, count: 1)]
+        let more = [CountEntry(a: 0, b: 2, count: 3), CountEntry(a: 0, b: 3, count: 1)]
+        #expect(
+            streamed(RollupBlob.encode(counts), RollupBlob.encode(more), limit: .max)
+                == RollupBlob.encode(RollupBlob.merge(counts, more)))
+        // An empty blob is an empty list; the words layout is left to the decoded merge.
+        #expect(streamed([], RollupBlob.encode(counts), limit: .max) == RollupBlob.encode(counts))
+        let fractional = RollupBlob.encode([BucketEntry(start: 0, end: 2.5, count: 3)])
+        #expect(streamed(fractional, RollupBlob.encode([BucketEntry(start: 0, end: 10, count: 1)]), limit: .max) == nil)
+    }
+
     @Test("a damaged blob yields what was readable, never a crash")
     func damagedBlobs() {
         let counts: [CountEntry] = (0..<10).map { (index: Int) -> CountEntry in

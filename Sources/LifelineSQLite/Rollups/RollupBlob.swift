@@ -163,18 +163,90 @@ enum RollupBlob {
 
     /// The blob of normalized `entries`: varints when every entry has integers, else words.
     static func encode<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
-        let integers = entries.compactMap(\.integers)
-        guard integers.count == entries.count else { return encodeWords(entries) }
         var bytes: [UInt8] = [Layout.varints.rawValue]
         bytes.reserveCapacity(1 + entries.count * 5)
         var previous: Int64 = 0
-        for (first, second, third) in integers {
+        for entry in entries {
+            guard let (first, second, third) = entry.integers else { return encodeWords(entries) }
             appendVarint(zigzag(first &- previous), to: &bytes)
             appendVarint(zigzag(second), to: &bytes)
             appendVarint(zigzag(third), to: &bytes)
             previous = first
         }
         return bytes
+    }
+
+    /// The varint entries of a blob, read one at a time (what ``decode(_:as:)`` reads, without
+    /// the array): ends at the blob's end or at damage.
+    struct VarintCursor {
+        let raw: UnsafeRawBufferPointer
+        var offset = 1
+        var previous: Int64 = 0
+
+        /// `nil` unless `raw` is empty or holds the varint layout.
+        init?(_ raw: UnsafeRawBufferPointer) {
+            self.raw = raw
+            guard let first = raw.first else { return }
+            guard first == Layout.varints.rawValue else { return nil }
+        }
+
+        mutating func next() -> (Int64, Int64, Int64)? {
+            guard offset < raw.count, let delta = readVarint(raw, &offset), let second = readVarint(raw, &offset),
+                let third = readVarint(raw, &offset)
+            else {
+                offset = raw.count
+                return nil
+            }
+            previous = previous &+ unzigzag(delta)
+            return (previous, unzigzag(second), unzigzag(third))
+        }
+    }
+
+    /// The merge of two varint blobs of normalized entries (keys ordered as their first two
+    /// integers), streamed from one to the other without decoding either into an array: the bytes
+    /// `encode(merge(decode(x), decode(y)))` gives. `nil` when either blob has the words layout or
+    /// the merge holds more than `limit` entries (the caller merges the entries, and coarsens).
+    static func mergePacked(_ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer, limit: Int) -> [UInt8]? {
+        guard var left = VarintCursor(x), var right = VarintCursor(y) else { return nil }
+        var bytes: [UInt8] = [Layout.varints.rawValue]
+        bytes.reserveCapacity(x.count + y.count)
+        var previous: Int64 = 0
+        var written = 0
+        var a = left.next()
+        var b = right.next()
+        while true {
+            let entry: (Int64, Int64, Int64)
+            switch (a, b) {
+            case (nil, nil):
+                return bytes
+            case (let l?, nil):
+                entry = l
+                a = left.next()
+            case (nil, let r?):
+                entry = r
+                b = right.next()
+            case (let l?, let r?):
+                if l.0 == r.0, l.1 == r.1 {
+                    var count = l.2
+                    count.addSaturating(r.2)
+                    entry = (l.0, l.1, count)
+                    a = left.next()
+                    b = right.next()
+                } else if (l.0, l.1) < (r.0, r.1) {
+                    entry = l
+                    a = left.next()
+                } else {
+                    entry = r
+                    b = right.next()
+                }
+            }
+            written += 1
+            guard written <= limit else { return nil }
+            appendVarint(zigzag(entry.0 &- previous), to: &bytes)
+            appendVarint(zigzag(entry.1), to: &bytes)
+            appendVarint(zigzag(entry.2), to: &bytes)
+            previous = entry.0
+        }
     }
 
     private static func encodeWords<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
@@ -270,7 +342,8 @@ enum RollupBlob {
         let buckets = sqlite3_create_function_v2(
             handle, "ll_merge_buckets", 2, flags, nil,
             { context, _, arguments in
-                RollupBlob.mergeFunction(context, arguments, BucketEntry.self, finish: RollupBlob.coarsen)
+                RollupBlob.mergeFunction(
+                    context, arguments, BucketEntry.self, limit: RollupBlob.maxBuckets, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
         guard buckets == SQLITE_OK else { return buckets }
         return ExplorerMergeFunction.register(on: handle)
@@ -280,13 +353,25 @@ enum RollupBlob {
 
     private static func mergeFunction<Entry: PackedEntry>(
         _ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?, _: Entry.Type,
-        finish: ([Entry]) -> [Entry]
+        limit: Int = .max, finish: ([Entry]) -> [Entry]
     ) {
         guard let arguments else { return sqlite3_result_null(context) }
         func entries(_ value: OpaquePointer?) -> [Entry] {
             let count = Int(sqlite3_value_bytes(value))
             guard count > 0, let pointer = sqlite3_value_blob(value) else { return [] }
             return decode(UnsafeRawBufferPointer(start: pointer, count: count))
+        }
+        func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
+            let count = Int(sqlite3_value_bytes(value))
+            guard count > 0, let pointer = sqlite3_value_blob(value) else {
+                return UnsafeRawBufferPointer(start: nil, count: 0)
+            }
+            return UnsafeRawBufferPointer(start: pointer, count: count)
+        }
+        if let packed = mergePacked(bytes(arguments[0]), bytes(arguments[1]), limit: limit), packed.count > 1 {
+            return packed.withUnsafeBytes { raw in
+                sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
+            }
         }
         let merged = finish(merge(entries(arguments[0]), entries(arguments[1])))
         guard !merged.isEmpty else { return sqlite3_result_zeroblob(context, 0) }

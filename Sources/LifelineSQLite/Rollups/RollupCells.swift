@@ -14,6 +14,12 @@ struct RollupCells {
         var background: Double = 0
         var exits: [CountEntry] = []
         var signposts: [CountEntry] = []
+
+        mutating func add(_ usage: RollupDeltas.Usage) {
+            payloads.addSaturating(usage.payloads)
+            foreground += usage.foregroundMilliseconds
+            background += usage.backgroundMilliseconds
+        }
     }
 
     struct SourceCell: Hashable {
@@ -34,22 +40,20 @@ struct RollupCells {
 
     init() {}
 
-    /// `deltas` summed per cell of `level`.
+    /// `deltas` summed per cell of `level`. A document's entries sit together in the log (a
+    /// histogram's buckets one after another), so each run of equal keys is hashed once.
     init(_ deltas: RollupDeltas, level: RollupLevel) {
         let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
         for usage in deltas.usage {
-            let cell = project(usage.cell)
-            metrics[cell, default: Metric()].payloads.addSaturating(usage.payloads)
-            metrics[cell, default: Metric()].foreground += usage.foregroundMilliseconds
-            metrics[cell, default: Metric()].background += usage.backgroundMilliseconds
+            metrics[project(usage.cell), default: Metric()].add(usage)
         }
-        for exit in deltas.exits {
-            metrics[project(exit.cell), default: Metric()].exits.append(
-                CountEntry(a: exit.state, b: exit.reason, count: exit.count))
+        Self.runs(of: deltas.exits, key: { project($0.cell) }) { cell, run in
+            metrics[cell, default: Metric()].exits.append(
+                contentsOf: run.lazy.map { CountEntry(a: $0.state, b: $0.reason, count: $0.count) })
         }
-        for signpost in deltas.signposts {
-            metrics[project(signpost.cell), default: Metric()].signposts.append(
-                CountEntry(a: signpost.category, b: signpost.name, count: signpost.count))
+        Self.runs(of: deltas.signposts, key: { project($0.cell) }) { cell, run in
+            metrics[cell, default: Metric()].signposts.append(
+                contentsOf: run.lazy.map { CountEntry(a: $0.category, b: $0.name, count: $0.count) })
         }
         metrics = metrics.mapValues { sums in
             var sums = sums
@@ -58,15 +62,28 @@ struct RollupCells {
             return sums
         }
         var entries: [SourceCell: [BucketEntry]] = [:]
-        for row in deltas.buckets {
-            entries[SourceCell(cell: project(row.cell), source: row.source), default: []].append(
-                BucketEntry(start: row.start, end: row.end, count: row.count))
+        Self.runs(of: deltas.buckets, key: { SourceCell(cell: project($0.cell), source: $0.source) }) { key, run in
+            entries[key, default: []].append(
+                contentsOf: run.lazy.map { BucketEntry(start: $0.start, end: $0.end, count: $0.count) })
         }
         buckets = entries.mapValues { RollupBlob.encode(RollupBlob.coarsen(RollupBlob.normalize($0))) }
-        for row in deltas.diagnostics {
-            diagnostics[
-                DiagnosticKey(cell: project(row.cell), kind: row.kind, crashGroup: row.crashGroup), default: 0] +=
-                1
+        let diagnosticKey = { (row: RollupDeltas.Diagnostic) in
+            DiagnosticKey(cell: project(row.cell), kind: row.kind, crashGroup: row.crashGroup)
+        }
+        Self.runs(of: deltas.diagnostics, key: diagnosticKey) { diagnostics[$0, default: 0] += Int64($1.count) }
+    }
+
+    /// Calls `body` once per run of consecutive `rows` of equal `key`, in order.
+    private static func runs<Row, Key: Equatable>(
+        of rows: [Row], key: (Row) -> Key, _ body: (Key, ArraySlice<Row>) -> Void
+    ) {
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let runKey = key(rows[start])
+            var end = start + 1
+            while end < rows.endIndex, key(rows[end]) == runKey { end += 1 }
+            body(runKey, rows[start..<end])
+            start = end
         }
     }
 
@@ -95,10 +112,20 @@ struct RollupCells {
                 buckets[key] = packed
                 continue
             }
-            let merged = RollupBlob.merge(
-                RollupBlob.decode(mine, as: BucketEntry.self), RollupBlob.decode(packed, as: BucketEntry.self))
-            buckets[key] = RollupBlob.encode(RollupBlob.coarsen(merged))
+            buckets[key] = RollupCells.mergeBuckets(mine, packed)
         }
         for (key, count) in other.diagnostics { diagnostics[key, default: 0] += count }
+    }
+
+    /// Two packed bucket lists merged: streamed when both are varints and the merge fits in
+    /// ``RollupBlob/maxBuckets``, else decoded, merged and coarsened.
+    static func mergeBuckets(_ x: [UInt8], _ y: [UInt8]) -> [UInt8] {
+        let streamed = x.withUnsafeBytes { x in
+            y.withUnsafeBytes { y in RollupBlob.mergePacked(x, y, limit: RollupBlob.maxBuckets) }
+        }
+        if let streamed { return streamed }
+        let merged = RollupBlob.merge(
+            RollupBlob.decode(x, as: BucketEntry.self), RollupBlob.decode(y, as: BucketEntry.self))
+        return RollupBlob.encode(RollupBlob.coarsen(merged))
     }
 }
