@@ -16,9 +16,14 @@ package final class NotificationDispatcher: Sendable {
     /// Told how each request carrying outbox rows ended (``onFinished(_:)``).
     private let finishedHandler = FinishedHandler()
 
-    /// The handler behind a lock, shared with the queues.
+    /// The handler behind a lock, shared with the queues. Inside a struct: a closure held by the
+    /// lock as its value itself gained two reabstraction thunks at every read (``BatchObserver``).
     private final class FinishedHandler: Sendable {
-        let handler = Mutex<(@Sendable ([Int64], DeliveryOutcome) async -> Void)?>(nil)
+        struct Handler {
+            var body: (@Sendable ([Int64], DeliveryOutcome) async -> Void)?
+        }
+
+        let handler = Mutex(Handler())
     }
 
     package init(receivers: [ReceiverConfig], sender: any NotificationSender, logger: Logger) {
@@ -28,7 +33,7 @@ package final class NotificationDispatcher: Sendable {
         var queues: [String: ReceiverQueue] = [:]
         let handler = finishedHandler
         let finished: @Sendable ([Int64], DeliveryOutcome) async -> Void = { ids, outcome in
-            await handler.handler.withLock { $0 }?(ids, outcome)
+            await handler.handler.withLock { $0.body }?(ids, outcome)
         }
         self.finished = finished
         for receiver in receivers { queues[receiver.name] = ReceiverQueue(config: receiver, finished: finished) }
@@ -61,7 +66,7 @@ package final class NotificationDispatcher: Sendable {
 
     /// Sets what is told how each request carrying outbox rows ended (delivered, failed, dropped).
     package func onFinished(_ handler: @escaping @Sendable ([Int64], DeliveryOutcome) async -> Void) {
-        finishedHandler.handler.withLock { $0 = handler }
+        finishedHandler.handler.withLock { $0.body = handler }
     }
 
     /// Whether a receiver of that name is configured.

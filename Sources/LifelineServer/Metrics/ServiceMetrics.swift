@@ -17,8 +17,17 @@ package final class ServiceMetrics: Sendable {
         .milliseconds(2500), .seconds(5),
     ]
 
+    /// Requests per writer transaction, made once: `batch(requests:)` runs on the writer thread,
+    /// where looking it up in the registry at every commit cost ~3 % of the thread (`perf`).
+    private let batchRequests: ValueHistogram
+
     package init() {
         registry = PrometheusCollectorRegistry()
+        batchRequests = registry.makeValueHistogram(
+            descriptor: .init(
+                namespace: "lifeline", subsystem: "writer", metricName: "batch_requests", unitName: "",
+                helpText: "Ingest requests committed together in one writer transaction"),
+            labels: [], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256])
     }
 
     /// One answered HTTP request.
@@ -62,12 +71,7 @@ package final class ServiceMetrics: Sendable {
 
     /// One transaction of the writer, with the number of requests it committed together.
     func batch(requests: Int) {
-        registry.makeValueHistogram(
-            descriptor: .init(
-                namespace: "lifeline", subsystem: "writer", metricName: "batch_requests", unitName: "",
-                helpText: "Ingest requests committed together in one writer transaction"),
-            labels: [], buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256]
-        ).record(Double(requests))
+        batchRequests.record(Double(requests))
     }
 
     /// One pruning run: what it removed, by kind, and when it ended.
