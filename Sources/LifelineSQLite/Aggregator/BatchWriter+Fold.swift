@@ -100,7 +100,8 @@ extension BatchWriter {
         interner.commit()
         result.explorerHeld = explorer?.committed() ?? 0
         result.rollupsHeld = rollups?.committed() ?? 0
-        for id in unfolded.keys where id <= result.through { unfolded[id] = nil }
+        // The ids first: removing while iterating `unfolded.keys` copied the dictionary.
+        for id in unfolded.keys.filter({ $0 <= result.through }) { unfolded[id] = nil }
         return result
     }
 
