@@ -99,6 +99,42 @@ extension AggregatorTests {
     }
 
     @Test(
+        "cached version rows written on their own schedule while seals go on, with no reader, exactly as a refold writes them"
+    )
+    func versionRowsWrittenByAge() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let sqlite = try TemporaryDatabase()
+        var options = IngestWriter.Options()
+        options.explorerDelay = 0.02
+        options.explorerVersionDelay = 0.15
+        var versionWrites = 0
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Twelve waves into the same version rows: each wave's rows are sealed after 20 ms and
+            // their version rows merged into the worker's cache, which the writer writes when it is
+            // 150 ms old, between seals. No reader waits meanwhile.
+            var lastVersion: Int64 = 0
+            let wave = max(1, items.count / 12)
+            for start in stride(from: 0, to: items.count, by: wave) {
+                try await Self.ingest(Array(items[start..<min(items.count, start + wave)]), into: writer)
+                try await Task.sleep(for: .milliseconds(60))
+                let row = try sqlite.database.query("SELECT explorer_version_through FROM aggregation_state")[0]
+                if case .integer(let version) = row[0], version > lastVersion {
+                    versionWrites += 1
+                    lastVersion = version
+                }
+            }
+        }
+        #expect(versionWrites >= 2, "version caches written without a reader: \(versionWrites)")
+        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(!written.explorer.isEmpty)
+        _ = try sqlite.database.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
+    }
+
+    @Test(
         "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly"
     )
     func versionRowsCached() async throws {
