@@ -91,11 +91,7 @@ extension AggregatorTests {
             }
         }
         #expect(caughtUp >= 5, "waves whose rows were written without a reader: \(caughtUp)")
-        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(!written.explorer.isEmpty)
-        _ = try sqlite.database.refold()
-        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
+        try await Self.expectAnswersAsRefolded(sqlite)
     }
 
     @Test(
@@ -127,11 +123,7 @@ extension AggregatorTests {
             }
         }
         #expect(versionWrites >= 2, "version caches written without a reader: \(versionWrites)")
-        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(!written.explorer.isEmpty)
-        _ = try sqlite.database.refold()
-        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
+        try await Self.expectAnswersAsRefolded(sqlite)
     }
 
     @Test(
@@ -200,5 +192,14 @@ extension AggregatorTests {
             #expect(figures == expected, "differ: \(Self.differences(figures, expected))")
             #expect(writer.statistics.foldedDocuments == 0)
         }
+    }
+
+    /// What the server wrote (explorer rows among it) answers as a refold of the same documents.
+    static func expectAnswersAsRefolded(_ sqlite: TemporaryDatabase) async throws {
+        let written = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(!written.explorer.isEmpty)
+        _ = try sqlite.database.refold()
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(written == refolded, "differ: \(Self.differences(written, refolded))")
     }
 }
