@@ -11,8 +11,9 @@ import Testing
 @Suite("Ingest writer")
 struct IngestWriterTests {
     /// The observer once came back from its lock wrapped in two more thunks at every call: each
-    /// call ran through all the calls before it, and a server overflowed its writer's stack after
-    /// enough transactions. 200,000 calls took minutes then (or crashed); they take milliseconds.
+    /// call ran through all the calls before it, so a server's commits grew slower with its
+    /// uptime. Here the old code hit the time limit, then crashed (the stack); this takes
+    /// milliseconds.
     @Test("the batch observer is told every commit, each call as cheap as the first", .timeLimit(.minutes(1)))
     func batchObserverStaysFlat() {
         let observer = BatchObserver()
