@@ -54,12 +54,13 @@ extension PostgresReader {
         var shapes: [(head: ByteBuffer, counts: [Int64])] = []
         for try await row in try await connection.query(PostgresQuery(unsafeSQL: grouped, binds: binds), logger: logger)
         {
+            // Past the limit the rows are read to their end (LIMIT bounds them) and dropped undecoded.
+            guard cells <= limit else { continue }
             guard let array = try Self.head(of: row, keys: query.keys.count + 2, into: &head).first else {
                 throw PackedCellError(column: "counts")
             }
             let (rows, counts) = try Self.columnSums(array)
             cells += rows
-            // Past the limit the rows are read to their end (LIMIT bounds them) and dropped.
             if cells <= limit { shapes.append((head, counts)) }
         }
         if cells > limit {

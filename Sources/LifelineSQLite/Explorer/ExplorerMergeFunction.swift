@@ -12,14 +12,6 @@ enum ExplorerMergeFunction {
             { context, _, arguments in ExplorerMergeFunction.merge(context, arguments) }, nil, nil, nil)
     }
 
-    private static func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
-        let count = Int(sqlite3_value_bytes(value))
-        guard count > 0, let pointer = sqlite3_value_blob(value) else {
-            return UnsafeRawBufferPointer(start: nil, count: 0)
-        }
-        return UnsafeRawBufferPointer(start: pointer, count: count)
-    }
-
     private static func result(_ context: OpaquePointer?, _ encoded: [UInt8]) {
         encoded.withUnsafeBytes { raw in
             sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
@@ -32,8 +24,8 @@ enum ExplorerMergeFunction {
     /// Incoming cells that do not decode are an error (the fold wrote them: a bug).
     private static func merge(_ context: OpaquePointer?, _ arguments: UnsafeMutablePointer<OpaquePointer?>?) {
         guard let arguments else { return sqlite3_result_null(context) }
-        let stored = bytes(arguments[0])
-        let incoming = bytes(arguments[1])
+        let stored = RollupBlob.argumentBytes(arguments[0])
+        let incoming = RollupBlob.argumentBytes(arguments[1])
         if let merged = try? ExplorerCellMap.merging(encoded: stored, with: incoming) {
             return result(context, merged)
         }

@@ -249,6 +249,17 @@ enum RollupBlob {
         }
     }
 
+    /// Two packed lists merged: streamed when both are varints and the merge holds at most `limit`
+    /// entries (``mergePacked(_:_:limit:)``), else decoded, merged, `finish`ed (coarsened) and
+    /// encoded. The fold's version-level cache and the SQL merge functions both merge this way.
+    static func mergeBlobs<Entry: PackedEntry>(
+        _ x: UnsafeRawBufferPointer, _ y: UnsafeRawBufferPointer, as _: Entry.Type, limit: Int = .max,
+        finish: ([Entry]) -> [Entry] = { $0 }
+    ) -> [UInt8] {
+        if let streamed = mergePacked(x, y, limit: limit) { return streamed }
+        return encode(finish(merge(decode(x, as: Entry.self), decode(y, as: Entry.self))))
+    }
+
     private static func encodeWords<Entry: PackedEntry>(_ entries: [Entry]) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: 1 + entries.count * entryBytes)
         bytes[0] = Layout.words.rawValue
@@ -356,28 +367,21 @@ enum RollupBlob {
         limit: Int = .max, finish: ([Entry]) -> [Entry]
     ) {
         guard let arguments else { return sqlite3_result_null(context) }
-        func entries(_ value: OpaquePointer?) -> [Entry] {
-            let count = Int(sqlite3_value_bytes(value))
-            guard count > 0, let pointer = sqlite3_value_blob(value) else { return [] }
-            return decode(UnsafeRawBufferPointer(start: pointer, count: count))
-        }
-        func bytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
-            let count = Int(sqlite3_value_bytes(value))
-            guard count > 0, let pointer = sqlite3_value_blob(value) else {
-                return UnsafeRawBufferPointer(start: nil, count: 0)
-            }
-            return UnsafeRawBufferPointer(start: pointer, count: count)
-        }
-        if let packed = mergePacked(bytes(arguments[0]), bytes(arguments[1]), limit: limit), packed.count > 1 {
-            return packed.withUnsafeBytes { raw in
-                sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
-            }
-        }
-        let merged = finish(merge(entries(arguments[0]), entries(arguments[1])))
-        guard !merged.isEmpty else { return sqlite3_result_zeroblob(context, 0) }
-        let bytes = encode(merged)
-        bytes.withUnsafeBytes { raw in
+        let merged = mergeBlobs(
+            argumentBytes(arguments[0]), argumentBytes(arguments[1]), as: Entry.self, limit: limit, finish: finish)
+        // A blob holding no entry is its layout byte alone.
+        guard merged.count > 1 else { return sqlite3_result_zeroblob(context, 0) }
+        merged.withUnsafeBytes { raw in
             sqlite3_result_blob(context, raw.baseAddress, Int32(raw.count), transient)
         }
+    }
+
+    /// The bytes of a SQL function's blob argument (empty for NULL or a zero-length blob).
+    static func argumentBytes(_ value: OpaquePointer?) -> UnsafeRawBufferPointer {
+        let count = Int(sqlite3_value_bytes(value))
+        guard count > 0, let pointer = sqlite3_value_blob(value) else {
+            return UnsafeRawBufferPointer(start: nil, count: 0)
+        }
+        return UnsafeRawBufferPointer(start: pointer, count: count)
     }
 }

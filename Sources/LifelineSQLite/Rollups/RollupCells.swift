@@ -117,15 +117,14 @@ struct RollupCells {
         for (key, count) in other.diagnostics { diagnostics[key, default: 0] += count }
     }
 
-    /// Two packed bucket lists merged: streamed when both are varints and the merge fits in
-    /// ``RollupBlob/maxBuckets``, else decoded, merged and coarsened.
+    /// Two packed bucket lists merged (``RollupBlob/mergeBlobs(_:_:as:limit:finish:)``, coarsened
+    /// to ``RollupBlob/maxBuckets``).
     static func mergeBuckets(_ x: [UInt8], _ y: [UInt8]) -> [UInt8] {
-        let streamed = x.withUnsafeBytes { x in
-            y.withUnsafeBytes { y in RollupBlob.mergePacked(x, y, limit: RollupBlob.maxBuckets) }
+        x.withUnsafeBytes { x in
+            y.withUnsafeBytes { y in
+                RollupBlob.mergeBlobs(
+                    x, y, as: BucketEntry.self, limit: RollupBlob.maxBuckets, finish: RollupBlob.coarsen)
+            }
         }
-        if let streamed { return streamed }
-        let merged = RollupBlob.merge(
-            RollupBlob.decode(x, as: BucketEntry.self), RollupBlob.decode(y, as: BucketEntry.self))
-        return RollupBlob.encode(RollupBlob.coarsen(merged))
     }
 }
