@@ -54,8 +54,8 @@ struct CheckpointerTests {
         for _ in 0..<50 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
     }
 
-    @Test("past its cap the WAL is truncated, though a passive checkpoint never restarts it")
-    func walTruncatedPastItsCap() throws {
+    @Test("past its cap the WAL restarts: written over from its start, the file cut back to the limit")
+    func walRestartedPastItsCap() throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
         // Passive checkpoints copy what they can but the log keeps its length.
@@ -64,28 +64,36 @@ struct CheckpointerTests {
             writer.close()
             reader.close()
         }
-        let grown = Self.fileSize(database.path + "-wal")
+        let wal = database.path + "-wal"
+        let grown = Self.fileSize(wal)
         #expect(grown > 50 * 8_000)
+        // As the server's writer has it: a restarted log longer than this is cut back to it.
+        let limit = 200_000
+        _ = try writer.query("PRAGMA journal_size_limit = \(limit)") { $0.int64(0) }
         let checkpointer = Checkpointer(
             connection: try database.openConnection(busyTimeoutMilliseconds: 20), interval: 1, capPages: 20,
             logger: Logger(label: "test"))
         defer { checkpointer.stop() }
-        // While the reader holds its snapshot, the truncation waits 20 ms and gives up.
+        // While the reader holds its snapshot, the restart waits 20 ms and gives up: the next
+        // write goes on at the log's end.
         checkpointer.committed()
         Thread.sleep(forTimeInterval: 0.3)
-        #expect(Self.fileSize(database.path + "-wal") >= grown)
-        // Once it ends, the next checkpoint truncates the log.
+        try writer.run("INSERT INTO filler VALUES (1)", [])
+        #expect(Self.fileSize(wal) > grown)
+        // Once it ends, the checkpointer's last round restarts the log: the next write starts
+        // from its beginning, and the file is cut back to the limit (not to nothing, which would
+        // make every later frame grow it again).
         try reader.execute("ROLLBACK")
-        try Self.fill(writer)
-        checkpointer.committed()
-        var waited = 0
-        while Self.fileSize(database.path + "-wal") > 0, waited < 100 {
-            Thread.sleep(forTimeInterval: 0.05)
-            waited += 1
-        }
-        #expect(Self.fileSize(database.path + "-wal") == 0)
+        checkpointer.stop()
+        try writer.run("INSERT INTO filler VALUES (2)", [])
+        #expect(Self.fileSize(wal) == limit)
+        let frames = try writer.first("PRAGMA wal_checkpoint(PASSIVE)", []) { $0.int64(1) }
+        #expect((frames ?? .max) <= 4, "frames in the restarted log: \(String(describing: frames))")
+        // Later frames are written over the old ones, within the file.
+        for _ in 0..<5 { try writer.run("INSERT INTO filler VALUES (zeroblob(8000))", []) }
+        #expect(Self.fileSize(wal) == limit)
         // Nothing was lost: every row is there.
-        #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 100)
+        #expect(try writer.first("SELECT count(*) FROM filler", []) { $0.int64(0) } == 57)
     }
 
     @Test("past the hard cap the writer truncates the WAL itself, waiting for the readers")

@@ -17,9 +17,15 @@ import Synchronization
 /// restarts it only when a writer begins while no reader uses it: with the explorer's reads and
 /// the fold's long transactions beside a continuous door, that moment rarely came and the log
 /// grew past the safety threshold (to 186–256 MB over 35 s of the reference load). Once the log
-/// holds `capPages` frames, this thread truncates it (`wal_checkpoint(TRUNCATE)`), waiting at
+/// holds `capPages` frames, this thread makes it restart (`wal_checkpoint(RESTART)`), waiting at
 /// most its connection's short busy timeout for readers and the writer (the writer waits on it
-/// meanwhile); when that does not suffice it tries again after the next commits.
+/// meanwhile); when that does not suffice it tries again after the next commits. The writer's
+/// next transaction then writes its frames from the log's start again, over the old ones, and the
+/// file keeps its length (cut back to the cap if it was past it: the writer's
+/// `journal_size_limit`). Truncating the log to nothing instead, as this thread did before, made
+/// every frame until the next cap grow the file again, and every door's sync pay for that: the
+/// reference load ingested 1.07× more with the restart, at a lower p99 (BENCHMARKS.md, "The WAL
+/// restarted, not truncated").
 final class Checkpointer: Sendable {
     /// Commits between two checkpoints.
     let interval: Int
@@ -70,7 +76,7 @@ final class Checkpointer: Sendable {
                 // (busy, frames in the log, frames copied)
                 let frames = try connection.first("PRAGMA wal_checkpoint(PASSIVE)", []) { $0.int64(1) } ?? 0
                 if frames >= Int64(capPages) {
-                    _ = try? connection.query("PRAGMA wal_checkpoint(TRUNCATE)") { $0.int64(0) }
+                    _ = try? connection.query("PRAGMA wal_checkpoint(RESTART)") { $0.int64(0) }
                 }
             } catch {
                 logger.warning("WAL checkpoint failed", metadata: ["error": "\(error)"])

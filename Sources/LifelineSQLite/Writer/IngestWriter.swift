@@ -119,6 +119,11 @@ package final class IngestWriter: Service, Sendable {
         }
         let pageSize = try connection.first("PRAGMA page_size", []) { $0.int64(0) } ?? 8_192
         let walLimit = WALLimit(path: database.path + "-wal", bytes: options.walHardCapPages * Int(pageSize))
+        // When the log restarts (the checkpointer's cap), a file grown past the cap meanwhile is cut
+        // back to it; up to it, the file is kept and written over.
+        _ = try connection.query("PRAGMA journal_size_limit = \(Self.safetyCheckpointPages * Int(pageSize))") {
+            $0.int64(0)
+        }
         let owned = OwnedWriter(writer: batchWriter)
         let progress = database.fold
         let thread = Thread {
