@@ -38,17 +38,23 @@ struct ExplorerRowKey: Hashable, Sendable {
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitSealAndPrepare(base:)``): it reads their stored cells in a snapshot where `explorer_through`
-/// is still `base`, merges them as bytes with the sealed ones and hands back the finished rows, so
-/// the writer only replaces them (the merge and the encoding were ~45 % of its time).
+/// (``submitSealAndPrepare(base:versionBase:)``): a thread of its own reads their stored cells in a snapshot where
+/// `explorer_through` is still `base`, merges them as bytes with the sealed ones and hands back the
+/// finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
+/// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
+/// documents the writer handed over queued up behind it and the writer waited for room, 17 % of its
+/// time on the reference load (waits of up to 65 ms, the p99's largest part; BENCHMARKS.md, "The
+/// explorer's prepare on a thread of its own").
 ///
 /// **Who touches the rows.** The writer hands documents over in fold order (``submit(_:)``); only
 /// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
-/// which returns once every submitted job is done; the writer reads, writes or clears them only
-/// after a drain and before its next submit. ``sealed`` and ``prepared`` belong to this thread from
-/// ``submitSealAndPrepare(base:)`` until ``isPreparing`` turns false (or a drain), then to the
-/// writer until its next seal. The two never touch the same rows at once (the condition's lock
-/// orders their memory). That protocol is why the class is `@unchecked Sendable`.
+/// which returns once every submitted job and the prepare are done; the writer reads, writes or
+/// clears them only after a drain and before its next submit. ``sealed``, ``prepared`` and
+/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBase:)`` until
+/// ``isPreparing`` turns false (or a drain): this thread seals (moves the rows to ``sealed``), then
+/// only the prepare's thread touches them until it ends; then they are the writer's until its next
+/// seal. No two threads touch the same rows at once (the condition's lock orders their memory).
+/// That protocol is why the class is `@unchecked Sendable`.
 final class ExplorerWorker: @unchecked Sendable {
     /// One released document: its fine row's dimensions (app state and category come from each
     /// observation) and its decoded payload.
@@ -91,8 +97,8 @@ final class ExplorerWorker: @unchecked Sendable {
     /// their stored cells and every document up to `explorer_through` above
     /// `explorer_version_through`. A row not here has no such document. A prepare merges sealed
     /// version rows into these instead of the stored ones; the writer puts the prepared ones here
-    /// and writes them all at once. Touched by this thread during a prepare only, by the writer
-    /// otherwise (as ``sealed`` and ``prepared``).
+    /// and writes them all at once. Touched by the prepare's thread during a prepare only, by the
+    /// writer otherwise (as ``sealed`` and ``prepared``).
     var versionCache: [ExplorerRowKey: [UInt8]] = [:]
 
     private enum Job {
@@ -112,12 +118,17 @@ final class ExplorerWorker: @unchecked Sendable {
     private var rowCount = 0
     /// Whether a prepare is queued or running.
     private var preparing = false
-    /// Called on this thread when a prepare ends (the writer is woken to write the rows).
+    /// A sealed prepare for the prepare's thread: the watermarks its snapshot must show.
+    private var prepareRequest: (base: Int64, versionBase: Int64)?
+    /// The adding thread ended (stopped, its queue empty): the prepare's thread ends once it has
+    /// no prepare left.
+    private var addsEnded = false
+    /// Called on the prepare's thread when a prepare ends (the writer is woken to write the rows).
     private let onPrepared: @Sendable () -> Void
-    /// Reads the stored rows of a prepare (this thread only).
+    /// Reads the stored rows of a prepare (the prepare's thread only).
     private let reader: Connection?
 
-    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBase:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     init(reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.reader = reader
@@ -125,6 +136,11 @@ final class ExplorerWorker: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "lifeline-explorer"
         thread.start()
+        if reader != nil {
+            let preparer = Thread { [self] in runPrepares() }
+            preparer.name = "lifeline-explorer-prepare"
+            preparer.start()
+        }
     }
 
     /// Documents queued at most: past it ``submit(_:)`` waits, so a worker slower than the writer
@@ -162,8 +178,9 @@ final class ExplorerWorker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Whether a prepare is queued or running: until it ends, only this thread touches ``sealed``
-    /// and ``prepared``; after it, only the writer, until its next ``submitSealAndPrepare(base:)``.
+    /// Whether a prepare is queued or running: until it ends, only the workers touch ``sealed``
+    /// and ``prepared``; after it, only the writer, until its next
+    /// ``submitSealAndPrepare(base:versionBase:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -192,14 +209,16 @@ final class ExplorerWorker: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits until every submitted document is added to the rows.
+    /// Waits until every submitted document is added to the rows and no prepare is queued or
+    /// running.
     func drain() {
         condition.lock()
-        while busy || !queue.isEmpty { condition.wait() }
+        while busy || !queue.isEmpty || preparing { condition.wait() }
         condition.unlock()
     }
 
-    /// Ends the thread once the documents submitted so far are added.
+    /// Ends the threads once the documents submitted so far are added and the prepare asked for
+    /// (if any) is done.
     func stop() {
         condition.lock()
         stopping = true
@@ -213,8 +232,9 @@ final class ExplorerWorker: @unchecked Sendable {
             condition.lock()
             while queue.isEmpty, !stopping { condition.wait() }
             if queue.isEmpty {
+                addsEnded = true
+                condition.broadcast()
                 condition.unlock()
-                reader?.close()
                 return
             }
             swap(&jobs, &queue)
@@ -225,18 +245,15 @@ final class ExplorerWorker: @unchecked Sendable {
                 switch job {
                 case .document(let document): rows.add(document)
                 case .sealAndPrepare(let base, let versionBase):
+                    // Sealed here, in the documents' order; prepared on the other thread while
+                    // this one adds the next documents to new rows.
                     sealed = [fine, byVersion]
                     fine = [:]
                     byVersion = [:]
-                    prepared = prepare(base: base, versionBase: versionBase)
-                    // Prepared, the sealed rows are not needed any more (only a failed prepare
-                    // writes them, in SQL): their memory goes now, not after the write.
-                    if prepared != nil { sealed = [] }
                     condition.lock()
-                    preparing = false
+                    prepareRequest = (base, versionBase)
                     condition.broadcast()
                     condition.unlock()
-                    onPrepared()
                 case .dispose: break
                 }
             }
@@ -246,6 +263,35 @@ final class ExplorerWorker: @unchecked Sendable {
             rowCount = rows.fine.count + rows.byVersion.count
             condition.broadcast()
             condition.unlock()
+        }
+    }
+
+    /// The prepare's thread: one sealed prepare at a time, as ``run()`` hands them over.
+    private func runPrepares() {
+        while true {
+            condition.lock()
+            while prepareRequest == nil, !addsEnded { condition.wait() }
+            guard let request = prepareRequest else {
+                condition.unlock()
+                reader?.close()
+                return
+            }
+            prepareRequest = nil
+            condition.unlock()
+            prepared = prepare(base: request.base, versionBase: request.versionBase)
+            // Prepared, the sealed rows are not needed any more (only a failed prepare writes
+            // them, in SQL): their memory goes now, not after the write, freed on the thread that
+            // made them.
+            if prepared != nil {
+                var rows: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
+                swap(&rows, &sealed)
+                enqueue(.dispose(rows, nil))
+            }
+            condition.lock()
+            preparing = false
+            condition.broadcast()
+            condition.unlock()
+            onPrepared()
         }
     }
 
