@@ -53,9 +53,52 @@ struct ExplorerWorkerTests {
         // are the later documents' alone.
         let prepared = try #require(worker.prepared)
         #expect(prepared.count == sealedRows)
-        #expect(worker.sealed.isEmpty)
+        #expect(worker.sealed.allSatisfy { $0.isEmpty })
         #expect(!worker.fine.isEmpty)
         #expect(worker.fine.keys.allSatisfy { $0.version == 2 })
         #expect(worker.byVersion.keys.allSatisfy { $0.version == 2 })
+    }
+
+    @Test(
+        "a prepare leaves the rows it cannot merge sealed, for the writer's SQL merge: all of them on a moved watermark, the rest from a stored row that does not read"
+    )
+    func unpreparedRowsStaySealed() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let worker = ExplorerWorker(reader: try database.openConnection())
+        defer { worker.stop() }
+        for version in 1...3 {
+            var document = ExplorerWorker.Document(
+                app: 1, day: 18_190, version: Int64(version), os: 1, device: 1,
+                metric: Fixtures.metric(version: "\(version).0"))
+            document.os = Int64(version)
+            worker.submit(document)
+        }
+        worker.drain()
+        let fine = worker.fine.count
+        let versions = worker.byVersion.count
+        #expect(fine > 3)
+        // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
+        #expect(worker.submitSealAndPrepare(base: 7, versionBase: 0))
+        worker.drain()
+        #expect(try #require(worker.prepared).isEmpty)
+        #expect(worker.sealed.map(\.count) == [fine, versions])
+        // Sealed again, with one stored fine row that does not read: every row is either
+        // prepared or left sealed, and that one is left.
+        worker.fine = worker.sealed[0]
+        worker.byVersion = worker.sealed[1]
+        worker.sealed = []
+        worker.prepared = nil
+        let broken = try #require(worker.fine.keys.first)
+        let connection = try database.openConnection()
+        defer { connection.close() }
+        _ = try connection.run(RollupLevel.fine.replaceExplorer, broken.bindings(.fine) + [.blob([0xFF, 0x01])])
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0))
+        worker.drain()
+        let prepared = try #require(worker.prepared)
+        let left = worker.sealed.map(\.count).reduce(0, +)
+        #expect(prepared.count + left == fine + versions)
+        #expect(worker.sealed[0][broken] != nil)
+        #expect(!prepared.contains { $0.level == .fine && $0.key == broken })
     }
 }

@@ -318,19 +318,13 @@ final class ExplorerStage: ItemWriteStage {
         cachedBytes = 0
     }
 
-    /// The sealed rows (`documents` of them, up to `through`): as the worker prepared them, the
-    /// version ones into its cache (a worker prepares only for a deferral); or merged in SQL when it could not prepare
-    /// them, after the cached rows, which that merge would otherwise miss
-    /// (`explorer_version_through` then moves with `explorer_through`).
+    /// The sealed rows (`documents` of them, up to `through`): those the worker prepared as they
+    /// are, the version ones into its cache (a worker prepares only for a deferral); then those it
+    /// could not prepare (``ExplorerWorker/sealed``), merged in SQL after the cached rows, which
+    /// that merge would otherwise miss (`explorer_version_through` then moves with
+    /// `explorer_through`).
     private func writeSealed(through: Int64, documents: Int, on connection: Connection) throws(StoreError) {
-        guard let prepared = worker.prepared else {
-            try writeCache(on: connection)
-            try upsert(worker.sealed, on: connection)
-            try connection.run(Self.writeVersionWatermark, [.integer(through)])
-            wroteVersionThrough = through
-            return
-        }
-        for row in prepared {
+        for row in worker.prepared ?? [] {
             guard row.level == .fine else {
                 cachedBytes += row.cells.count - (worker.versionCache[row.key]?.count ?? 0)
                 worker.versionCache[row.key] = row.cells
@@ -340,6 +334,11 @@ final class ExplorerStage: ItemWriteStage {
         }
         cachedDocuments += documents
         if cachedSince == nil { cachedSince = .now }
+        guard worker.sealed.contains(where: { !$0.isEmpty }) else { return }
+        try writeCache(on: connection)
+        try upsert(worker.sealed, on: connection)
+        try connection.run(Self.writeVersionWatermark, [.integer(through)])
+        wroteVersionThrough = through
     }
 
     private func upsert(

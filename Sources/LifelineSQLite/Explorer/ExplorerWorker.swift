@@ -87,10 +87,11 @@ final class ExplorerWorker: @unchecked Sendable {
         get { rows.byVersion }
         set { rows.byVersion = newValue }
     }
-    /// Rows sealed for a write, per level (fine, version), and their write once prepared: `nil`
-    /// until then, or when the snapshot's `explorer_through` was not the sealed rows' base or the
-    /// read failed (the writer then merges the sealed rows in SQL, as without a worker; once
-    /// prepared, they are released).
+    /// Rows sealed for a write, per level (fine, version), and the writes of those prepared
+    /// (``prepare(base:versionBase:)``): a prepared row leaves ``sealed``; those left there when
+    /// the snapshot's `explorer_through` was not the sealed rows' base, a stored row did not read
+    /// or a read failed are merged in SQL by the writer, as without a worker. `prepared` is `nil`
+    /// until the prepare ends (and without a read connection).
     var sealed: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
     var prepared: [PreparedRow]?
     /// Version-level rows kept in memory between writes (``ExplorerStage``): encoded, merged with
@@ -108,6 +109,8 @@ final class ExplorerWorker: @unchecked Sendable {
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
         case dispose([[ExplorerRowKey: ExplorerCellMapBuilder]], [PreparedRow]?)
+        /// Sealed rows a prepare merged, released here as it goes on (see ``dispose``).
+        case release([ExplorerCellMapBuilder])
     }
 
     private let condition = NSCondition()
@@ -254,7 +257,7 @@ final class ExplorerWorker: @unchecked Sendable {
                     prepareRequest = (base, versionBase)
                     condition.broadcast()
                     condition.unlock()
-                case .dispose: break
+                case .dispose, .release: break
                 }
             }
             jobs.removeAll(keepingCapacity: true)
@@ -279,14 +282,6 @@ final class ExplorerWorker: @unchecked Sendable {
             prepareRequest = nil
             condition.unlock()
             prepared = prepare(base: request.base, versionBase: request.versionBase)
-            // Prepared, the sealed rows are not needed any more (only a failed prepare writes
-            // them, in SQL): their memory goes now, not after the write, freed on the thread that
-            // made them.
-            if prepared != nil {
-                var rows: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
-                swap(&rows, &sealed)
-                enqueue(.dispose(rows, nil))
-            }
             condition.lock()
             preparing = false
             condition.broadcast()
@@ -298,33 +293,55 @@ final class ExplorerWorker: @unchecked Sendable {
     /// The sealed rows merged with their stored cells (a version row's kept in ``versionCache``
     /// when it is there), read in one snapshot whose `explorer_through` is `base` and
     /// `explorer_version_through` `versionBase` (what the writer will still find when it writes
-    /// them: only it and a refold, which moves those watermarks, write these rows); `nil` when they
-    /// are not, or the read fails.
+    /// them: only it and a refold, which moves those watermarks, write these rows). Each sealed
+    /// row leaves ``sealed`` once merged, and goes back to the adding thread to be freed in
+    /// batches as the prepare goes on (the rows added meanwhile reuse its memory). The rows it
+    /// could not prepare stay in ``sealed``, for the writer's SQL merge: all of them when the
+    /// snapshot is not the sealed rows' base; from the first stored row that does not read, or
+    /// the first failed read, on. `nil` without a read connection or a snapshot.
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
+        var written: [PreparedRow] = []
+        var spent: [ExplorerCellMapBuilder] = []
+        defer { if !spent.isEmpty { enqueue(.release(spent)) } }
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
             let watermarks = try reader.first(ExplorerStage.readWatermarks, []) { ($0.int64(0), $0.int64(1)) }
-            guard let watermarks, watermarks == (base, versionBase) else { return nil }
-            var written: [PreparedRow] = []
-            for (level, sealedRows) in zip([RollupLevel.fine, .byVersion], sealed) {
+            guard let watermarks, watermarks == (base, versionBase) else { return [] }
+            for (index, level) in [RollupLevel.fine, .byVersion].enumerated() where index < sealed.count {
                 let select = level.selectExplorer
-                for (key, builder) in sealedRows {
+                while let (key, builder) = sealed[index].popFirst() {
                     var stored = level == .byVersion ? versionCache[key] : nil
-                    if stored == nil { stored = try reader.first(select, key.bindings(level)) { $0.blob(0) } }
-                    guard let stored else {
-                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
-                        continue
+                    do throws(StoreError) {
+                        if stored == nil { stored = try reader.first(select, key.bindings(level)) { $0.blob(0) } }
+                    } catch {
+                        sealed[index][key] = builder
+                        throw error
                     }
-                    // A stored row that does not read is left to the SQL merge (and its repair).
-                    guard let cells = try? builder.merged(into: stored) else { return nil }
-                    written.append(PreparedRow(level: level, key: key, cells: cells))
+                    if let stored {
+                        // A stored row that does not read is left to the SQL merge (and its repair).
+                        guard let cells = try? builder.merged(into: stored) else {
+                            sealed[index][key] = builder
+                            return written
+                        }
+                        written.append(PreparedRow(level: level, key: key, cells: cells))
+                    } else {
+                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
+                    }
+                    spent.append(builder)
+                    if spent.count == Self.releaseBatch {
+                        enqueue(.release(spent))
+                        spent = []
+                    }
                 }
             }
             return written
         } catch {
-            return nil
+            return written
         }
     }
+
+    /// Sealed rows handed back to the adding thread at a time, once merged.
+    static let releaseBatch = 256
 }
