@@ -62,11 +62,70 @@ struct Transport: Sendable {
         request.setValue(id, forHTTPHeaderField: "Idempotency-Key")
         request.setValue("LifelineKit/\(LifelineKitVersion.string)", forHTTPHeaderField: "User-Agent")
         request.httpBody = gzipped
-        let (body, response) = try await session.data(for: request)
+        let (body, response) = try await Self.data(for: request, on: session)
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         return HTTPAnswer(
             status: http.statusCode, body: body, retryAfter: Self.retryAfter(header(http, "Retry-After")),
             replayed: header(http, "Idempotent-Replayed")?.lowercased() == "true")
+    }
+
+    /// `session.data(for:)`, cancelled without holding the calling task's lock. The Foundation
+    /// of Swift on Linux cancels `data(for:)`'s transfer from inside the task's cancellation, under
+    /// the task's status lock, and waits there for the session's queue; a transfer finishing at
+    /// that moment holds that queue and waits for the same lock to resume the task. Both wait for
+    /// ever (swift-corelibs-foundation #5412: a consent denied while an upload ended hung the
+    /// client, and the test process with it). Here the cancellation only schedules the transfer's
+    /// cancel, which runs on a queue of its own, after the lock is released.
+    static func data(for request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
+        let transfer = Transfer()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
+                let task = session.dataTask(with: request) { body, response, error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let response {
+                        continuation.resume(returning: Answer(body: body ?? Data(), response: response))
+                    } else {
+                        continuation.resume(throwing: URLError(.badServerResponse))
+                    }
+                }
+                transfer.start(task)
+            }
+        } onCancel: {
+            DispatchQueue.global().async { transfer.cancel() }
+        }.pair
+    }
+
+    /// A transfer's answer, handed across the continuation.
+    private struct Answer: @unchecked Sendable {
+        var body: Data
+        var response: URLResponse
+        var pair: (Data, URLResponse) { (body, response) }
+    }
+
+    /// The transfer of one ``data(for:on:)``, started once and cancelled at most once, in
+    /// either order.
+    private final class Transfer: @unchecked Sendable {
+        private let lock = NSLock()
+        private var task: URLSessionDataTask?
+        private var cancelled = false
+
+        func start(_ task: URLSessionDataTask) {
+            let cancelled = lock.withLock {
+                self.task = task
+                return self.cancelled
+            }
+            task.resume()
+            if cancelled { task.cancel() }
+        }
+
+        func cancel() {
+            let task = lock.withLock {
+                cancelled = true
+                return self.task
+            }
+            task?.cancel()
+        }
     }
 
     private func header(_ response: HTTPURLResponse, _ name: String) -> String? {
