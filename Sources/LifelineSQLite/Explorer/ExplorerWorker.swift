@@ -298,7 +298,8 @@ final class ExplorerWorker: @unchecked Sendable {
     /// batches as the prepare goes on (the rows added meanwhile reuse its memory). The rows it
     /// could not prepare stay in ``sealed``, for the writer's SQL merge: all of them when the
     /// snapshot is not the sealed rows' base; from the first stored row that does not read, or
-    /// the first failed read, on. `nil` without a read connection or a snapshot.
+    /// the first failed read, on (none prepared when the snapshot could not begin). `nil` without
+    /// a read connection.
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
