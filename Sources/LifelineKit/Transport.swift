@@ -79,12 +79,13 @@ struct Transport: Sendable {
     static func data(for request: URLRequest, on session: URLSession) async throws -> (Data, URLResponse) {
         let transfer = Transfer()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Answer, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let task = session.dataTask(with: request) { body, response, error in
                     if let error {
                         continuation.resume(throwing: error)
                     } else if let response {
-                        continuation.resume(returning: Answer(body: body ?? Data(), response: response))
+                        continuation.resume(returning: (body ?? Data(), response))
                     } else {
                         continuation.resume(throwing: URLError(.badServerResponse))
                     }
@@ -93,14 +94,7 @@ struct Transport: Sendable {
             }
         } onCancel: {
             DispatchQueue.global().async { transfer.cancel() }
-        }.pair
-    }
-
-    /// A transfer's answer, handed across the continuation.
-    private struct Answer: @unchecked Sendable {
-        var body: Data
-        var response: URLResponse
-        var pair: (Data, URLResponse) { (body, response) }
+        }
     }
 
     /// The transfer of one ``data(for:on:)``, started once and cancelled at most once, in

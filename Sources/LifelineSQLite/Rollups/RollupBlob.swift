@@ -167,17 +167,14 @@ enum RollupBlob {
         bytes.reserveCapacity(1 + entries.count * 5)
         var previous: Int64 = 0
         for entry in entries {
-            guard let (first, second, third) = entry.integers else { return encodeWords(entries) }
-            appendVarint(zigzag(first &- previous), to: &bytes)
-            appendVarint(zigzag(second), to: &bytes)
-            appendVarint(zigzag(third), to: &bytes)
-            previous = first
+            guard let integers = entry.integers else { return encodeWords(entries) }
+            appendVarints(integers, after: &previous, to: &bytes)
         }
         return bytes
     }
 
-    /// The varint entries of a blob, read one at a time (what ``decode(_:as:)`` reads, without
-    /// the array): ends at the blob's end or at damage.
+    /// The varint entries of a blob, read one at a time (``decode(_:as:)`` collects them; a
+    /// streamed merge reads two at once): ends at the blob's end or at damage.
     struct VarintCursor {
         let raw: UnsafeRawBufferPointer
         var offset = 1
@@ -242,11 +239,19 @@ enum RollupBlob {
             }
             written += 1
             guard written <= limit else { return nil }
-            appendVarint(zigzag(entry.0 &- previous), to: &bytes)
-            appendVarint(zigzag(entry.1), to: &bytes)
-            appendVarint(zigzag(entry.2), to: &bytes)
-            previous = entry.0
+            appendVarints(entry, after: &previous, to: &bytes)
         }
+    }
+
+    /// Appends one entry of the varint layout: its first integer as the difference from the
+    /// entry before (`previous`, then moved to it), all three zigzagged.
+    private static func appendVarints(
+        _ entry: (Int64, Int64, Int64), after previous: inout Int64, to bytes: inout [UInt8]
+    ) {
+        appendVarint(zigzag(entry.0 &- previous), to: &bytes)
+        appendVarint(zigzag(entry.1), to: &bytes)
+        appendVarint(zigzag(entry.2), to: &bytes)
+        previous = entry.0
     }
 
     /// Two packed lists merged: streamed when both are varints and the merge holds at most `limit`
@@ -295,15 +300,8 @@ enum RollupBlob {
                         )))
             }
         case .varints:
-            var offset = 1
-            var previous: Int64 = 0
-            while offset < raw.count {
-                guard let delta = readVarint(raw, &offset), let second = readVarint(raw, &offset),
-                    let third = readVarint(raw, &offset)
-                else { break }
-                previous = previous &+ unzigzag(delta)
-                entries.append(Entry(integers: (previous, unzigzag(second), unzigzag(third))))
-            }
+            guard var cursor = VarintCursor(raw) else { return [] }
+            while let integers = cursor.next() { entries.append(Entry(integers: integers)) }
         }
         return entries
     }
