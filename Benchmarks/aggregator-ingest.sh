@@ -6,7 +6,7 @@
 # seconds (/proc/PID/stat) and their share per payload.
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
-#        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds)
+#        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -20,8 +20,11 @@ mkdir -p "$out"
 cat >"$out/aggregator-limits.yaml" <<YAML
 limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
 YAML
-if [ -n "${EXPLORER_WRITE_SECONDS:-}" ]; then
-    echo "database: {explorer_write_seconds: $EXPLORER_WRITE_SECONDS}" >>"$out/aggregator-limits.yaml"
+database=""
+[ -n "${EXPLORER_WRITE_SECONDS:-}" ] && database="explorer_write_seconds: $EXPLORER_WRITE_SECONDS"
+[ -n "${EXPLORER_VERSION_ROWS:-}" ] && database="${database:+$database, }explorer_version_rows: $EXPLORER_VERSION_ROWS"
+if [ -n "$database" ]; then
+    echo "database: {$database}" >>"$out/aggregator-limits.yaml"
 fi
 work="$(mktemp -d -p "$out")"
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -46,11 +46,15 @@ struct ConfigFile: Decodable {
         var timeoutSeconds: Int?
         /// `explorer_write_seconds`: how long the SQLite writer holds the explorer's rows (0…60).
         var explorerWriteSeconds: Double?
+        /// `explorer_version_rows`: the explorer's version rows the SQLite writer holds unsealed
+        /// (0…1,000,000; 0 seals them with the fine rows).
+        var explorerVersionRows: Int?
 
         enum CodingKeys: String, CodingKey {
             case path, url, synchronous
             case timeoutSeconds = "timeout_seconds"
             case explorerWriteSeconds = "explorer_write_seconds"
+            case explorerVersionRows = "explorer_version_rows"
         }
     }
 
@@ -133,6 +137,7 @@ struct ConfigFile: Decodable {
         if let ratio = symbols?.maxCompressionRatio { options.symbolArchive.maxRatio = ratio }
         if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
         if let seconds = database?.explorerWriteSeconds { options.explorerWriteSeconds = seconds }
+        if let rows = database?.explorerVersionRows { options.explorerVersionRows = rows }
         return options
     }
 
@@ -210,6 +215,10 @@ struct ConfigFile: Decodable {
             if let seconds = file.database?.explorerWriteSeconds, !(0...60).contains(seconds) {
                 throw CommandError(
                     "config file \(path): database.explorer_write_seconds must be 0…60, got \(seconds)")
+            }
+            if let rows = file.database?.explorerVersionRows, !(0...1_000_000).contains(rows) {
+                throw CommandError(
+                    "config file \(path): database.explorer_version_rows must be 0…1000000, got \(rows)")
             }
             for (name, value) in [
                 ("server.read_timeout_seconds", file.server?.readTimeoutSeconds),

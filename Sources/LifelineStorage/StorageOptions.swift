@@ -33,6 +33,11 @@ package struct StorageOptions: Sendable, Equatable {
     /// seconds (`database.explorer_write_seconds`; 0 writes them at every fold). Longer folds more
     /// documents into each write (more ingest) and makes each write longer (a slower p99).
     package var explorerWriteSeconds: Double = 1
+    /// SQLite: the explorer's version-level rows the writer holds unsealed at most
+    /// (`database.explorer_version_rows`; 0, the default, seals them with the fine rows). Above 0
+    /// they gather documents in memory between the version cache's writes: less work per payload
+    /// for more memory and a longer p99 (README, "Metrics explorer").
+    package var explorerVersionRows: Int = 0
 
     /// ``symbolizerTimeoutSeconds`` as a duration (at least a millisecond).
     package var symbolizerTimeout: Duration {

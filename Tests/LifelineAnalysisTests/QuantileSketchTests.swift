@@ -222,6 +222,43 @@ struct QuantileSketchTests {
         #expect(huge.sum == .greatestFiniteMagnitude)
         #expect(try QuantileSketch(decoding: huge.encoded()) == huge)
     }
+
+    @Test("a few buckets spread wide (kept as pairs) answer, encode, merge and compare as the dense buckets")
+    func sparseBucketsAsDense() throws {
+        var rng = BootstrapRNG(seed: 27)
+        for round in 0..<400 {
+            // 1–40 values over up to 12 decades (a span of up to ~1,400 buckets, some rounds far wider),
+            // with repeats: pairs, then dense past 32 or once dense is no larger.
+            let n = 1 + Int(rng.next() % 40)
+            let decades = round % 50 == 0 ? 600.0 : Double(1 + rng.next() % 12)
+            let values = (0..<n).map { _ in rng.nextUnit() < 0.2 ? 0 : pow(10, rng.nextUnit() * decades - 3) }
+            let added = QuantileSketch(values)  // pairs while few and spread
+            let dense = try QuantileSketch(decoding: added.encoded())  // decoded: always dense
+            #expect(added == dense, "round \(round)")
+            #expect(dense.encoded() == added.encoded())
+            #expect(added.buckets.elementsEqual(dense.buckets) { $0 == $1 })
+            for q in Self.quantiles { #expect(added.quantile(q) == dense.quantile(q), "round \(round) q=\(q)") }
+            // Merged either way round and in either form: the same state, the same bytes.
+            let other = QuantileSketch(values.reversed().map { $0 * 3 })
+            let otherDense = try QuantileSketch(decoding: other.encoded())
+            let merges = [
+                added.merging(other), added.merging(otherDense), dense.merging(other), other.merging(added),
+                otherDense.merging(added), QuantileSketch(values + values.map { $0 * 3 }),
+            ]
+            for merged in merges {
+                #expect(merged.count == merges[0].count && merged.buckets.elementsEqual(merges[0].buckets) { $0 == $1 })
+                #expect(merged.quantile(0.5) == merges[0].quantile(0.5))
+                #expect(merged.quantile(0.9) == merges[0].quantile(0.9))
+            }
+        }
+        // Pairs beyond the 2,048-bucket span collapse as the dense buckets do.
+        let wide = QuantileSketch([1e-300, 1e-200, 1, 1e300])
+        let wideDense = try QuantileSketch(decoding: wide.encoded())
+        #expect(wide == wideDense)
+        // Everything below the floor of 1e300's bucket folds into it: two buckets are left.
+        #expect(wide.buckets.count == 2)
+        #expect(wide.quantile(1) == 1e300)
+    }
 }
 
 enum ByteOf {

@@ -94,15 +94,21 @@ extension AggregatorTests {
         try await Self.expectAnswersAsRefolded(sqlite)
     }
 
+    /// `database.explorer_version_rows` of the tests below: version rows sealed with the fine ones
+    /// (the default), or held unsealed between the cache's writes.
+    static let versionRowBounds = [0, 1_000_000]
+
     @Test(
-        "cached version rows written on their own schedule while seals go on, with no reader, exactly as a refold writes them"
+        "cached version rows written on their own schedule while seals go on, with no reader, exactly as a refold writes them",
+        arguments: versionRowBounds
     )
-    func versionRowsWrittenByAge() async throws {
+    func versionRowsWrittenByAge(versionRows: Int) async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let sqlite = try TemporaryDatabase()
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
         options.explorerVersionDelay = 0.15
+        options.explorerVersionRows = versionRows
         var versionWrites = 0
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
@@ -127,9 +133,10 @@ extension AggregatorTests {
     }
 
     @Test(
-        "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly"
+        "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly",
+        arguments: versionRowBounds
     )
-    func versionRowsCached() async throws {
+    func versionRowsCached(versionRows: Int) async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let expected = try await Self.folded(items).1
         let sqlite = try TemporaryDatabase()
@@ -146,6 +153,7 @@ extension AggregatorTests {
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
         options.explorerVersionDelay = 3_600
+        options.explorerVersionRows = versionRows
         let image = TemporaryDirectory()
         let offlineImage = TemporaryDirectory()
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)

@@ -27,10 +27,10 @@ struct ExplorerWorkerTests {
         }
         worker.submit(document("1.0"))
         worker.drain()
-        let sealedRows = worker.heldRows
-        #expect(sealedRows > 0)
+        let sealedRows = worker.heldRows + worker.heldVersionRows
+        #expect(worker.heldRows > 0 && worker.heldVersionRows > 0)
         // Sealed on the documents' thread, prepared against the migrated file's watermarks (0, 0).
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
         #expect(entered.wait(timeout: .now() + 5) == .success, "the prepare did not end")
         // The prepare's thread is held: documents handed over now are still added, more than the
         // queue holds, so none of the submits waits for the prepare (the writer's thread would).
@@ -79,7 +79,7 @@ struct ExplorerWorkerTests {
         let versions = worker.byVersion.count
         #expect(fine > 3)
         // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
-        #expect(worker.submitSealAndPrepare(base: 7, versionBase: 0))
+        #expect(worker.submitSealAndPrepare(base: 7, versionBase: 0, versions: true))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
         #expect(worker.sealed.map(\.count) == [fine, versions])
@@ -93,12 +93,44 @@ struct ExplorerWorkerTests {
         let connection = try database.openConnection()
         defer { connection.close() }
         _ = try connection.run(RollupLevel.fine.replaceExplorer, broken.bindings(.fine) + [.blob([0xFF, 0x01])])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
         worker.drain()
         let prepared = try #require(worker.prepared)
         let left = worker.sealed.map(\.count).reduce(0, +)
         #expect(prepared.count + left == fine + versions)
         #expect(worker.sealed[0][broken] != nil)
         #expect(!prepared.contains { $0.level == .fine && $0.key == broken })
+    }
+
+    @Test("a seal without the version rows prepares the fine rows alone; the version rows gather the next documents")
+    func versionRowsStayUnsealed() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let worker = ExplorerWorker(reader: try database.openConnection())
+        defer { worker.stop() }
+        func document(os: Int64) -> ExplorerWorker.Document {
+            ExplorerWorker.Document(
+                app: 1, day: 18_190, version: 1, os: os, device: 1, metric: Fixtures.metric(version: "1.0"))
+        }
+        worker.submit(document(os: 1))
+        worker.drain()
+        let fine = worker.heldRows
+        let versions = worker.byVersion
+        #expect(fine > 0 && !versions.isEmpty)
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        worker.submit(document(os: 2))
+        worker.drain()
+        let prepared = try #require(worker.prepared)
+        #expect(prepared.count == fine)
+        #expect(prepared.allSatisfy { $0.level == .fine && $0.key.os == 1 })
+        #expect(worker.versionCache.isEmpty)
+        // The version rows were not sealed: the same rows, each now holding both documents.
+        #expect(Set(worker.byVersion.keys) == Set(versions.keys))
+        #expect(worker.heldVersionRows == versions.count)
+        for (key, builder) in worker.byVersion {
+            let before = try #require(versions[key])
+            #expect(builder.encoded() != before.encoded())
+        }
+        #expect(worker.fine.keys.allSatisfy { $0.os == 2 })
     }
 }

@@ -41,17 +41,15 @@ extension QuantileSketch {
     /// The version-1 bytes of this sketch.
     package func encoded() -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(32 + counts.count * 3)
         let empty = count == 0
         var present = 0
-        for c in counts where c > 0 { present += 1 }
+        forEachBucket { _, _ in present += 1 }
+        out.reserveCapacity(32 + present * 3)
         Self.writeSummary(
             zeroCount: zeroCount, sum: empty ? 0 : sum, min: empty ? 0 : min ?? 0, max: empty ? 0 : max ?? 0,
             present: present, into: &out)
         var previous: Int?
-        for (slot, c) in counts.enumerated() where c > 0 {
-            Self.writeBucket(offset + slot, c, after: &previous, into: &out)
-        }
+        forEachBucket { index, c in Self.writeBucket(index, c, after: &previous, into: &out) }
         return out
     }
 

@@ -24,6 +24,13 @@ import Foundation
 /// collapses in practice. Memory is at most 16 KiB; the ``encoded()`` form only stores non-empty
 /// buckets.
 ///
+/// **Few buckets spread wide are kept as pairs.** A sketch of a few device-days (a cell of the
+/// explorer's rows held in memory) has a few buckets spread over a span of tens to hundreds: kept
+/// dense, its counts took ten times the bytes of its encoding, most of what the held rows weighed
+/// (BENCHMARKS.md, "The quantile sketch's sparse buckets"). Its non-empty buckets are kept as
+/// (index, count) pairs until the dense array would be no larger, or past ``maxSparseBuckets``;
+/// the answers, the bytes and equality do not depend on which form holds them.
+///
 /// **Merging** adds bucket counts. Collapsing depends only on the highest index, so merging is
 /// exactly associative and commutative for ``count``, ``zeroCount``, buckets, ``min`` and ``max``:
 /// the merge of sketches equals the sketch of the union. ``sum`` is a floating-point sum and may
@@ -41,10 +48,26 @@ package struct QuantileSketch: Sendable, Equatable {
 
     private static let logGamma: Double = log(gamma)
 
-    /// Counts of the buckets `offset`, `offset + 1`, … (empty while there is no positive value).
-    package private(set) var counts: [UInt64] = []
+    /// Non-empty buckets kept as pairs at most (see the type's documentation).
+    static let maxSparseBuckets = 32
+    /// Fewer pairs stay pairs even when dense counts would be no larger: a sketch of one or two
+    /// device-days (most cells of a fine row) is not allocated twice.
+    static let minDenseBuckets = 8
+
+    /// One non-empty bucket of the sparse form.
+    private struct Pair {
+        var index: Int
+        var count: UInt64
+    }
+
+    /// Counts of the buckets `offset`, `offset + 1`, … (empty while there is no positive value, or
+    /// while ``sparse`` holds them).
+    private var counts: [UInt64] = []
     /// The index of `counts[0]`.
-    package private(set) var offset: Int = 0
+    private var offset: Int = 0
+    /// The non-empty buckets ascending by index, while they are few and spread (then `counts` is
+    /// empty).
+    private var sparse: [Pair] = []
     /// Values equal to zero.
     package private(set) var zeroCount: UInt64 = 0
     /// Values added (zeros included), saturating at `UInt64.max`.
@@ -99,10 +122,17 @@ package struct QuantileSketch: Sendable, Equatable {
         guard other.count > 0 else { return }
         mergeSummary(
             count: other.count, zeroCount: other.zeroCount, sum: other.sum, min: other.minimum, max: other.maximum)
-        guard !other.counts.isEmpty else { return }
-        guard !counts.isEmpty else {
+        guard other.hasBuckets else { return }
+        guard hasBuckets else {
             counts = other.counts
             offset = other.offset
+            sparse = other.sparse
+            return
+        }
+        guard sparse.isEmpty, other.sparse.isEmpty else {
+            // Bucket by bucket: what adding each value ends with (collapsing depends on the highest
+            // index only).
+            other.forEachBucket { index, c in addToBucket(index, c) }
             return
         }
         // One array for the union of both spans, buckets under the collapse floor of the highest
@@ -133,6 +163,7 @@ package struct QuantileSketch: Sendable, Equatable {
         guard other.count > 0 else { return }
         mergeSummary(count: other.count, zeroCount: other.zeroCount, sum: other.sum, min: other.min, max: other.max)
         guard let low = other.buckets.first?.index, let high = other.buckets.last?.index else { return }
+        if !sparse.isEmpty { densify() }
         if counts.isEmpty {
             offset = low
             counts = [UInt64](repeating: 0, count: high - low + 1)
@@ -198,6 +229,10 @@ package struct QuantileSketch: Sendable, Equatable {
         if r == count - 1 { return maximum }
         if r < zeroCount { return 0 }
         var below = zeroCount
+        for pair in sparse {
+            below = below.addingSaturating(pair.count)
+            if r < below { return clamp(Self.value(ofIndex: pair.index)) }
+        }
         for (k, c) in counts.enumerated() where c > 0 {
             below = below.addingSaturating(c)
             if r < below { return clamp(Self.value(ofIndex: offset + k)) }
@@ -207,7 +242,35 @@ package struct QuantileSketch: Sendable, Equatable {
 
     /// Non-empty buckets as `(index, count)`, in index order.
     package var buckets: [(index: Int, count: UInt64)] {
-        counts.enumerated().compactMap { $0.element > 0 ? (offset + $0.offset, $0.element) : nil }
+        var out: [(index: Int, count: UInt64)] = []
+        forEachBucket { out.append(($0, $1)) }
+        return out
+    }
+
+    /// Whether a positive value was added (some bucket is not empty).
+    private var hasBuckets: Bool { !counts.isEmpty || !sparse.isEmpty }
+
+    /// The lowest and highest non-empty bucket indexes (`nil`: none).
+    var bucketSpan: (low: Int, high: Int)? {
+        if let first = sparse.first, let last = sparse.last { return (first.index, last.index) }
+        guard !counts.isEmpty else { return nil }
+        return (offset, offset + counts.count - 1)
+    }
+
+    /// Hands each non-empty bucket to `body`, in index order.
+    @inline(__always)
+    func forEachBucket(_ body: (Int, UInt64) -> Void) {
+        for pair in sparse { body(pair.index, pair.count) }
+        for (slot, c) in counts.enumerated() where c > 0 { body(offset + slot, c) }
+    }
+
+    /// Equal counts, sums, extremes and buckets, whichever form holds the buckets.
+    package static func == (a: QuantileSketch, b: QuantileSketch) -> Bool {
+        guard a.count == b.count, a.zeroCount == b.zeroCount, a.sum == b.sum, a.minimum == b.minimum,
+            a.maximum == b.maximum
+        else { return false }
+        if a.sparse.isEmpty, b.sparse.isEmpty { return a.counts == b.counts && a.offset == b.offset }
+        return a.buckets.elementsEqual(b.buckets) { $0.index == $1.index && $0.count == $1.count }
     }
 
     /// `a + b` capped at the largest finite `Double`, so a sketch always encodes to bytes its
@@ -222,9 +285,7 @@ package struct QuantileSketch: Sendable, Equatable {
 
     private mutating func addToBucket(_ index: Int, _ n: UInt64) {
         if counts.isEmpty {
-            counts = [n]
-            offset = index
-            return
+            return addToPair(index, n)
         }
         let top = offset + counts.count - 1
         if index > top {
@@ -240,6 +301,45 @@ package struct QuantileSketch: Sendable, Equatable {
         let slot = Swift.max(index, offset) - offset
         counts[slot] = counts[slot].addingSaturating(n)
         collapseIfNeeded()
+    }
+
+    /// Adds to the sparse form (the dense array is empty), which turns dense once the dense array
+    /// would be no larger (a span of at most twice the pairs, from ``minDenseBuckets`` pairs on),
+    /// past ``maxSparseBuckets`` pairs, or past ``maxBuckets`` of span (where the dense form
+    /// collapses).
+    private mutating func addToPair(_ index: Int, _ n: UInt64) {
+        var low = 0
+        var high = sparse.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sparse[middle].index < index { low = middle + 1 } else { high = middle }
+        }
+        if low < sparse.count, sparse[low].index == index {
+            sparse[low].count = sparse[low].count.addingSaturating(n)
+            return
+        }
+        sparse.insert(Pair(index: index, count: n), at: low)
+        guard let first = sparse.first, let last = sparse.last else { return }
+        let span = last.index - first.index + 1
+        if sparse.count > Self.maxSparseBuckets || span > Self.maxBuckets
+            || (sparse.count >= Self.minDenseBuckets && span <= 2 * sparse.count)
+        {
+            densify()
+        }
+    }
+
+    /// Moves the pairs into the dense array, collapsing below the floor of the highest index.
+    private mutating func densify() {
+        guard let first = sparse.first, let last = sparse.last else { return }
+        let floor = Swift.max(first.index, last.index - Self.maxBuckets + 1)
+        var dense = [UInt64](repeating: 0, count: last.index - floor + 1)
+        for pair in sparse {
+            let slot = Swift.max(pair.index, floor) - floor
+            dense[slot] = dense[slot].addingSaturating(pair.count)
+        }
+        counts = dense
+        offset = floor
+        sparse = []
     }
 
     /// Folds the buckets below `highest − maxBuckets + 1` into that bucket.
@@ -262,15 +362,15 @@ extension QuantileSketch {
     /// ``maxBuckets``): the caller then takes that path.
     static func encodeMerged(_ stored: Sparse, _ incoming: QuantileSketch, into out: inout [UInt8]) -> Bool {
         guard stored.count > 0, incoming.count > 0 else { return false }
-        if let low = stored.buckets.first?.index, let high = stored.buckets.last?.index, !incoming.counts.isEmpty {
-            let top = Swift.max(high, incoming.offset + incoming.counts.count - 1)
-            guard top - Swift.min(low, incoming.offset) + 1 <= maxBuckets else { return false }
+        if let low = stored.buckets.first?.index, let high = stored.buckets.last?.index,
+            let span = incoming.bucketSpan
+        {
+            guard Swift.max(high, span.high) - Swift.min(low, span.low) + 1 <= maxBuckets else { return false }
         }
         /// Hands each non-empty bucket of the merge to `body`, in index order.
         func walk(_ body: (Int, UInt64) -> Void) {
             var i = 0
-            for (slot, c) in incoming.counts.enumerated() where c > 0 {
-                let index = incoming.offset + slot
+            incoming.forEachBucket { index, c in
                 while i < stored.buckets.count, stored.buckets[i].index < index {
                     body(stored.buckets[i].index, stored.buckets[i].count)
                     i += 1

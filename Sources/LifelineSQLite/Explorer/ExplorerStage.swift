@@ -57,6 +57,18 @@ final class ExplorerStage: ItemWriteStage {
         /// memory").
         var versionMaxAge: Duration = .seconds(2)
         var versionMaxBytes = 8 << 20
+        /// Version rows held unsealed at most (`database.explorer_version_rows`). 0 (the default):
+        /// every seal takes the version rows too, and ``maxRows`` counts both levels. Above 0, the
+        /// version rows stay in the worker (``ExplorerWorker/byVersion``) gathering documents while
+        /// the fine rows are sealed on their own (``maxRows`` then counts fine rows only), until
+        /// the cache falls due or this many are held: a version row is then merged into its bytes
+        /// once per cache write instead of once per seal. It trades memory and a longer prepare
+        /// (the p99) for the writer's and the prepare's time (BENCHMARKS.md, "The explorer's version
+        /// rows held unsealed").
+        var versionMaxRows = 0
+
+        /// Whether version rows stay unsealed between cache writes.
+        var holdsVersions: Bool { versionMaxRows > 0 }
     }
 
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
@@ -87,7 +99,16 @@ final class ExplorerStage: ItemWriteStage {
     private var heldSince: ContinuousClock.Instant?
     /// Rows sealed for a write (``ExplorerWorker/sealed``), whose merge with the stored rows the
     /// worker prepares; written as prepared by a later fold.
-    private var sealed: (through: Int64, documents: Int)?
+    private var sealed: Seal?
+    /// A seal: its documents, up to `through`, and whether it took the version rows too.
+    private struct Seal {
+        var through: Int64
+        var documents: Int
+        var versions: Bool
+    }
+    /// The worker's unsealed version rows (``ExplorerWorker/byVersion``) hold documents whose fine
+    /// rows were sealed without them: the cache cannot be written until a seal takes them.
+    private var versionsUnsealed = false
     /// The current fold: where it ends, whether it must write every row, where its transaction
     /// moved `explorer_through` (nil: not moved), whether it wrote every row, what it sealed.
     private var foldThrough: Int64?
@@ -96,7 +117,7 @@ final class ExplorerStage: ItemWriteStage {
     /// Where the current fold's transaction moved `explorer_version_through` (nil: not moved).
     private var wroteVersionThrough: Int64?
     private var wroteAll = false
-    private var sealedNow: (through: Int64, documents: Int)?
+    private var sealedNow: Seal?
     /// The current document, until its savepoint is released (then handed to the worker) or
     /// rolled back.
     private var document: ExplorerWorker.Document?
@@ -218,6 +239,7 @@ final class ExplorerStage: ItemWriteStage {
         worker.versionCache = [:]
         sealed = nil
         sealedNow = nil
+        versionsUnsealed = false
         held = nil
         versionBase = nil
         heldDocuments = 0
@@ -246,7 +268,7 @@ final class ExplorerStage: ItemWriteStage {
         // the bound (what bounds the memory while a prepare runs behind the door: the worker goes
         // on adding meanwhile; at twice the bound the iOS 27 load peaked at 174–178 MB, at the
         // bound 157–163, at half of it 153–154).
-        let crowded = deferral.map { 2 * worker.heldRows >= $0.maxRows } ?? false
+        let crowded = deferral.map { 2 * boundedRows($0) >= $0.maxRows } ?? false
         if let sealed, forceWrite || crowded || !worker.isPreparing {
             // Otherwise the prepare is done, and the worker adding this fold's documents
             // meanwhile touches other rows.
@@ -255,7 +277,7 @@ final class ExplorerStage: ItemWriteStage {
             } else if crowded {
                 worker.awaitPrepared()
             }
-            try writeSealed(through: sealed.through, documents: sealed.documents, on: connection)
+            try writeSealed(sealed, on: connection)
             try connection.run(Self.writeWatermark, [.integer(sealed.through)])
             wroteThrough = sealed.through
             worker.dispose(worker.sealed, worker.prepared)
@@ -265,25 +287,38 @@ final class ExplorerStage: ItemWriteStage {
         }
         if forceWrite { return try writeAll(through: through, on: connection) }
         guard let deferral, sealed == nil else { return }
+        // The cache falls due: written now, or, while unsealed version rows hold some of its
+        // documents, by the fold after the seal that takes them.
+        var versionsDue = !deferral.holdsVersions || worker.heldVersionRows >= deferral.versionMaxRows
         if let cachedSince,
             ContinuousClock.now >= cachedSince + deferral.versionMaxAge || cachedBytes >= deferral.versionMaxBytes
         {
-            try writeCache(on: connection)
+            if versionsUnsealed { versionsDue = true } else { try writeCache(on: connection) }
         }
-        guard heldDocuments > 0 else { return }
+        guard heldDocuments > 0 || (versionsDue && versionsUnsealed) else { return }
         let due =
-            writeDue || heldDocuments >= deferral.maxDocuments || worker.heldRows >= deferral.maxRows
+            (versionsDue && deferral.holdsVersions) || writeDue || heldDocuments >= deferral.maxDocuments
+            || boundedRows(deferral) >= deferral.maxRows
         guard due else { return }
         // No read connection: written now, merged in SQL.
         guard worker.canPrepare else { return try writeAll(through: through, on: connection) }
         // Sealed by the worker once this fold commits, after its last document: the writer does
         // not wait for the worker to catch up.
-        sealedNow = (through, heldDocuments)
+        sealedNow = Seal(through: through, documents: heldDocuments, versions: versionsDue)
+    }
+
+    /// The held rows ``Deferral/maxRows`` bounds: both levels, or the fine ones alone while version
+    /// rows are held unsealed.
+    private func boundedRows(_ deferral: Deferral) -> Int {
+        worker.heldRows + (deferral.holdsVersions ? 0 : worker.heldVersionRows)
     }
 
     /// Every row the worker holds and caches, merged in SQL, and both watermarks moved to `through`.
     private func writeAll(through: Int64, on connection: Connection) throws(StoreError) {
         worker.drain()
+        // The unsealed version rows are merged in SQL right after the cache (a failing fold drops
+        // them with everything held).
+        versionsUnsealed = false
         try writeCache(on: connection)
         try writeRows(on: connection)
         try connection.run(Self.writeWatermark, [.integer(through)])
@@ -303,6 +338,9 @@ final class ExplorerStage: ItemWriteStage {
     /// cache holds every document between the two.
     private func writeCache(on connection: Connection) throws(StoreError) {
         guard !worker.versionCache.isEmpty || cachedDocuments > 0 else { return }
+        guard !versionsUnsealed else {
+            throw StoreError(.internal, "internal storage error", cause: "explorer cache written without its rows")
+        }
         // Where `explorer_through` stands in this transaction (a fold that began has `held`).
         guard let through = wroteThrough ?? held?.base else {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
@@ -318,12 +356,13 @@ final class ExplorerStage: ItemWriteStage {
         cachedBytes = 0
     }
 
-    /// The sealed rows (`documents` of them, up to `through`): those the worker prepared as they
-    /// are, the version ones into its cache (a worker prepares only for a deferral); then those it
-    /// could not prepare (``ExplorerWorker/sealed``), merged in SQL after the cached rows, which
-    /// that merge would otherwise miss (`explorer_version_through` then moves with
-    /// `explorer_through`).
-    private func writeSealed(through: Int64, documents: Int, on connection: Connection) throws(StoreError) {
+    /// The sealed rows: those the worker prepared as they are, the version ones into its cache (a
+    /// worker prepares only for a deferral); then those it could not prepare
+    /// (``ExplorerWorker/sealed``), merged in SQL. When the seal took the version rows, that
+    /// merge comes after the cached rows, which it would otherwise miss, and
+    /// `explorer_version_through` moves with `explorer_through`; when it did not, the version
+    /// rows of its documents are still in memory, and only fine rows are merged.
+    private func writeSealed(_ seal: Seal, on connection: Connection) throws(StoreError) {
         for row in worker.prepared ?? [] {
             guard row.level == .fine else {
                 cachedBytes += row.cells.count - (worker.versionCache[row.key]?.count ?? 0)
@@ -332,13 +371,14 @@ final class ExplorerStage: ItemWriteStage {
             }
             try connection.run(Self.replacements.fine, row.key.bindings(row.level) + [.blob(row.cells)])
         }
-        cachedDocuments += documents
+        cachedDocuments += seal.documents
         if cachedSince == nil { cachedSince = .now }
         guard worker.sealed.contains(where: { !$0.isEmpty }) else { return }
+        guard seal.versions else { return try upsert(worker.sealed, on: connection) }
         try writeCache(on: connection)
         try upsert(worker.sealed, on: connection)
-        try connection.run(Self.writeVersionWatermark, [.integer(through)])
-        wroteVersionThrough = through
+        try connection.run(Self.writeVersionWatermark, [.integer(seal.through)])
+        wroteVersionThrough = seal.through
     }
 
     private func upsert(
@@ -370,13 +410,15 @@ final class ExplorerStage: ItemWriteStage {
             worker.byVersion = [:]
             heldDocuments = 0
             heldSince = nil
+            versionsUnsealed = false
         }
         if let sealedNow {
             self.sealedNow = nil
             sealed = sealedNow
             heldDocuments = 0
             heldSince = nil
-            _ = worker.submitSealAndPrepare(base: base, versionBase: versionBase ?? base)
+            versionsUnsealed = !sealedNow.versions
+            _ = worker.submitSealAndPrepare(base: base, versionBase: versionBase ?? base, versions: sealedNow.versions)
         }
         let cached = cachedDocuments > 0 || !worker.versionCache.isEmpty ? max(cachedDocuments, 1) : 0
         return heldDocuments + (sealed?.documents ?? 0) + cached

@@ -38,7 +38,7 @@ struct ExplorerRowKey: Hashable, Sendable {
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitSealAndPrepare(base:versionBase:)``): a thread of its own reads their stored cells in a snapshot where
+/// (``submitSealAndPrepare(base:versionBase:versions:)``): a thread of its own reads their stored cells in a snapshot where
 /// `explorer_through` is still `base`, merges them as bytes with the sealed ones and hands back the
 /// finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
 /// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
@@ -50,7 +50,7 @@ struct ExplorerRowKey: Hashable, Sendable {
 /// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
 /// which returns once every submitted job and the prepare are done; the writer reads, writes or
 /// clears them only after a drain and before its next submit. ``sealed``, ``prepared`` and
-/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBase:)`` until
+/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBase:versions:)`` until
 /// ``isPreparing`` turns false (or a drain): this thread seals (moves the rows to ``sealed``), then
 /// only the prepare's thread touches them until it ends; then they are the writer's until its next
 /// seal. No two threads touch the same rows at once (the condition's lock orders their memory).
@@ -104,7 +104,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     private enum Job {
         case document(Document)
-        case sealAndPrepare(base: Int64, versionBase: Int64)
+        case sealAndPrepare(base: Int64, versionBase: Int64, versions: Bool)
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -117,8 +117,8 @@ final class ExplorerWorker: @unchecked Sendable {
     private var queue: [Job] = []
     private var busy = false
     private var stopping = false
-    /// Rows held at both levels after the last job (read by the writer without a drain: a bound).
-    private var rowCount = 0
+    /// Rows held per level after the last job (read by the writer without a drain: bounds).
+    private var rowCount = (fine: 0, byVersion: 0)
     /// Whether a prepare is queued or running.
     private var preparing = false
     /// A sealed prepare for the prepare's thread: the watermarks its snapshot must show.
@@ -131,7 +131,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Reads the stored rows of a prepare (the prepare's thread only).
     private let reader: Connection?
 
-    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBase:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBase:versions:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     init(reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.reader = reader
@@ -163,14 +163,17 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
     /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
-    /// must be `base` and `explorer_version_through` `versionBase`. Returns `false` without a read
+    /// must be `base` and `explorer_version_through` `versionBase`. `versions`: the version rows
+    /// are sealed too; otherwise they stay in ``byVersion``, gathering the next documents (a
+    /// version row is touched by most seals, for a document or two each, and merging it into its
+    /// cached bytes at every seal was most of a prepare). Returns `false` without a read
     /// connection.
-    func submitSealAndPrepare(base: Int64, versionBase: Int64) -> Bool {
+    func submitSealAndPrepare(base: Int64, versionBase: Int64, versions: Bool) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.sealAndPrepare(base: base, versionBase: versionBase))
+        enqueue(.sealAndPrepare(base: base, versionBase: versionBase, versions: versions))
         return true
     }
 
@@ -183,7 +186,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Whether a prepare is queued or running: until it ends, only the workers touch ``sealed``
     /// and ``prepared``; after it, only the writer, until its next
-    /// ``submitSealAndPrepare(base:versionBase:)``.
+    /// ``submitSealAndPrepare(base:versionBase:versions:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -198,11 +201,18 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Whether this worker can prepare writes (it has a read connection).
     var canPrepare: Bool { reader != nil }
 
-    /// The rows held at both levels when the last job ended.
+    /// The fine rows held when the last job ended.
     var heldRows: Int {
         condition.lock()
         defer { condition.unlock() }
-        return rowCount
+        return rowCount.fine
+    }
+
+    /// The version rows held (not sealed) when the last job ended.
+    var heldVersionRows: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return rowCount.byVersion
     }
 
     private func enqueue(_ job: Job) {
@@ -247,12 +257,12 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): rows.add(document)
-                case .sealAndPrepare(let base, let versionBase):
+                case .sealAndPrepare(let base, let versionBase, let versions):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
-                    sealed = [fine, byVersion]
+                    sealed = [fine, versions ? byVersion : [:]]
                     fine = [:]
-                    byVersion = [:]
+                    if versions { byVersion = [:] }
                     condition.lock()
                     prepareRequest = (base, versionBase)
                     condition.broadcast()
@@ -263,7 +273,7 @@ final class ExplorerWorker: @unchecked Sendable {
             jobs.removeAll(keepingCapacity: true)
             condition.lock()
             busy = false
-            rowCount = rows.fine.count + rows.byVersion.count
+            rowCount = (rows.fine.count, rows.byVersion.count)
             condition.broadcast()
             condition.unlock()
         }

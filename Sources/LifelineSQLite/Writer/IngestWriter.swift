@@ -37,6 +37,10 @@ package final class IngestWriter: Service, Sendable {
         /// seconds after the first went there (``ExplorerStage/Deferral``,
         /// ``RollupStage/Deferral``); `nil`: their default (2 s).
         package var explorerVersionDelay: Double?
+        /// Aggregator: the explorer's version rows held unsealed at most
+        /// (``ExplorerStage/Deferral/versionMaxRows``); `nil`: the database's
+        /// ``StorageOptions/explorerVersionRows``.
+        package var explorerVersionRows: Int?
         /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
         /// commit, waiting for the readers (``WALLimit``).
         package var walHardCapPages: Int = 2 * IngestWriter.safetyCheckpointPages
@@ -91,6 +95,7 @@ package final class IngestWriter: Service, Sendable {
         if let seconds = options.explorerVersionDelay {
             deferral?.versionMaxAge = .milliseconds(Int64(seconds * 1_000))
         }
+        deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
