@@ -27,9 +27,10 @@ import Foundation
 /// **Few buckets spread wide are kept as pairs.** A sketch of a few device-days (a cell of the
 /// explorer's rows held in memory) has a few buckets spread over a span of tens to hundreds: kept
 /// dense, its counts took ten times the bytes of its encoding, most of what the held rows weighed
-/// (BENCHMARKS.md, "The quantile sketch's sparse buckets"). Its non-empty buckets are kept as
-/// (index, count) pairs until the dense array would be no larger, or past ``maxSparseBuckets``;
-/// the answers, the bytes and equality do not depend on which form holds them.
+/// (BENCHMARKS.md, "The explorer's version rows held unsealed, and the sketch's sparse buckets").
+/// Its non-empty buckets are kept as (index, count) pairs until the dense array would be no
+/// larger, or past ``maxSparseBuckets``; the answers, the bytes and equality do not depend on
+/// which form holds them.
 ///
 /// **Merging** adds bucket counts. Collapsing depends only on the highest index, so merging is
 /// exactly associative and commutative for ``count``, ``zeroCount``, buckets, ``min`` and ``max``:

@@ -64,7 +64,7 @@ final class ExplorerStage: ItemWriteStage {
         /// the cache falls due or this many are held: a version row is then merged into its bytes
         /// once per cache write instead of once per seal. It trades memory and a longer prepare
         /// (the p99) for the writer's and the prepare's time (BENCHMARKS.md, "The explorer's version
-        /// rows held unsealed").
+        /// rows held unsealed, and the sketch's sparse buckets").
         var versionMaxRows = 0
 
         /// Whether version rows stay unsealed between cache writes.
