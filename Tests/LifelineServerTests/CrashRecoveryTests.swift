@@ -17,13 +17,22 @@ struct CrashRecoveryTests {
         var snapshot: [Int: Int] { map.withLock { $0 } }
     }
 
-    @Test("every acknowledged payload survives SIGKILL under load, and the database is intact")
-    func acknowledgedPayloadsSurviveKill() async throws {
+    /// `versionRows`: `database.explorer_version_rows` of the killed server (0: the default). Above
+    /// 0 its held rows are sealed every 50 ms without their version rows, which it holds unsealed
+    /// when it dies: they are replayed at the restart.
+    @Test(
+        "every acknowledged payload survives SIGKILL under load, and the database is intact",
+        arguments: [0, 100_000])
+    func acknowledgedPayloadsSurviveKill(versionRows: Int) async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
         let token = try env.token(.ingest, app: "com.example.app")
         // 16 clients on 127.0.0.1 as fast as they can: the rate limits would refuse them.
-        let config = try env.write("unlimited.yaml", "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n")
+        let config = try env.write(
+            "unlimited.yaml",
+            "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n"
+                + (versionRows > 0
+                    ? "database:\n  explorer_version_rows: \(versionRows)\n  explorer_write_seconds: 0.05\n" : ""))
         let server = try Lifeline.Server(database: env.path, extra: ["--config", config])
         try await server.waitUntilReady()
 
