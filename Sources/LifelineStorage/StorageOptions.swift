@@ -36,7 +36,7 @@ package struct StorageOptions: Sendable, Equatable {
     /// SQLite: the explorer's version-level rows the writer holds unsealed at most
     /// (`database.explorer_version_rows`; 0, the default, seals them with the fine rows). Above 0
     /// they gather documents in memory between the version cache's writes: less work per payload
-    /// for more memory and a longer p99 (README, "Metrics explorer").
+    /// for more memory (README, "Architecture").
     package var explorerVersionRows: Int = 0
 
     /// ``symbolizerTimeoutSeconds`` as a duration (at least a millisecond).

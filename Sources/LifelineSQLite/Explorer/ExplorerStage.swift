@@ -62,9 +62,9 @@ final class ExplorerStage: ItemWriteStage {
         /// version rows stay in the worker (``ExplorerWorker/byVersion``) gathering documents while
         /// the fine rows are sealed on their own (``maxRows`` then counts fine rows only), until
         /// the cache falls due or this many are held: a version row is then merged into its bytes
-        /// once per cache write instead of once per seal. It trades memory and a longer prepare
-        /// (the p99) for the writer's and the prepare's time (BENCHMARKS.md, "The explorer's version
-        /// rows held unsealed, and the sketch's sparse buckets").
+        /// once per cache write instead of once per seal. It trades memory for the writer's and
+        /// the prepare's time (BENCHMARKS.md, "The explorer's version rows held unsealed, and the
+        /// sketch's sparse buckets").
         var versionMaxRows = 0
 
         /// Whether version rows stay unsealed between cache writes.
@@ -267,8 +267,14 @@ final class ExplorerStage: ItemWriteStage {
         // Written once prepared; awaited when forced, or when the rows added beside it reach half
         // the bound (what bounds the memory while a prepare runs behind the door: the worker goes
         // on adding meanwhile; at twice the bound the iOS 27 load peaked at 174–178 MB, at the
-        // bound 157–163, at half of it 153–154).
-        let crowded = deferral.map { 2 * boundedRows($0) >= $0.maxRows } ?? false
+        // bound 157–163, at half of it 153–154). A seal that took version rows held unsealed
+        // prepares thousands of them at once: the adds go on up to four times the bound meanwhile
+        // (waiting at half of it put a third of a second into the iOS 27 load's p99).
+        let crowded =
+            deferral.map { deferral in
+                deferral.holdsVersions && sealed?.versions == true
+                    ? boundedRows(deferral) >= 4 * deferral.maxRows : 2 * boundedRows(deferral) >= deferral.maxRows
+            } ?? false
         if let sealed, forceWrite || crowded || !worker.isPreparing {
             // Otherwise the prepare is done, and the worker adding this fold's documents
             // meanwhile touches other rows.
