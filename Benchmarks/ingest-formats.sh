@@ -5,7 +5,8 @@
 # Per round and format: the in-process floor (`lifeline bench ingest-floor`), then HTTP on a fresh
 # database (`wrk -t1 -c32`, 202 after COMMIT, rate limits set high).
 #
-# usage: Benchmarks/ingest-formats.sh   (env: BIN, OUT, N, ROUNDS, SECONDS_PER_RUN, PORT)
+# usage: Benchmarks/ingest-formats.sh   (env: BIN, OUT, N, ROUNDS, SECONDS_PER_RUN, PORT,
+#        EXPLORER_VERSION_ROWS: the server's database.explorer_version_rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="${BIN:-.build/release/lifeline}"
@@ -20,6 +21,9 @@ mkdir -p "$out"
 cat >"$out/formats-limits.yaml" <<EOF
 limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
 EOF
+if [ -n "${EXPLORER_VERSION_ROWS:-}" ]; then
+    echo "database: {explorer_version_rows: $EXPLORER_VERSION_ROWS}" >>"$out/formats-limits.yaml"
+fi
 work="$(mktemp -d -p "$out")"
 trap 'pkill -f "serve --db $work" 2>/dev/null || true; rm -rf "$work"' EXIT
 
