@@ -247,3 +247,58 @@ struct ByteReader {
         return Double(bitPattern: bits)
     }
 }
+
+extension QuantileSketch {
+    /// Writes the version-1 bytes of `stored` merged with `incoming`: what decoding `stored`,
+    /// ``merge(_:)`` of `incoming` and ``encoded()`` write, walking the stored buckets and
+    /// `incoming`'s counts side by side instead of making the merged dense array. Returns `false`,
+    /// writing nothing, when either sketch is empty or the merge would collapse buckets (past
+    /// ``maxBuckets``): the caller then takes that path.
+    static func encodeMerged(_ stored: Sparse, _ incoming: QuantileSketch, into out: inout [UInt8]) -> Bool {
+        guard stored.count > 0, incoming.count > 0 else { return false }
+        if let low = stored.buckets.first?.index, let high = stored.buckets.last?.index,
+            let span = incoming.bucketSpan
+        {
+            guard Swift.max(high, span.high) - Swift.min(low, span.low) + 1 <= maxBuckets else { return false }
+        }
+        /// Hands each non-empty bucket of the merge to `body`, in index order.
+        func walk(_ body: (Int, UInt64) -> Void) {
+            var i = 0
+            incoming.forEachBucket { index, c in
+                while i < stored.buckets.count, stored.buckets[i].index < index {
+                    body(stored.buckets[i].index, stored.buckets[i].count)
+                    i += 1
+                }
+                if i < stored.buckets.count, stored.buckets[i].index == index {
+                    body(index, stored.buckets[i].count.addingSaturating(c))
+                    i += 1
+                } else {
+                    body(index, c)
+                }
+            }
+            while i < stored.buckets.count {
+                body(stored.buckets[i].index, stored.buckets[i].count)
+                i += 1
+            }
+        }
+        var present = 0
+        walk { _, _ in present += 1 }
+        writeSummary(
+            zeroCount: stored.zeroCount.addingSaturating(incoming.zeroCount), sum: finiteSum(stored.sum, incoming.sum),
+            min: Swift.min(stored.min, incoming.minimum), max: Swift.max(stored.max, incoming.maximum),
+            present: present,
+            into: &out)
+        var previous: Int?
+        walk { index, c in writeBucket(index, c, after: &previous, into: &out) }
+        return true
+    }
+}
+
+extension UInt64 {
+    /// `self + other`, `UInt64.max` on overflow: counts folded from stored rows never trap.
+    @inline(__always)
+    package func addingSaturating(_ other: UInt64) -> UInt64 {
+        let (result, overflow) = addingReportingOverflow(other)
+        return overflow ? .max : result
+    }
+}

@@ -75,8 +75,9 @@ package struct QuantileSketch: Sendable, Equatable {
     package private(set) var count: UInt64 = 0
     /// The sum of the values added (capped at `Double.greatestFiniteMagnitude`).
     package private(set) var sum: Double = 0
-    private var minimum: Double = 0
-    private var maximum: Double = 0
+    /// The smallest and largest values added (0 while empty; ``min`` and ``max`` say `nil`).
+    private(set) var minimum: Double = 0
+    private(set) var maximum: Double = 0
 
     /// An empty sketch.
     package init() {}
@@ -276,7 +277,7 @@ package struct QuantileSketch: Sendable, Equatable {
 
     /// `a + b` capped at the largest finite `Double`, so a sketch always encodes to bytes its
     /// decoder accepts.
-    private static func finiteSum(_ a: Double, _ b: Double) -> Double {
+    static func finiteSum(_ a: Double, _ b: Double) -> Double {
         Swift.min(a + b, .greatestFiniteMagnitude)
     }
 
@@ -352,60 +353,5 @@ package struct QuantileSketch: Sendable, Equatable {
         counts.removeFirst(excess)
         counts[0] = folded
         offset += excess
-    }
-}
-
-extension QuantileSketch {
-    /// Writes the version-1 bytes of `stored` merged with `incoming`: what decoding `stored`,
-    /// ``merge(_:)`` of `incoming` and ``encoded()`` write, walking the stored buckets and
-    /// `incoming`'s counts side by side instead of making the merged dense array. Returns `false`,
-    /// writing nothing, when either sketch is empty or the merge would collapse buckets (past
-    /// ``maxBuckets``): the caller then takes that path.
-    static func encodeMerged(_ stored: Sparse, _ incoming: QuantileSketch, into out: inout [UInt8]) -> Bool {
-        guard stored.count > 0, incoming.count > 0 else { return false }
-        if let low = stored.buckets.first?.index, let high = stored.buckets.last?.index,
-            let span = incoming.bucketSpan
-        {
-            guard Swift.max(high, span.high) - Swift.min(low, span.low) + 1 <= maxBuckets else { return false }
-        }
-        /// Hands each non-empty bucket of the merge to `body`, in index order.
-        func walk(_ body: (Int, UInt64) -> Void) {
-            var i = 0
-            incoming.forEachBucket { index, c in
-                while i < stored.buckets.count, stored.buckets[i].index < index {
-                    body(stored.buckets[i].index, stored.buckets[i].count)
-                    i += 1
-                }
-                if i < stored.buckets.count, stored.buckets[i].index == index {
-                    body(index, stored.buckets[i].count.addingSaturating(c))
-                    i += 1
-                } else {
-                    body(index, c)
-                }
-            }
-            while i < stored.buckets.count {
-                body(stored.buckets[i].index, stored.buckets[i].count)
-                i += 1
-            }
-        }
-        var present = 0
-        walk { _, _ in present += 1 }
-        writeSummary(
-            zeroCount: stored.zeroCount.addingSaturating(incoming.zeroCount), sum: finiteSum(stored.sum, incoming.sum),
-            min: Swift.min(stored.min, incoming.minimum), max: Swift.max(stored.max, incoming.maximum),
-            present: present,
-            into: &out)
-        var previous: Int?
-        walk { index, c in writeBucket(index, c, after: &previous, into: &out) }
-        return true
-    }
-}
-
-extension UInt64 {
-    /// `self + other`, `UInt64.max` on overflow: counts folded from stored rows never trap.
-    @inline(__always)
-    package func addingSaturating(_ other: UInt64) -> UInt64 {
-        let (result, overflow) = addingReportingOverflow(other)
-        return overflow ? .max : result
     }
 }

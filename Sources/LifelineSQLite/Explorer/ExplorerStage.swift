@@ -32,45 +32,6 @@ import LifelineStorage
 /// `aggregation_state.explorer_version_through` (migration 0019, moved when it is written) and
 /// `explorer_through`, replayed into the version rows only when it is lost.
 final class ExplorerStage: ItemWriteStage {
-    /// When held rows are written.
-    struct Deferral {
-        /// Held documents at most.
-        var maxDocuments = 8_192
-        /// Held rows (both levels) at most before they are sealed: what bounds the memory (up to
-        /// 1.5 times this many are held while sealed ones are prepared: the writer waits for the
-        /// prepare once the rows added meanwhile reach half of it) and the length of the writer's
-        /// replace. A row held longer gathers more documents before it is merged into its stored
-        /// bytes: with the extractor made cheaper, 4,096 ingested 1.01–1.14× more than 2,048 on
-        /// the fleet-like load, for a peak RSS of 124–128 MB (against 112–116) and a p99 of
-        /// 52–59 ms (against 41–44); nothing more on the reference load. 8,192 gained no more on
-        /// the fleet-like load and 1.14–1.27× on the reference one, but for a peak RSS of up to
-        /// 146 MB (the target is 150) and a p99 of 156–244 ms there (BENCHMARKS.md, "The
-        /// explorer's fold per document").
-        var maxRows = 4_096
-        /// Age of the oldest held document at most.
-        var maxAge: Duration = .seconds(1)
-        /// Version-level rows kept in memory (``ExplorerWorker/versionCache``) are written at the
-        /// latest this long after the first went there, or when their bytes reach
-        /// ``versionMaxBytes``: what a crash replays into them is bounded by it. 5 s and 32 MiB
-        /// peaked at 165 MB on the iOS 27 load (three app states: more version rows), 2 s and
-        /// 8 MiB at 138 MB for the same rate (BENCHMARKS.md, "The explorer's version rows kept in
-        /// memory").
-        var versionMaxAge: Duration = .seconds(2)
-        var versionMaxBytes = 8 << 20
-        /// Version rows held unsealed at most (`database.explorer_version_rows`). 0 (the default):
-        /// every seal takes the version rows too, and ``maxRows`` counts both levels. Above 0, the
-        /// version rows stay in the worker (``ExplorerWorker/byVersion``) gathering documents while
-        /// the fine rows are sealed on their own (``maxRows`` then counts fine rows only), until
-        /// the cache falls due or this many are held: a version row is then merged into its bytes
-        /// once per cache write instead of once per seal. It trades memory for the writer's and
-        /// the prepare's time (BENCHMARKS.md, "The explorer's version rows held unsealed, and the
-        /// sketch's sparse buckets").
-        var versionMaxRows = 0
-
-        /// Whether version rows stay unsealed between cache writes.
-        var holdsVersions: Bool { versionMaxRows > 0 }
-    }
-
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET explorer_version_through = ? WHERE id = 1"
@@ -264,17 +225,10 @@ final class ExplorerStage: ItemWriteStage {
             dropHeld()
             return
         }
-        // Written once prepared; awaited when forced, or when the rows added beside it reach half
-        // the bound (what bounds the memory while a prepare runs behind the door: the worker goes
-        // on adding meanwhile; at twice the bound the iOS 27 load peaked at 174–178 MB, at the
-        // bound 157–163, at half of it 153–154). A seal that took version rows held unsealed
-        // prepares thousands of them at once: the adds go on up to four times the bound meanwhile
-        // (waiting at half of it put a third of a second into the iOS 27 load's p99).
+        // Written once prepared; awaited when forced, or when the rows added beside it reach
+        // ``Deferral/crowdLimit(preparingHeldVersions:)``.
         let crowded =
-            deferral.map { deferral in
-                deferral.holdsVersions && sealed?.versions == true
-                    ? boundedRows(deferral) >= 4 * deferral.maxRows : 2 * boundedRows(deferral) >= deferral.maxRows
-            } ?? false
+            deferral.map { boundedRows($0) >= $0.crowdLimit(preparingHeldVersions: sealed?.versions == true) } ?? false
         if let sealed, forceWrite || crowded || !worker.isPreparing {
             // Otherwise the prepare is done, and the worker adding this fold's documents
             // meanwhile touches other rows.
