@@ -98,17 +98,22 @@ extension AggregatorTests {
     /// (the default), or held unsealed between the cache's writes.
     static let versionRowBounds = [0, 1_000_000]
 
+    /// `explorerFineProbe` of the test below: the default (fine rows read, then written unread when
+    /// few are stored), or 0 (every fine row written unread, the stored ones merged in SQL).
+    static let fineProbes: [Int?] = [nil, 0]
+
     @Test(
         "cached version rows written on their own schedule while seals go on, with no reader, exactly as a refold writes them",
-        arguments: versionRowBounds
+        arguments: versionRowBounds, fineProbes
     )
-    func versionRowsWrittenByAge(versionRows: Int) async throws {
+    func versionRowsWrittenByAge(versionRows: Int, fineProbe: Int?) async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let sqlite = try TemporaryDatabase()
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
         options.explorerVersionDelay = 0.15
         options.explorerVersionRows = versionRows
+        options.explorerFineProbe = fineProbe
         var versionWrites = 0
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {

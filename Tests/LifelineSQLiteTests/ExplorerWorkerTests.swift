@@ -133,4 +133,53 @@ struct ExplorerWorkerTests {
         }
         #expect(worker.fine.keys.allSatisfy { $0.os == 2 })
     }
+
+    @Test(
+        "past its probe, a prepare writes new fine rows unread, and the writer's SQL merge of the few stored ones equals the merge it would have prepared; stored rows are read"
+    )
+    func newFineRowsWrittenUnread() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let worker = ExplorerWorker(reader: try database.openConnection())
+        defer { worker.stop() }
+        let connection = try database.openConnection()
+        defer { connection.close() }
+        func submitDocuments() {
+            for os in 1...60 {
+                worker.submit(
+                    ExplorerWorker.Document(
+                        app: 1, day: 18_190, version: 1, os: Int64(os), device: 1,
+                        metric: Fixtures.metric(version: "1.0")))
+            }
+            worker.drain()
+        }
+        submitDocuments()
+        let held = worker.fine
+        #expect(held.count > ExplorerWorker.defaultFineProbe * 2)
+        // One row stored already, holding the same cells once more.
+        let storedKey = try #require(held.keys.first)
+        let storedCells = try #require(held[storedKey]).encoded()
+        _ = try connection.run(RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine) + [.blob(storedCells)])
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        worker.drain()
+        let prepared = try #require(worker.prepared)
+        #expect(prepared.count == held.count && worker.sealed[0].isEmpty)
+        #expect(prepared.filter(\.mergesStored).count == held.count - ExplorerWorker.defaultFineProbe)
+        for row in prepared {
+            let sql = row.mergesStored ? RollupLevel.fine.upsertExplorer : RollupLevel.fine.replaceExplorer
+            _ = try connection.run(sql, row.key.bindings(.fine) + [.blob(row.cells)])
+        }
+        for (key, builder) in held {
+            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine)) { $0.blob(0) }
+            let expected = key == storedKey ? try builder.merged(into: storedCells) : builder.encoded()
+            #expect(stored == expected)
+        }
+        // The same cells again: every one is stored now, and every one is read.
+        worker.prepared = nil
+        submitDocuments()
+        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        worker.drain()
+        let again = try #require(worker.prepared)
+        #expect(again.count == held.count && !again.contains(where: \.mergesStored))
+    }
 }

@@ -34,6 +34,10 @@ extension ExplorerStage {
         /// sketch's sparse buckets").
         var versionMaxRows = 0
 
+        /// Fine rows a prepare reads before it may write the rest unread
+        /// (``ExplorerWorker/defaultFineProbe``; 0: none read while few are found, as tests force).
+        var fineProbe = ExplorerWorker.defaultFineProbe
+
         /// Whether version rows stay unsealed between cache writes.
         var holdsVersions: Bool { versionMaxRows > 0 }
 

@@ -97,7 +97,9 @@ final class ExplorerStage: ItemWriteStage {
     /// runs when a prepare ends (it wakes the writer).
     init(deferral: Deferral? = nil, reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
         self.deferral = deferral
-        worker = ExplorerWorker(reader: deferral == nil ? nil : reader, onPrepared: onPrepared)
+        worker = ExplorerWorker(
+            reader: deferral == nil ? nil : reader,
+            fineProbe: deferral?.fineProbe ?? ExplorerWorker.defaultFineProbe, onPrepared: onPrepared)
     }
 
     deinit { worker.stop() }
@@ -329,7 +331,8 @@ final class ExplorerStage: ItemWriteStage {
                 worker.versionCache[row.key] = row.cells
                 continue
             }
-            try connection.run(Self.replacements.fine, row.key.bindings(row.level) + [.blob(row.cells)])
+            let sql = row.mergesStored ? Self.upserts.fine : Self.replacements.fine
+            try connection.run(sql, row.key.bindings(row.level) + [.blob(row.cells)])
         }
         cachedDocuments += seal.documents
         if cachedSince == nil { cachedSince = .now }

@@ -70,11 +70,15 @@ final class ExplorerWorker: @unchecked Sendable {
         var versionOnly = false
     }
 
-    /// One row ready to be written as it is.
+    /// One row ready to be written: as it is, or merged in SQL with a stored row not read
+    /// (``mergesStored``).
     struct PreparedRow {
         var level: RollupLevel
         var key: ExplorerRowKey
         var cells: [UInt8]
+        /// The row's stored cells were not read (``fineProbe``): the writer merges them in SQL, if
+        /// there are any.
+        var mergesStored = false
     }
 
     /// The rows not written yet, per level. See the class's comment for who may touch them.
@@ -130,11 +134,18 @@ final class ExplorerWorker: @unchecked Sendable {
     private let onPrepared: @Sendable () -> Void
     /// Reads the stored rows of a prepare (the prepare's thread only).
     private let reader: Connection?
+    /// Fine rows a prepare reads before it may write the rest unread (``defaultFineProbe``).
+    private let fineProbe: Int
 
     /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBase:versions:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
-    init(reader: Connection? = nil, onPrepared: @escaping @Sendable () -> Void = {}) {
+    /// `fineProbe`: see ``defaultFineProbe``.
+    init(
+        reader: Connection? = nil, fineProbe: Int = ExplorerWorker.defaultFineProbe,
+        onPrepared: @escaping @Sendable () -> Void = {}
+    ) {
         self.reader = reader
+        self.fineProbe = max(0, fineProbe)
         self.onPrepared = onPrepared
         let thread = Thread { [self] in run() }
         thread.name = "lifeline-explorer"
@@ -308,8 +319,9 @@ final class ExplorerWorker: @unchecked Sendable {
     /// batches as the prepare goes on (the rows added meanwhile reuse its memory). The rows it
     /// could not prepare stay in ``sealed``, for the writer's SQL merge: all of them when the
     /// snapshot is not the sealed rows' base; from the first stored row that does not read, or
-    /// the first failed read, on (none prepared when the snapshot could not begin). `nil` without
-    /// a read connection.
+    /// the first failed read, on (none prepared when the snapshot could not begin). Past
+    /// ``fineProbe`` fine rows, when few of them were stored, the rest go unread
+    /// (``PreparedRow/mergesStored``). `nil` without a read connection.
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
@@ -322,13 +334,27 @@ final class ExplorerWorker: @unchecked Sendable {
             guard let watermarks, watermarks == (base, versionBase) else { return [] }
             for (index, level) in [RollupLevel.fine, .byVersion].enumerated() where index < sealed.count {
                 let select = level.selectExplorer
+                var probe = (read: 0, found: 0)
                 while let (key, builder) = sealed[index].popFirst() {
+                    if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
+                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
+                        spent.append(builder)
+                        if spent.count == Self.releaseBatch {
+                            enqueue(.release(spent))
+                            spent = []
+                        }
+                        continue
+                    }
                     var stored = level == .byVersion ? versionCache[key] : nil
                     do throws(StoreError) {
                         if stored == nil { stored = try reader.first(select, key.bindings(level)) { $0.blob(0) } }
                     } catch {
                         sealed[index][key] = builder
                         throw error
+                    }
+                    if level == .fine {
+                        probe.read += 1
+                        if stored != nil { probe.found += 1 }
                     }
                     if let stored {
                         // A stored row that does not read is left to the SQL merge (and its repair).
@@ -355,4 +381,13 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Sealed rows handed back to the adding thread at a time, once merged.
     static let releaseBatch = 256
+
+    /// Fine rows a prepare reads before it decides whether reading the rest is worth it. When at
+    /// most ``fineProbeFound`` of them are stored, the rest are written unread (``PreparedRow/mergesStored``):
+    /// on a load where nearly every document is a fine cell of its own (the reference load), each
+    /// read found nothing, and the writer's insert looks the key up anyway; the few stored rows
+    /// among them are merged in SQL (`ll_merge_explorer_map`, the same merge). A fleet's fine cells
+    /// are mostly stored: every row is read and merged here, off the writer.
+    static let defaultFineProbe = 64
+    static let fineProbeFound = 2
 }

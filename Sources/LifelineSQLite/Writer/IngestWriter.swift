@@ -41,6 +41,10 @@ package final class IngestWriter: Service, Sendable {
         /// (``ExplorerStage/Deferral/versionMaxRows``); `nil`: the database's
         /// ``StorageOptions/explorerVersionRows``.
         package var explorerVersionRows: Int?
+        /// Aggregator: fine rows the explorer's prepare reads before it may write the rest unread
+        /// (``ExplorerWorker/defaultFineProbe``); `nil`: that default. Tests set 0, so every fine
+        /// row goes through the writer's SQL merge.
+        package var explorerFineProbe: Int?
         /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
         /// commit, waiting for the readers (``WALLimit``).
         package var walHardCapPages: Int = 2 * IngestWriter.safetyCheckpointPages
@@ -96,6 +100,7 @@ package final class IngestWriter: Service, Sendable {
             deferral?.versionMaxAge = .milliseconds(Int64(seconds * 1_000))
         }
         deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
+        if let probe = options.explorerFineProbe { deferral?.fineProbe = max(0, probe) }
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
