@@ -55,11 +55,10 @@ struct RollupCells {
             metrics[cell, default: Metric()].signposts.append(
                 contentsOf: run.lazy.map { CountEntry(a: $0.category, b: $0.name, count: $0.count) })
         }
-        metrics = metrics.mapValues { sums in
-            var sums = sums
-            sums.exits = RollupBlob.normalize(sums.exits)
-            sums.signposts = RollupBlob.normalize(sums.signposts)
-            return sums
+        // In place: no second dictionary, no copy of a cell's lists.
+        for index in metrics.indices {
+            metrics.values[index].exits = RollupBlob.normalize(metrics.values[index].exits)
+            metrics.values[index].signposts = RollupBlob.normalize(metrics.values[index].signposts)
         }
         var entries: [SourceCell: [BucketEntry]] = [:]
         Self.runs(of: deltas.buckets, key: { SourceCell(cell: project($0.cell), source: $0.source) }) { key, run in
