@@ -7,57 +7,66 @@ import LifelineModel
 struct ExplorerRowSet {
     var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
     var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
-    /// One document's observations, reused.
-    private var pending: [Pending] = []
+    /// One document's prepared samples, by observation, reused (prepared once for both levels;
+    /// `nil`: refused, its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
+    private var samples: [ExplorerCell.Prepared?] = []
 
-    /// One observation of a document: its row, cell and sample, prepared once for both levels
-    /// (`nil`: refused; its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
-    private struct Pending {
-        var key: ExplorerRowKey
-        /// The cell by its key: a series, or a metric outside the catalog; `nil` for a catalog
-        /// metric's own cell, added by ``ordinal``.
-        var entry: ExplorerCellMap.Key?
-        var ordinal: Int?
-        var sample: ExplorerCell.Prepared?
+    /// The row an observation goes to besides its app state: its catalog metric's category, or
+    /// the category key of a metric outside the catalog.
+    private enum RowCategory: Equatable {
+        case catalog(ExplorerCategory)
+        case other(Substring)
+
+        init(_ observation: ExplorerObservation) {
+            if let ordinal = observation.ordinal {
+                self = .catalog(ExplorerCatalog.categories[ordinal])
+            } else {
+                self = .other(ExplorerCatalog.categoryKey(ofMetric: observation.metric))
+            }
+        }
+
+        var key: String {
+            switch self {
+            case .catalog(let category): category.rawValue
+            case .other(let key): String(key)
+            }
+        }
     }
 
     /// Adds one document's observations to its rows at both levels (the version level only for a
     /// ``ExplorerWorker/Document/versionOnly`` one).
     mutating func add(_ document: ExplorerWorker.Document) {
         let extraction = ExplorerExtractor.extract(document.metric)
-        guard extraction.isDeviceDay, !extraction.observations.isEmpty else { return }
-        pending.reserveCapacity(extraction.observations.count)
-        for observation in extraction.observations {
-            let category =
-                observation.ordinal.map { ExplorerCatalog.categories[$0].rawValue }
-                ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric))
+        let observations = extraction.observations
+        guard extraction.isDeviceDay, !observations.isEmpty else { return }
+        samples.reserveCapacity(observations.count)
+        for observation in observations { samples.append(ExplorerCell.prepare(observation.sample)) }
+        // Observations come in runs of one row (a category of an app state): each row's key is
+        // made and found once per run and level, not per observation.
+        var start = 0
+        while start < observations.count {
+            let appState = observations[start].appState
+            let category = RowCategory(observations[start])
+            var end = start + 1
+            while end < observations.count, observations[end].appState == appState,
+                RowCategory(observations[end]) == category
+            {
+                end += 1
+            }
             let key = ExplorerRowKey(
                 app: document.app, day: document.day, version: document.version, os: document.os,
-                device: document.device, appState: observation.appState, category: category)
-            let byOrdinal = observation.ordinal != nil && observation.subject.isEmpty
-            pending.append(
-                Pending(
-                    key: key,
-                    entry: byOrdinal
-                        ? nil : ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
-                    ordinal: observation.ordinal, sample: ExplorerCell.prepare(observation.sample)))
-        }
-        // Observations come in runs of one row (a category of an app state): each row is found
-        // once per run and level.
-        var start = 0
-        while start < pending.count {
-            let key = pending[start].key
-            var end = start + 1
-            while end < pending.count, pending[end].key == key { end += 1 }
-            if !document.versionOnly { Self.add(pending[start..<end], at: key, to: &fine) }
-            Self.add(pending[start..<end], at: key.byVersion, to: &byVersion)
+                device: document.device, appState: appState, category: category.key)
+            if !document.versionOnly { Self.add(start..<end, of: observations, samples, at: key, to: &fine) }
+            Self.add(start..<end, of: observations, samples, at: key.byVersion, to: &byVersion)
             start = end
         }
-        pending.removeAll(keepingCapacity: true)
+        samples.removeAll(keepingCapacity: true)
     }
 
+    /// Static: a method of the set would copy it, both dictionaries with it, to pass `rows` inout.
     private static func add(
-        _ run: ArraySlice<Pending>, at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: ExplorerCellMapBuilder]
+        _ run: Range<Int>, of observations: [ExplorerObservation], _ samples: [ExplorerCell.Prepared?],
+        at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: ExplorerCellMapBuilder]
     ) {
         var slot = rows.index(forKey: key)
         if slot == nil {
@@ -65,11 +74,14 @@ struct ExplorerRowSet {
             slot = rows.index(forKey: key)
         }
         guard let slot else { return }
-        for observation in run {
-            if let entry = observation.entry {
-                rows.values[slot].add(observation.sample, at: entry, ordinal: observation.ordinal)
-            } else if let ordinal = observation.ordinal {
-                rows.values[slot].add(observation.sample, ordinal: ordinal)
+        for index in run {
+            let observation = observations[index]
+            if let ordinal = observation.ordinal, observation.subject.isEmpty {
+                rows.values[slot].add(samples[index], ordinal: ordinal)
+            } else {
+                rows.values[slot].add(
+                    samples[index], at: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
+                    ordinal: observation.ordinal)
             }
         }
     }

@@ -337,7 +337,8 @@ final class ExplorerWorker: @unchecked Sendable {
                 var probe = (read: 0, found: 0)
                 while let (key, builder) = sealed[index].popFirst() {
                     if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
-                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
+                        written.append(
+                            PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
                         spent.append(builder)
                         if spent.count == Self.releaseBatch {
                             enqueue(.release(spent))
