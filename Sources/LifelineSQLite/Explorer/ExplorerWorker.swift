@@ -327,6 +327,13 @@ final class ExplorerWorker: @unchecked Sendable {
         var written: [PreparedRow] = []
         var spent: [ExplorerCellMapBuilder] = []
         defer { if !spent.isEmpty { enqueue(.release(spent)) } }
+        func release(_ builder: ExplorerCellMapBuilder) {
+            spent.append(builder)
+            if spent.count == Self.releaseBatch {
+                enqueue(.release(spent))
+                spent = []
+            }
+        }
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
@@ -339,11 +346,7 @@ final class ExplorerWorker: @unchecked Sendable {
                     if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
                         written.append(
                             PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
-                        spent.append(builder)
-                        if spent.count == Self.releaseBatch {
-                            enqueue(.release(spent))
-                            spent = []
-                        }
+                        release(builder)
                         continue
                     }
                     var stored = level == .byVersion ? versionCache[key] : nil
@@ -367,11 +370,7 @@ final class ExplorerWorker: @unchecked Sendable {
                     } else {
                         written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
                     }
-                    spent.append(builder)
-                    if spent.count == Self.releaseBatch {
-                        enqueue(.release(spent))
-                        spent = []
-                    }
+                    release(builder)
                 }
             }
             return written
