@@ -108,10 +108,14 @@ extension DocumentDecoder {
             guard tape.kind(element) == .object else { return }
             try tape.forEachMember(element) { (k, v) throws(DecodeError) in
                 guard tape.kind(v) == .object, nameFits(k) else { return }
+                // The special names compared as bytes (length first), not as Strings.
+                if tape.keyEquals(k, "foregroundTerminationMetric") {
+                    return try terminations(v, state: .foreground, into: &results)
+                } else if tape.keyEquals(k, "backgroundTerminationMetric") {
+                    return try terminations(v, state: .background, into: &results)
+                }
                 let key = tape.string(k) ?? ""
-                if key == "foregroundTerminationMetric" || key == "backgroundTerminationMetric" {
-                    try terminations(v, state: key.hasPrefix("foreground") ? .foreground : .background, into: &results)
-                } else if key == "signpostIntervalMetric" {
+                if tape.keyEquals(k, "signpostIntervalMetric") {
                     guard results.signposts.count < limits.maxSignpostsPerDocument else {
                         throw limitError("more than \(limits.maxSignpostsPerDocument) signpost entries", at: k)
                     }
@@ -120,7 +124,7 @@ extension DocumentDecoder {
                         results.signposts.append(signpost)
                         metricsRemaining -= 1
                     }
-                } else if key == "locationActivityTimeMetric" {
+                } else if tape.keyEquals(k, "locationActivityTimeMetric") {
                     try tape.forEachMember(v) { (lk, lv) throws(DecodeError) in
                         guard nameFits(lk) else { return }
                         let member = tape.string(lk) ?? ""
@@ -129,7 +133,7 @@ extension DocumentDecoder {
                             try addScalar(ScalarMetric(name: name, measurement: m), &results, at: lk)
                         }
                     }
-                } else if key == "hitchTimeMetric" {
+                } else if tape.keyEquals(k, "hitchTimeMetric") {
                     try tape.forEachMember(v) { (hk, hv) throws(DecodeError) in
                         guard nameFits(hk) else { return }
                         if let m = measurement(hv) {
@@ -152,7 +156,7 @@ extension DocumentDecoder {
                         if let scalar = averageScalar(name: name, average: average, in: valueToken) {
                             try addScalar(scalar, &results, at: k)
                         }
-                    } else if key == "cpuInstructionsCountMetric", tape.kind(valueToken) == .number {
+                    } else if tape.keyEquals(k, "cpuInstructionsCountMetric"), tape.kind(valueToken) == .number {
                         // A plain integer of instructions (legacy: kiloinstructions strings).
                         guard let count = tape.double(valueToken), ValueBounds.isPlausible(count, unit: .instructions)
                         else {
