@@ -179,6 +179,36 @@ struct ReportsV2Decode {
         #expect(decoded.stateEntries.count == 4)
     }
 
+    @Test(
+        "termination counters: the suffix cut from ASCII keys as bytes, from escaped and non-ASCII ones as Characters, alike"
+    )
+    func terminationNames() throws {
+        let counters = #"""
+            {"memoryLimitTerminationCount": 1, "newThingTerminationCount": 2, "odd": 3, "TerminationCount": 4,
+             "newThing\u0054erminationCount": 5, "spätTerminationCount": 6, "spät\u0054erminationCount": 7}
+            """#
+        let report = """
+            {"version": "2.0.0", "timeRange": {"begin": 812505600, "end": 812592000},
+             "environment": {"bundleIdentifier": "com.example.app", "latestApplicationVersion": "1.0",
+                             "deviceType": "iPhone17,5"},
+             "intervalEntries": [{"duration": {"value": 86400, "unit": "s"}, "states": [],
+                                  "values": [{"foregroundTerminationMetric": \(counters)}]}]}
+            """
+        let documents = try MetricKitDecoder.decode([UInt8](report.utf8), family: .metric)
+        guard case .metric(let metric) = try #require(documents.first).content else {
+            Issue.record("not a metric report")
+            return
+        }
+        // The name a counter without the suffix keeps is capitalized; a key that is only the
+        // suffix names nothing.
+        #expect(
+            Self.exits(metric.exits) == [
+                "foreground.MemoryResourceLimit": 1, "foreground.NewThing": 7, "foreground.Odd": 3,
+                "foreground.Spät": 13,
+            ])
+        #expect(metric.exits.count == 6)
+    }
+
     @Test("the zero-length report is the disk-space snapshot: stored, not a device-day")
     func snapshot() throws {
         let metric = try Fixtures.metric(Self.snapshot)

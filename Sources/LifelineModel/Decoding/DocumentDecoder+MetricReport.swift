@@ -231,12 +231,30 @@ extension DocumentDecoder {
                 if tape.kind(v) == .number { dropped += 1 }
                 return
             }
-            var name = tape.string(k) ?? ""
-            if name.hasSuffix("TerminationCount") { name.removeLast("TerminationCount".count) }
+            let name = terminationName(k)
             let reason = Self.terminationReasons[name] ?? (name.prefix(1).uppercased() + name.dropFirst())
             guard !reason.isEmpty else { return }
             results.exits.append(ExitCount(state: state, reason: reason, count: count))
         }
+    }
+
+    /// A termination counter's key without its `TerminationCount` suffix. An ASCII key without
+    /// escapes (every one Apple sends) is cut as bytes, so the name is made once and short (no
+    /// String compare or copy; ASCII's characters are its bytes); any other as Characters.
+    private func terminationName(_ k: Int) -> String {
+        let suffix: StaticString = "TerminationCount"
+        let raw = tape.rawStringBytes(k)
+        guard !tape.isEscaped(k), raw.allSatisfy({ $0 < 0x80 }) else {
+            var name = tape.string(k) ?? ""
+            if name.hasSuffix("TerminationCount") { name.removeLast("TerminationCount".count) }
+            return name
+        }
+        let count = suffix.utf8CodeUnitCount
+        let suffixBytes = UnsafeBufferPointer(start: suffix.utf8Start, count: count)
+        guard raw.count >= count, raw.suffix(count).elementsEqual(suffixBytes) else {
+            return String(decoding: raw, as: UTF8.self)
+        }
+        return String(decoding: raw.prefix(raw.count - count), as: UTF8.self)
     }
 
     /// A 2.0.0 histogram: `{"buckets": [{"count", "lowerBound": M, "upperBound": M}]}`; buckets
