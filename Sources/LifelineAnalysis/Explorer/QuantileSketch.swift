@@ -55,12 +55,6 @@ package struct QuantileSketch: Sendable, Equatable {
     /// device-days (most cells of a fine row) is not allocated twice.
     static let minDenseBuckets = 8
 
-    /// One non-empty bucket of the sparse form.
-    private struct Pair {
-        var index: Int
-        var count: UInt64
-    }
-
     /// Counts of the buckets `offset`, `offset + 1`, … (empty while there is no positive value, or
     /// while ``sparse`` holds them).
     private var counts: [UInt64] = []
@@ -68,7 +62,7 @@ package struct QuantileSketch: Sendable, Equatable {
     private var offset: Int = 0
     /// The non-empty buckets ascending by index, while they are few and spread (then `counts` is
     /// empty).
-    private var sparse: [Pair] = []
+    private var sparse: [(index: Int, count: UInt64)] = []
     /// Values equal to zero.
     package private(set) var zeroCount: UInt64 = 0
     /// Values added (zeros included), saturating at `UInt64.max`.
@@ -320,7 +314,7 @@ package struct QuantileSketch: Sendable, Equatable {
             sparse[low].count = sparse[low].count.addingSaturating(n)
             return
         }
-        sparse.insert(Pair(index: index, count: n), at: low)
+        sparse.insert((index: index, count: n), at: low)
         guard let first = sparse.first, let last = sparse.last else { return }
         let span = last.index - first.index + 1
         if sparse.count > Self.maxSparseBuckets || span > Self.maxBuckets

@@ -243,13 +243,13 @@ extension DocumentDecoder {
     /// String compare or copy; ASCII's characters are its bytes); any other as Characters.
     private func terminationName(_ k: Int) -> String {
         let suffix: StaticString = "TerminationCount"
+        let count = suffix.utf8CodeUnitCount
         let raw = tape.rawStringBytes(k)
         guard !tape.isEscaped(k), raw.allSatisfy({ $0 < 0x80 }) else {
             var name = tape.string(k) ?? ""
-            if name.hasSuffix("TerminationCount") { name.removeLast("TerminationCount".count) }
+            if name.hasSuffix("\(suffix)") { name.removeLast(count) }
             return name
         }
-        let count = suffix.utf8CodeUnitCount
         let suffixBytes = UnsafeBufferPointer(start: suffix.utf8Start, count: count)
         guard raw.count >= count, raw.suffix(count).elementsEqual(suffixBytes) else {
             return String(decoding: raw, as: UTF8.self)

@@ -100,7 +100,7 @@ package final class IngestWriter: Service, Sendable {
             deferral?.versionMaxAge = .milliseconds(Int64(seconds * 1_000))
         }
         deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
-        if let probe = options.explorerFineProbe { deferral?.fineProbe = max(0, probe) }
+        if let probe = options.explorerFineProbe { deferral?.fineProbe = probe }
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
