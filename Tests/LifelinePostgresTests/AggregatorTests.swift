@@ -67,6 +67,44 @@ struct AggregatorTests {
         #expect(try sqlite.database.integrityCheck() == "ok")
     }
 
+    @Test("migration 0021 packs an older database's fine buckets per cell: every figure unchanged, later folds merge")
+    func fineBucketsPackedByMigration() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let (_, expected) = try await Self.folded(items)
+        let (sqlite, _) = try await Self.folded(Array(items.prefix(items.count / 2)))
+        let packed = try sqlite.database.rollupEntries("rollup_bucket_cells", "sources")
+        #expect(packed.count > 100)
+        // The database as migration 0020 left it: one rollup_buckets row per fine cell and source.
+        try sqlite.database.execute(
+            """
+            CREATE TABLE rollup_buckets (
+                app INTEGER NOT NULL, day INTEGER NOT NULL, app_version INTEGER NOT NULL,
+                os_version INTEGER NOT NULL, device_type INTEGER NOT NULL, source INTEGER NOT NULL,
+                buckets BLOB NOT NULL, PRIMARY KEY (app, day, app_version, os_version, device_type, source)
+            ) WITHOUT ROWID;
+            INSERT INTO rollup_buckets
+            SELECT c.app, c.day, c.app_version, c.os_version, c.device_type, n.id, ll_cell_buckets(c.sources, n.id)
+            FROM rollup_bucket_cells c CROSS JOIN metric_names n WHERE ll_cell_buckets(c.sources, n.id) IS NOT NULL;
+            DROP TABLE rollup_bucket_cells;
+            DELETE FROM schema_migrations WHERE version = 21;
+            """)
+        let perSource = try sqlite.database.rollupEntries("rollup_buckets", "buckets")
+        #expect(perSource == packed)
+        #expect(try sqlite.database.migrate().map(\.version) == [21])
+        #expect(try sqlite.database.rollupEntries("rollup_bucket_cells", "sources") == packed)
+        #expect(
+            try sqlite.database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'rollup_buckets'") == [
+                [.integer(0)]
+            ])
+        // The rest folded on top: merged into the packed cells as one fold of everything.
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(Array(items.dropFirst(items.count / 2)), into: writer)
+        }
+        let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(actual == expected, "differ: \(Self.differences(actual, expected))")
+        #expect(try sqlite.database.integrityCheck() == "ok")
+    }
+
     @Test("an answer never lags an acknowledgement: post and read in a tight loop")
     func answersNeverLag() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 2).filter { item in
@@ -107,7 +145,7 @@ struct AggregatorTests {
             try await Self.ingest(items, into: writer)
         }
         for table in [
-            "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
+            "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
             "rollup_diagnostics", "rollup_diagnostics_by_version", "diagnostic_frames", "diagnostic_states",
             "diagnostics", "crash_groups", "payload_states", "state_exit_counts", "state_histograms",
             "state_signposts", "rollup_explorer", "rollup_explorer_by_version",

@@ -40,6 +40,12 @@ struct PackedRollupTests {
         }
         // Two sources (launch histogram, restoration durations), one version cell each.
         #expect(try database.query("SELECT count(*) FROM rollup_buckets_by_version") == [[.integer(2)]])
+        // The fine level holds both in one row of the cell (migration 0021), with the same buckets.
+        #expect(try database.query("SELECT count(*) FROM rollup_bucket_cells") == [[.integer(1)]])
+        let fine = try database.rollupEntries("rollup_bucket_cells", "sources")
+        let byVersion = try database.rollupEntries("rollup_buckets_by_version", "buckets")
+        #expect(Set(fine.map { $0[5] }).count == 2)
+        #expect(fine.map { Array($0[5...]) } == byVersion.map { Array($0[3...]) })
         // Counts summed three times: NormalApp 5 → 15, MemoryPressure 13 → 39, zero counts not stored.
         let exits = try await database.reads.exits(
             Scope(app: Fixtures.app, days: DayRange(from: "2019-10-21", to: "2019-10-21")))
@@ -162,6 +168,44 @@ struct RollupBlobEncodingTests {
         #expect(streamed([], RollupBlob.encode(counts), limit: .max) == RollupBlob.encode(counts))
         let fractional = RollupBlob.encode([BucketEntry(start: 0, end: 2.5, count: 3)])
         #expect(streamed(fractional, RollupBlob.encode([BucketEntry(start: 0, end: 10, count: 1)]), limit: .max) == nil)
+    }
+
+    @Test("a fine cell's sources in one blob: found by id, merged per source, in SQL too; damage never crashes")
+    func bucketCells() throws {
+        let a = RollupBlob.encode([BucketEntry(start: 0, end: 10, count: 2), BucketEntry(start: 10, end: 20, count: 1)])
+        let b = RollupBlob.encode([BucketEntry(start: 10, end: 20, count: 4)])
+        let words = RollupBlob.encode([BucketEntry(start: 0, end: 2.5, count: 3)])
+        let empty = RollupBlob.encode([BucketEntry]())
+        let x = BucketCell.encode([(7, a), (3, words)])
+        let y = BucketCell.encode([(7, b), (9, a), (5, empty), (-2, b)])
+        func lookup(_ source: Int64, _ cell: [UInt8]) -> [UInt8]? {
+            cell.withUnsafeBytes { BucketCell.buckets(of: source, in: $0).map { Array($0) } }
+        }
+        #expect(lookup(3, x) == words && lookup(7, x) == a && lookup(-2, y) == b)
+        #expect(lookup(5, y) == nil && lookup(4, x) == nil && lookup(8, y) == nil)
+        let merged = x.withUnsafeBytes { x in y.withUnsafeBytes { y in BucketCell.merge(x, y) } }
+        let expected = BucketCell.encode([(-2, b), (3, words), (7, RollupCells.mergeBuckets(a, b)), (9, a)])
+        #expect(merged == expected)
+        #expect(
+            lookup(7, merged).map { RollupBlob.decode($0, as: BucketEntry.self) } == [
+                BucketEntry(start: 0, end: 10, count: 2), BucketEntry(start: 10, end: 20, count: 5),
+            ])
+        // The SQL functions the fold's upsert and the reader call.
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        #expect(
+            try database.query(
+                "SELECT ll_merge_bucket_cells(?1, ?2), ll_cell_buckets(?1, 3), ll_cell_buckets(?1, 9)",
+                [.blob(x), .blob(y)]) == [[.blob(expected), .blob(words), .null]])
+        // A cut blob yields its whole sources before the cut, never a crash.
+        for cut in 0..<merged.count {
+            var sources: [Int64] = []
+            Array(merged.prefix(cut)).withUnsafeBytes { raw in
+                var cursor = BucketCell.Cursor(raw)
+                while let entry = cursor.next() { sources.append(entry.source) }
+            }
+            #expect(sources == Array([-2, 3, 7, 9].prefix(sources.count)))
+        }
     }
 
     @Test("a damaged blob yields what was readable, never a crash")

@@ -10,7 +10,7 @@ import Testing
 /// Shared data for the rollup and reader tests.
 enum RollupFixtures {
     static let rollupTables = [
-        "rollup_metrics", "rollup_diagnostics", "rollup_buckets", "rollup_metrics_by_version",
+        "rollup_metrics", "rollup_diagnostics", "rollup_bucket_cells", "rollup_metrics_by_version",
         "rollup_buckets_by_version", "rollup_diagnostics_by_version",
     ]
 

@@ -30,10 +30,13 @@ extension Database {
                 try connection.first("SELECT 1 FROM payloads LIMIT 1", []) { $0.int64(0) } != nil
             }
             if migration.version == 4, migration.name == "packed_rollups", try hasPayloads() {
-                try RollupRebuilder.rebuild(on: connection, fineBuckets: false)
+                try RollupRebuilder.rebuild(on: connection)
             }
             if migration.version == 12, migration.name == "aggregator", try hasPayloads() {
                 try RollupRebuilder.rebuildBuckets(on: connection)
+            }
+            if migration.version == 21, migration.name == "bucket_cells" {
+                try RollupRebuilder.packFineBuckets(on: connection)
             }
         }
         return try withConnection { (connection) throws(StoreError) in try migrator.migrate(connection) }

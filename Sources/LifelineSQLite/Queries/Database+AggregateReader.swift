@@ -104,7 +104,7 @@ struct SQLiteRollupReader {
         }
     }
 
-    /// Merged buckets per group, from the packed `rollup_buckets*` cells.
+    /// Merged buckets per group, from the packed `rollup_bucket_cells` / `rollup_buckets_by_version` cells.
     func buckets(_ scope: Scope, source: HistogramSource) throws -> [BucketRow] {
         if scope.usesAppStates { return try stateBuckets(scope, source: source) }
         return try aggregate(scope) { (query, connection) throws(StoreError) -> [BucketRow] in
@@ -114,7 +114,13 @@ struct SQLiteRollupReader {
             else { return [] }
             var bindings = query.bindings
             bindings.append(.integer(sourceID))
-            let sql = query.cellsSQL(table: "buckets", column: "buckets", extra: " AND source = ?\(bindings.count)")
+            // The fine level packs a cell's sources in one row (``BucketCell``): a cell without
+            // this source reads NULL, which adds nothing.
+            let sql =
+                query.level == .fine
+                ? query.cellsSQL(
+                    fromTable: RollupLevel.fine.bucketTable, column: "ll_cell_buckets(sources, ?\(bindings.count))")
+                : query.cellsSQL(table: "buckets", column: "buckets", extra: " AND source = ?\(bindings.count)")
             var rows: [BucketRow] = []
             for (group, entries) in try packedSums(sql, bindings, query, BucketEntry.self, on: connection) {
                 let key = try query.key(ids: group, names: names, on: connection)

@@ -59,7 +59,7 @@ package struct Pruner: Sendable {
 
     /// The rollup tables, all keyed (app, day, …).
     static let rollupTables = [
-        "rollup_metrics", "rollup_metrics_by_version", "rollup_buckets", "rollup_buckets_by_version",
+        "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
         "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
         "rollup_explorer_by_version_0014",
     ]

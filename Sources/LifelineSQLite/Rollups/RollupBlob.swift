@@ -339,7 +339,8 @@ enum RollupBlob {
 
     /// Registers `ll_merge_counts(a, b)` and `ll_merge_buckets(a, b)` on a connection: both take
     /// two packed blobs and return their merge (buckets coarsened to ``maxBuckets``); and the
-    /// explorer's `ll_merge_explorer_map` (``ExplorerMergeFunction``).
+    /// explorer's `ll_merge_explorer_map` (``ExplorerMergeFunction``) and the fine bucket cells'
+    /// `ll_merge_bucket_cells` and `ll_cell_buckets` (``BucketCell``).
     static func registerFunctions(on handle: OpaquePointer) -> Int32 {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS
         let counts = sqlite3_create_function_v2(
@@ -355,7 +356,9 @@ enum RollupBlob {
                     context, arguments, BucketEntry.self, limit: RollupBlob.maxBuckets, finish: RollupBlob.coarsen)
             }, nil, nil, nil)
         guard buckets == SQLITE_OK else { return buckets }
-        return ExplorerMergeFunction.register(on: handle)
+        let explorer = ExplorerMergeFunction.register(on: handle)
+        guard explorer == SQLITE_OK else { return explorer }
+        return BucketCell.registerFunctions(on: handle)
     }
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)

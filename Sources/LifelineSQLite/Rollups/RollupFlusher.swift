@@ -6,26 +6,43 @@ import LifelineStorage
 ///
 /// - one upsert per metric cell: payloads and app time added, exit counts and signpost totals
 ///   packed (``RollupBlob``) and merged into the stored blobs by `ll_merge_counts`;
-/// - one upsert per version cell and histogram source, merged by `ll_merge_buckets`;
+/// - one upsert per version cell and histogram source, merged by `ll_merge_buckets`, and one per
+///   fine cell with all its sources (``BucketCell``), merged by `ll_merge_bucket_cells`;
 /// - one upsert per (cell, kind, crash group) of diagnostics, `count = count + excluded.count`.
 enum RollupFlusher {
-    /// Adds `deltas` to the rollups of both levels. `fineBuckets`: whether the fine level's bucket
-    /// table exists (migration 0012; a database upgraded from before it is rebuilt at 0004 without).
-    static func flush(_ deltas: RollupDeltas, on connection: Connection, fineBuckets: Bool = true) throws(StoreError) {
+    /// Where the fine level's histogram buckets go, by the migrations a database has reached.
+    enum FineBuckets {
+        /// Nowhere: no fine bucket table yet (the rebuild at migration 0004).
+        case absent
+        /// One row per cell and source in `rollup_buckets` (the rebuild at migration 0012).
+        case perSource
+        /// One row per cell in `rollup_bucket_cells` (migration 0021 on).
+        case perCell
+    }
+
+    /// Adds `deltas` to the rollups of both levels.
+    static func flush(
+        _ deltas: RollupDeltas, on connection: Connection, fineBuckets: FineBuckets = .perCell
+    ) throws(StoreError) {
         guard !deltas.isEmpty else { return }
         for level in RollupLevel.allCases {
             try write(
                 RollupCells(deltas, level: level), level: level, on: connection,
-                buckets: level == .byVersion || fineBuckets)
+                buckets: level == .byVersion ? .perSource : fineBuckets)
         }
     }
 
-    /// Adds the sums `cells` of `level` to its tables (`buckets`: its bucket table too).
+    /// Adds the sums `cells` of `level` to its tables (`buckets`: where its histogram buckets go;
+    /// by default the layout of `level` since migration 0021).
     static func write(
-        _ cells: RollupCells, level: RollupLevel, on connection: Connection, buckets: Bool = true
+        _ cells: RollupCells, level: RollupLevel, on connection: Connection, buckets: FineBuckets? = nil
     ) throws(StoreError) {
         try writeMetrics(cells.metrics, level: level, on: connection)
-        if buckets { try writeBuckets(cells.buckets, level: level, on: connection) }
+        switch buckets ?? (level == .fine ? .perCell : .perSource) {
+        case .absent: break
+        case .perSource: try writeBuckets(cells.buckets, level: level, on: connection)
+        case .perCell: try writeBucketCells(cells.buckets, on: connection)
+        }
         try writeDiagnostics(cells.diagnostics, level: level, on: connection)
     }
 
@@ -54,6 +71,21 @@ enum RollupFlusher {
             let next = try bind(key.cell, level: level, to: statement)
             try statement.bind(int: key.source, at: next)
             try statement.bind(.blob(packed), at: next + 1)
+            try statement.runToCompletion()
+        }
+    }
+
+    /// The fine level's buckets, one ``BucketCell`` blob per cell.
+    private static func writeBucketCells(
+        _ cells: [RollupCells.SourceCell: [UInt8]], on connection: Connection
+    ) throws(StoreError) {
+        guard !cells.isEmpty else { return }
+        var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
+        for (key, packed) in cells { sources[key.cell, default: []].append((key.source, packed)) }
+        let statement = try connection.cached(RollupLevel.upsertBucketCells)
+        for (cell, lists) in sources {
+            let next = try bind(cell, level: .fine, to: statement)
+            try statement.bind(.blob(BucketCell.encode(lists)), at: next)
             try statement.runToCompletion()
         }
     }

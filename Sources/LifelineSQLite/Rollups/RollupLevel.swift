@@ -18,7 +18,12 @@ enum RollupLevel: CaseIterable, Sendable {
     /// All tables of this level (both roll up histogram buckets since migration 0012). The
     /// explorer's cells (migration 0014) are not among them: they are folded from the documents
     /// only, never rebuilt from the normalized rows.
-    var tables: [String] { ["metrics", "buckets", "diagnostics"].map(table) }
+    var tables: [String] { [table("metrics"), bucketTable, table("diagnostics")] }
+
+    /// This level's histogram buckets: the version level's one row per (cell, source)
+    /// (`rollup_buckets_by_version`), the fine level's one row per cell holding all its sources
+    /// (`rollup_bucket_cells`, ``BucketCell``, migration 0021; `rollup_buckets` before it).
+    var bucketTable: String { self == .fine ? "rollup_bucket_cells" : table("buckets") }
 
     /// The explorer's packed rows at this level (`rollup_explorer`, `rollup_explorer_by_version`,
     /// migration 0016). Parameters: the cell's key columns, app state, category, then the encoded
@@ -83,7 +88,8 @@ enum RollupLevel: CaseIterable, Sendable {
     }
 
     /// Parameters: the cell's key columns, the source, then the packed ``BucketEntry`` blob,
-    /// merged into the stored one on conflict.
+    /// merged into the stored one on conflict. The version level's bucket rows; at the fine level,
+    /// the rows of `rollup_buckets`, which only migration 0012's rebuild writes (0021 packs them).
     var upsertBuckets: String {
         let key = ["app", "day"] + dimensionColumns + ["source"]
         let placeholders = Array(repeating: "?", count: key.count + 1).joined(separator: ", ")
@@ -92,6 +98,15 @@ enum RollupLevel: CaseIterable, Sendable {
             ON CONFLICT (\(key.joined(separator: ", "))) DO UPDATE SET buckets = ll_merge_buckets(buckets, excluded.buckets)
             """
     }
+
+    /// The fine level's bucket cells (`rollup_bucket_cells`). Parameters: the cell's key columns,
+    /// then its ``BucketCell`` blob, merged into the stored one on conflict.
+    static let upsertBucketCells = """
+        INSERT INTO rollup_bucket_cells (app, day, app_version, os_version, device_type, sources)
+        VALUES (?, ?, ?, ?, ?, ?)
+        ON CONFLICT (app, day, app_version, os_version, device_type)
+        DO UPDATE SET sources = ll_merge_bucket_cells(sources, excluded.sources)
+        """
 
     var upsertDiagnostics: String {
         upsert("diagnostics", values: ["kind", "crash_group", "count"], sum: "count = count + excluded.count")

@@ -14,10 +14,11 @@ enum RollupRebuilder {
     /// Rows added to the deltas per flush (bounds memory on large databases).
     private static let chunk = 5_000
 
-    /// `fineBuckets`: whether `rollup_buckets` exists yet (migration 0012).
-    static func rebuild(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
+    /// Migration 0004: every rollup table but the fine buckets, which do not exist yet (0012).
+    static func rebuild(on connection: Connection) throws(StoreError) {
+        let fineBuckets: RollupFlusher.FineBuckets = .absent
         for level in RollupLevel.allCases {
-            for table in level.tables where fineBuckets || table != "rollup_buckets" {
+            for table in level.tables where table != RollupLevel.fine.bucketTable {
                 try connection.execute("DELETE FROM \(table)")
             }
         }
@@ -62,10 +63,52 @@ enum RollupRebuilder {
     static func rebuildBuckets(on connection: Connection) throws(StoreError) {
         try connection.execute("DELETE FROM rollup_buckets")
         try connection.execute("DELETE FROM rollup_buckets_by_version")
-        try rebuildBuckets(on: connection, fineBuckets: true)
+        try rebuildBuckets(on: connection, fineBuckets: .perSource)
     }
 
-    private static func rebuildMetrics(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
+    /// Migration 0021: the rows of `rollup_buckets` (one per fine cell and source) packed into
+    /// `rollup_bucket_cells` (one per cell, ``BucketCell``), then `rollup_buckets` dropped.
+    static func packFineBuckets(on connection: Connection) throws(StoreError) {
+        let rows = try Statement(
+            database: connection.handle,
+            sql: """
+                SELECT app, day, app_version, os_version, device_type, source, buckets FROM rollup_buckets
+                ORDER BY app, day, app_version, os_version, device_type, source
+                """,
+            persistent: false)
+        let insert = try Statement(
+            database: connection.handle,
+            sql: """
+                INSERT INTO rollup_bucket_cells (app, day, app_version, os_version, device_type, sources)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            persistent: false)
+        var current: RollupDeltas.Cell?
+        var sources: [(source: Int64, buckets: [UInt8])] = []
+        func write() throws(StoreError) {
+            guard let cell = current, !sources.isEmpty else { return }
+            try insert.bind([
+                .integer(cell.app), .integer(cell.day), .integer(cell.version), .integer(cell.os),
+                .integer(cell.device), .blob(BucketCell.encode(sources)),
+            ])
+            try insert.runToCompletion()
+            sources.removeAll(keepingCapacity: true)
+        }
+        while try rows.step() {
+            let cell = Self.cell(rows)
+            if cell != current {
+                try write()
+                current = cell
+            }
+            sources.append((rows.int64(5), rows.blob(6)))
+        }
+        try write()
+        try connection.execute("DROP TABLE rollup_buckets")
+    }
+
+    private static func rebuildMetrics(on connection: Connection, fineBuckets: RollupFlusher.FineBuckets)
+        throws(StoreError)
+    {
         // Device-days: every metric payload, but a 2.0.0 snapshot (device_day 0, from migration 0007 on).
         let hasDeviceDay =
             try connection.first(
@@ -131,13 +174,15 @@ enum RollupRebuilder {
     }
 
     private static func flush(
-        _ deltas: inout RollupDeltas, on connection: Connection, fineBuckets: Bool
+        _ deltas: inout RollupDeltas, on connection: Connection, fineBuckets: RollupFlusher.FineBuckets
     ) throws(StoreError) {
         try RollupFlusher.flush(deltas, on: connection, fineBuckets: fineBuckets)
         deltas.clear()
     }
 
-    private static func rebuildBuckets(on connection: Connection, fineBuckets: Bool) throws(StoreError) {
+    private static func rebuildBuckets(on connection: Connection, fineBuckets: RollupFlusher.FineBuckets)
+        throws(StoreError)
+    {
         var deltas = RollupDeltas()
         var rows = 0
         let cellColumns = "p.app, \(payloadDay), \(dims)"
