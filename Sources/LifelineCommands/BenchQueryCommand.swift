@@ -122,6 +122,14 @@ struct BenchQueryCommand: AsyncParsableCommand {
                 }
             ),
             (
+                "launch p50..p99 by os and device",
+                { analyzer in
+                    try await analyzer.percentiles(
+                        scope.grouped(by: [.os, .device]), source: Analyzer.launchHistograms[0].source
+                    ).count
+                }
+            ),
+            (
                 "exits, one version filtered",
                 { analyzer in try await analyzer.exits(Scope(app: app, days: window, versions: ["4.3.0"])).count }
             ),
