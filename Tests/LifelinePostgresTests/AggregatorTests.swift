@@ -105,6 +105,51 @@ struct AggregatorTests {
         #expect(try sqlite.database.integrityCheck() == "ok")
     }
 
+    @Test("migration 0022 names an older database's explorer states by id: every figure unchanged, later folds merge")
+    func explorerStatesNumberedByMigration() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let (_, expected) = try await Self.folded(items)
+        let (sqlite, before) = try await Self.folded(Array(items.prefix(items.count / 2)))
+        #expect(!before.exitsByAppState.isEmpty)
+        let rows = "SELECT count(*), count(DISTINCT app_state) FROM"
+        let counts = try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version")
+        #expect(counts.allSatisfy { ($0[1].integer ?? 0) > 1 })
+        // The database as migration 0021 left it: each row's app state as its text.
+        var sql = ""
+        for table in ["rollup_explorer", "rollup_explorer_by_version"] {
+            sql += """
+                CREATE TABLE \(table)_text AS SELECT * FROM \(table);
+                UPDATE \(table)_text SET app_state = (SELECT state FROM explorer_states WHERE id = app_state);
+                DELETE FROM \(table);
+                DROP INDEX \(table == "rollup_explorer" ? "rollup_explorer_cell" : "rollup_explorer_by_version_cell");
+                INSERT INTO \(table) SELECT * FROM \(table)_text;
+                DROP TABLE \(table)_text;
+                """
+        }
+        try sqlite.database.execute(
+            sql + """
+                DROP TABLE explorer_states;
+                DELETE FROM schema_migrations WHERE version = 22;
+                """)
+        #expect(try sqlite.database.query("SELECT typeof(app_state) FROM rollup_explorer LIMIT 1") == [[.text("text")]])
+        #expect(try sqlite.database.migrate().map(\.version) == [22])
+        #expect(try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version") == counts)
+        #expect(
+            try sqlite.database.query(
+                "SELECT DISTINCT typeof(app_state) FROM rollup_explorer UNION SELECT typeof(app_state) FROM rollup_explorer_by_version"
+            ) == [[.text("integer")]])
+        #expect(try sqlite.database.query("SELECT state FROM explorer_states WHERE id = 0") == [[.text("all")]])
+        let migrated = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(migrated == before, "differ: \(Self.differences(migrated, before))")
+        // The rest folded on top: merged into the numbered rows as one fold of everything.
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await Self.ingest(Array(items.dropFirst(items.count / 2)), into: writer)
+        }
+        let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(actual == expected, "differ: \(Self.differences(actual, expected))")
+        #expect(try sqlite.database.integrityCheck() == "ok")
+    }
+
     @Test("an answer never lags an acknowledgement: post and read in a tight loop")
     func answersNeverLag() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 2).filter { item in
@@ -184,8 +229,9 @@ struct AggregatorTests {
             "SELECT app, day, app_version, os_version, device_type, app_state, category, cells FROM rollup_explorer")
         {
             #expect(row[6].text != "")
-            let key = ([literal(row[5].text ?? "")] + row[0..<5].map { "\($0.integer ?? -1)" }).joined(separator: ", ")
-            whole[key, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[7].blob ?? []))
+            let key = row[5...5].map { "\($0.integer ?? -1)" } + row[0..<5].map { "\($0.integer ?? -1)" }
+            let joined = key.joined(separator: ", ")
+            whole[joined, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[7].blob ?? []))
         }
         var sql = "DELETE FROM rollup_explorer; DELETE FROM rollup_explorer_by_version;"
         for (key, cells) in whole {
@@ -195,8 +241,12 @@ struct AggregatorTests {
                 """
         }
         var byVersion: [String: ExplorerCellMap] = [:]
+        // The 0014 table names its states by their text (explorer_states, migration 0022, by id).
         for row in try sqlite.database.query(
-            "SELECT app, day, app_version, app_state, cells FROM rollup_explorer_by_version")
+            """
+            SELECT e.app, e.day, e.app_version, s.state, e.cells
+            FROM rollup_explorer_by_version e JOIN explorer_states s ON s.id = e.app_state
+            """)
         {
             let key = (row[0..<3].map { "\($0.integer ?? -1)" } + [literal(row[3].text ?? "")]).joined(separator: ", ")
             byVersion[key, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[4].blob ?? []))
@@ -263,7 +313,7 @@ struct AggregatorTests {
         func rowsPerCategory() throws -> [String: Int] {
             var rows: [String: Int] = [:]
             for row in try sqlite.database.query(
-                "SELECT category, count(*) FROM rollup_explorer_by_version WHERE app_state = 'all' GROUP BY category")
+                "SELECT category, count(*) FROM rollup_explorer_by_version WHERE app_state = 0 GROUP BY category")
             {
                 rows[row[0].text ?? ""] = Int(row[1].integer ?? 0)
             }

@@ -92,7 +92,7 @@ struct ExplorerWorkerTests {
         let broken = try #require(worker.fine.keys.first)
         let connection = try database.openConnection()
         defer { connection.close() }
-        _ = try connection.run(RollupLevel.fine.replaceExplorer, broken.bindings(.fine) + [.blob([0xFF, 0x01])])
+        _ = try connection.run(RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -134,6 +134,34 @@ struct ExplorerWorkerTests {
         #expect(worker.fine.keys.allSatisfy { $0.os == 2 })
     }
 
+    @Test("app state ids: 'all' is 0, an id made by a transaction that rolled back is never bound again")
+    func stateIDs() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let connection = try database.openConnection()
+        defer { connection.close() }
+        var writer = ExplorerStateIDs()
+        var reader = ExplorerStateIDs()
+        #expect(try writer.id(making: "all", on: connection) == 0)
+        try connection.execute("BEGIN")
+        let first = try writer.id(making: "screen/home", on: connection)
+        #expect(try writer.id(making: "screen/home", on: connection) == first)
+        try connection.execute("ROLLBACK")
+        writer.forgetMade()
+        // The rolled-back id is free again: another state takes it, and the first gets a new one.
+        try connection.execute("BEGIN")
+        let other = try writer.id(making: "screen/checkout", on: connection)
+        let again = try writer.id(making: "screen/home", on: connection)
+        try connection.execute("COMMIT")
+        writer.keepMade()
+        #expect(other != again && again != 0)
+        #expect(try reader.id(of: "screen/home", on: connection) == again)
+        #expect(try reader.id(of: "screen/missing", on: connection) == nil)
+        #expect(try reader.state(of: other, on: connection) == "screen/checkout")
+        #expect(try reader.state(of: 0, on: connection) == "all")
+        #expect(try reader.state(of: 999, on: connection) == nil)
+    }
+
     @Test(
         "past its probe, a prepare writes new fine rows unread, and the writer's SQL merge of the few stored ones equals the merge it would have prepared; stored rows are read"
     )
@@ -159,7 +187,7 @@ struct ExplorerWorkerTests {
         // One row stored already, holding the same cells once more.
         let storedKey = try #require(held.keys.first)
         let storedCells = try #require(held[storedKey]).encoded()
-        _ = try connection.run(RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine) + [.blob(storedCells)])
+        _ = try connection.run(RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -167,10 +195,10 @@ struct ExplorerWorkerTests {
         #expect(prepared.filter(\.mergesStored).count == held.count - ExplorerWorker.defaultFineProbe)
         for row in prepared {
             let sql = row.mergesStored ? RollupLevel.fine.upsertExplorer : RollupLevel.fine.replaceExplorer
-            _ = try connection.run(sql, row.key.bindings(.fine) + [.blob(row.cells)])
+            _ = try connection.run(sql, row.key.bindings(.fine, state: 0) + [.blob(row.cells)])
         }
         for (key, builder) in held {
-            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine)) { $0.blob(0) }
+            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, state: 0)) { $0.blob(0) }
             let expected = key == storedKey ? try builder.merged(into: storedCells) : builder.encoded()
             #expect(stored == expected)
         }

@@ -61,6 +61,8 @@ final class ExplorerStage: ItemWriteStage {
     /// Rows sealed for a write (``ExplorerWorker/sealed``), whose merge with the stored rows the
     /// worker prepares; written as prepared by a later fold.
     private var sealed: Seal?
+    /// The app states' ids, as the writer binds them.
+    private var states = ExplorerStateIDs()
     /// A seal: its documents, up to `through`, and whether it took the version rows too.
     private struct Seal {
         var through: Int64
@@ -188,6 +190,7 @@ final class ExplorerStage: ItemWriteStage {
     /// The fold did not commit: what is held may include its documents, so it is dropped and
     /// rebuilt from the raw copies at the next fold.
     func batchAborted() {
+        states.forgetMade()
         document = nil
         dropHeld()
         foldThrough = nil
@@ -218,6 +221,8 @@ final class ExplorerStage: ItemWriteStage {
     /// due, moving `explorer_version_through`; and seals the worker's rows when they are due by
     /// age, documents or rows (written by a later fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
+        // Ids made by a transaction that did not commit (whether or not it said so) are gone.
+        states.forgetMade()
         guard let through = foldThrough else {
             // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold,
             // with no deferral: nothing cached): written at once, and forgotten (the next chunk
@@ -308,7 +313,7 @@ final class ExplorerStage: ItemWriteStage {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
         }
         for (key, cells) in worker.versionCache {
-            try connection.run(Self.replacements.byVersion, key.bindings(.byVersion) + [.blob(cells)])
+            try connection.run(Self.replacements.byVersion, try bindings(key, .byVersion, on: connection) + [.blob(cells)])
         }
         try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteVersionThrough = through
@@ -332,7 +337,7 @@ final class ExplorerStage: ItemWriteStage {
                 continue
             }
             let sql = row.mergesStored ? Self.upserts.fine : Self.replacements.fine
-            try connection.run(sql, row.key.bindings(row.level) + [.blob(row.cells)])
+            try connection.run(sql, try bindings(row.key, row.level, on: connection) + [.blob(row.cells)])
         }
         cachedDocuments += seal.documents
         if cachedSince == nil { cachedSince = .now }
@@ -344,13 +349,20 @@ final class ExplorerStage: ItemWriteStage {
         wroteVersionThrough = seal.through
     }
 
+    /// `key`'s parameters at `level`, its app state's id made if it has none.
+    private func bindings(
+        _ key: ExplorerRowKey, _ level: RollupLevel, on connection: Connection
+    ) throws(StoreError) -> [SQLValue] {
+        key.bindings(level, state: try states.id(making: key.appState, on: connection))
+    }
+
     private func upsert(
         _ levels: [[ExplorerRowKey: ExplorerCellMapBuilder]], on connection: Connection
     ) throws(StoreError) {
         for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
             let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
             for (key, cells) in rows {
-                try connection.run(sql, key.bindings(level) + [.blob(cells.encoded())])
+                try connection.run(sql, try bindings(key, level, on: connection) + [.blob(cells.encoded())])
             }
         }
     }
@@ -360,6 +372,7 @@ final class ExplorerStage: ItemWriteStage {
     /// held or cached (0: every folded document is in the stored rows).
     @discardableResult
     func committed() -> Int {
+        states.keepMade()
         guard let through = foldThrough else {
             dropHeld()
             return 0

@@ -22,11 +22,12 @@ struct ExplorerRowKey: Hashable, Sendable {
         return key
     }
 
-    /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``).
-    func bindings(_ level: RollupLevel) -> [SQLValue] {
+    /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``), the app state
+    /// being `state`, its id (``ExplorerStateIDs``).
+    func bindings(_ level: RollupLevel, state: Int64) -> [SQLValue] {
         let dimensions: [Int64] = level == .fine ? [version, os, device] : [version]
         return [.integer(app), .integer(day)] + dimensions.map { .integer($0) } + [
-            .text(appState), .text(category),
+            .integer(state), .text(category),
         ]
     }
 }
@@ -105,6 +106,8 @@ final class ExplorerWorker: @unchecked Sendable {
     /// and writes them all at once. Touched by the prepare's thread during a prepare only, by the
     /// writer otherwise (as ``sealed`` and ``prepared``).
     var versionCache: [ExplorerRowKey: [UInt8]] = [:]
+    /// The app states' ids as the prepare's reader finds them (its thread's alone).
+    private var states = ExplorerStateIDs()
 
     private enum Job {
         case document(Document)
@@ -351,7 +354,10 @@ final class ExplorerWorker: @unchecked Sendable {
                     }
                     var stored = level == .byVersion ? versionCache[key] : nil
                     do throws(StoreError) {
-                        if stored == nil { stored = try reader.first(select, key.bindings(level)) { $0.blob(0) } }
+                        // A state without an id has no stored row.
+                        if stored == nil, let state = try states.id(of: key.appState, on: reader) {
+                            stored = try reader.first(select, key.bindings(level, state: state)) { $0.blob(0) }
+                        }
                     } catch {
                         sealed[index][key] = builder
                         throw error

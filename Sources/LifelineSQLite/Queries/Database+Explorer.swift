@@ -66,9 +66,14 @@ extension SQLiteRollupReader {
         let packed = try connection.cached(query.cellsSQL(table: "explorer", column: "app_state, cells", extra: extra))
         defer { packed.reset() }
         try packed.bind(bindings)
+        var states = ExplorerStateIDs()
         while try packed.step() {
             let (a, b, c) = group(packed)
-            let appState = packed.text(first)
+            // By id since migration 0022 (``ExplorerStateIDs``).
+            guard let appState = try states.state(of: packed.int64(first), on: connection) else {
+                throw StoreError(
+                    .internal, "internal storage error", cause: "explorer row of unknown app state \(packed.int64(first))")
+            }
             let before = merged.count
             do {
                 try ExplorerCellMap.forEachCell(in: packed.blob(first + 1), only: wanted) {
