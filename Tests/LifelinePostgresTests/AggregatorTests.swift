@@ -133,7 +133,8 @@ struct AggregatorTests {
                 """)
         #expect(try sqlite.database.query("SELECT typeof(app_state) FROM rollup_explorer LIMIT 1") == [[.text("text")]])
         #expect(try sqlite.database.migrate().map(\.version) == [22])
-        #expect(try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version") == counts)
+        #expect(
+            try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version") == counts)
         #expect(
             try sqlite.database.query(
                 "SELECT DISTINCT typeof(app_state) FROM rollup_explorer UNION SELECT typeof(app_state) FROM rollup_explorer_by_version"

@@ -92,7 +92,8 @@ struct ExplorerWorkerTests {
         let broken = try #require(worker.fine.keys.first)
         let connection = try database.openConnection()
         defer { connection.close() }
-        _ = try connection.run(RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
+        _ = try connection.run(
+            RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -187,7 +188,8 @@ struct ExplorerWorkerTests {
         // One row stored already, holding the same cells once more.
         let storedKey = try #require(held.keys.first)
         let storedCells = try #require(held[storedKey]).encoded()
-        _ = try connection.run(RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
+        _ = try connection.run(
+            RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -198,7 +200,9 @@ struct ExplorerWorkerTests {
             _ = try connection.run(sql, row.key.bindings(.fine, state: 0) + [.blob(row.cells)])
         }
         for (key, builder) in held {
-            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, state: 0)) { $0.blob(0) }
+            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, state: 0)) {
+                $0.blob(0)
+            }
             let expected = key == storedKey ? try builder.merged(into: storedCells) : builder.encoded()
             #expect(stored == expected)
         }

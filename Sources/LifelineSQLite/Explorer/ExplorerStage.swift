@@ -313,7 +313,8 @@ final class ExplorerStage: ItemWriteStage {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
         }
         for (key, cells) in worker.versionCache {
-            try connection.run(Self.replacements.byVersion, try bindings(key, .byVersion, on: connection) + [.blob(cells)])
+            try connection.run(
+                Self.replacements.byVersion, try bindings(key, .byVersion, on: connection) + [.blob(cells)])
         }
         try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteVersionThrough = through

@@ -72,7 +72,8 @@ extension SQLiteRollupReader {
             // By id since migration 0022 (``ExplorerStateIDs``).
             guard let appState = try states.state(of: packed.int64(first), on: connection) else {
                 throw StoreError(
-                    .internal, "internal storage error", cause: "explorer row of unknown app state \(packed.int64(first))")
+                    .internal, "internal storage error",
+                    cause: "explorer row of unknown app state \(packed.int64(first))")
             }
             let before = merged.count
             do {
