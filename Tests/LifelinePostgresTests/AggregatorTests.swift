@@ -242,7 +242,8 @@ struct AggregatorTests {
                 """
         }
         var byVersion: [String: ExplorerCellMap] = [:]
-        // The 0014 table names its states by their text (explorer_states, migration 0022, by id).
+        // The version rows name their states by id (explorer_states, migration 0022); the 0014 table
+        // by their text.
         for row in try sqlite.database.query(
             """
             SELECT e.app, e.day, e.app_version, s.state, e.cells

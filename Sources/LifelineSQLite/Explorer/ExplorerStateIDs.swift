@@ -8,8 +8,10 @@ import LifelineStorage
 /// id the writer makes is kept only once its transaction committed (``keepMade()``): until then it
 /// is in ``made``, which ``forgetMade()`` empties when the transaction ends otherwise, and the
 /// writer empties at the start of each write, so an id a rolled-back transaction made is never
-/// bound again.
+/// bound again. Each map holds ``capacity`` states at most (clients choose their states' names),
+/// emptied when full, as the writer's ``Interner`` is.
 struct ExplorerStateIDs {
+    static let capacity = 100_000
     private var known: [String: Int64] = [:]
     private var made: [String: Int64] = [:]
     private var names: [Int64: String] = [:]
@@ -35,6 +37,7 @@ struct ExplorerStateIDs {
     mutating func id(of state: String, on connection: Connection) throws(StoreError) -> Int64? {
         if let id = known[state] { return id }
         guard let id = try connection.first(Self.selectID, [.text(state)], { $0.int64(0) }) else { return nil }
+        if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
         known[state] = id
         return id
     }
@@ -43,12 +46,14 @@ struct ExplorerStateIDs {
     mutating func state(of id: Int64, on connection: Connection) throws(StoreError) -> String? {
         if let name = names[id] { return name }
         guard let name = try connection.first(Self.selectState, [.integer(id)], { $0.text(0) }) else { return nil }
+        if names.count >= Self.capacity { names.removeAll(keepingCapacity: true) }
         names[id] = name
         return name
     }
 
     /// The writer's transaction committed: the ids it made are stored.
     mutating func keepMade() {
+        if known.count + made.count > Self.capacity { known.removeAll(keepingCapacity: true) }
         known.merge(made) { _, new in new }
         made.removeAll(keepingCapacity: true)
     }
