@@ -80,6 +80,31 @@ struct QuantileSketchTests {
         #expect(sketch.zeroCount == 1 && sketch.min == 0)
     }
 
+    @Test("equalsSingle answers as == with the sketch of one value, for every sketch and value tried")
+    func equalsSingleIsEquality() throws {
+        func single(_ value: Double) -> QuantileSketch {
+            var sketch = QuantileSketch()
+            sketch.add(value)
+            return sketch
+        }
+        let values: [Double] = [0, -0.0, 1, 1.004, 1.02, 3.5, 250, 250.000_1, 1e-300, 1e300, .leastNonzeroMagnitude]
+        var sketches = values.map(single) + [QuantileSketch(), QuantileSketch([1, 1]), QuantileSketch([0, 250])]
+        sketches += try values.map { try QuantileSketch(decoding: single($0).encoded()) }
+        var merged = QuantileSketch()
+        merged.merge(single(250))
+        merged.merge(QuantileSketch())
+        sketches.append(merged)
+        let wide = QuantileSketch((1...40).map { Double($0) * 1_000 })  // past the sparse form
+        sketches.append(wide)
+        let probes = values + [-1, .nan, .infinity, 251, 999]
+        for (s, sketch) in sketches.enumerated() {
+            for probe in probes {
+                #expect(sketch.equalsSingle(probe) == (sketch == single(probe)), "sketch \(s), value \(probe)")
+            }
+        }
+        #expect(single(250).equalsSingle(250) && !single(250).equalsSingle(999) && !wide.equalsSingle(1_000))
+    }
+
     @Test("the merge of sketches equals the sketch of the union")
     func mergeEqualsUnion() {
         var draws = Draws(seed: 2)

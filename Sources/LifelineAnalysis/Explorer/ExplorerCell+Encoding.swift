@@ -76,9 +76,7 @@ extension ExplorerCell {
         guard x.isFinite, x > 0, y.isFinite, y >= 0, value.isFinite, RatioMoments(x: x, y: y) == moments else {
             return false
         }
-        var single = QuantileSketch()
-        single.add(value)
-        return single == sketch
+        return sketch.equalsSingle(value)
     }
 
     /// The cell ``add(_:)`` makes of one device-day's pair: the sketch of `y / x` and the moments

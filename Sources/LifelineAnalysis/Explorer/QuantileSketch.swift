@@ -260,6 +260,24 @@ package struct QuantileSketch: Sendable, Equatable {
         for (slot, c) in counts.enumerated() where c > 0 { body(offset + slot, c) }
     }
 
+    /// Whether this sketch equals (``==``) the one adding `value` once to an empty sketch makes,
+    /// without making it: the encoder asks this of every cell holding one device-day, and making
+    /// that sketch allocated its bucket array each time.
+    package func equalsSingle(_ value: Double) -> Bool {
+        guard value.isFinite, value >= 0 else { return self == QuantileSketch() }  // `add` refuses it
+        let v = value == 0 ? 0 : value
+        guard count == 1, zeroCount == (v == 0 ? 1 : 0), sum == v, minimum == v, maximum == v else { return false }
+        if v == 0 { return sparse.isEmpty && counts.isEmpty && offset == 0 }
+        let index = Self.index(of: v)
+        var buckets = 0
+        var same = false
+        forEachBucket { bucket, count in
+            buckets += 1
+            same = bucket == index && count == 1
+        }
+        return buckets == 1 && same
+    }
+
     /// Equal counts, sums, extremes and buckets, whichever form holds the buckets.
     package static func == (a: QuantileSketch, b: QuantileSketch) -> Bool {
         guard a.count == b.count, a.zeroCount == b.zeroCount, a.sum == b.sum, a.minimum == b.minimum,
