@@ -67,6 +67,20 @@ struct AggregatorTests {
         #expect(try sqlite.database.integrityCheck() == "ok")
     }
 
+    /// Folds the second half of `items` into `sqlite` (a migrated database holding the first half,
+    /// folded) and checks that every figure equals `expected`, one fold of them all: later folds
+    /// merge into what a migration converted.
+    static func foldRest(
+        _ items: [IngestItem], into sqlite: TemporaryDatabase, expecting expected: PostgresStoreTests.Figures
+    ) async throws {
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await ingest(Array(items.dropFirst(items.count / 2)), into: writer)
+        }
+        let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(actual == expected, "differ: \(differences(actual, expected))")
+        #expect(try sqlite.database.integrityCheck() == "ok")
+    }
+
     @Test("migration 0021 packs an older database's fine buckets per cell: every figure unchanged, later folds merge")
     func fineBucketsPackedByMigration() async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
@@ -96,13 +110,7 @@ struct AggregatorTests {
             try sqlite.database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'rollup_buckets'") == [
                 [.integer(0)]
             ])
-        // The rest folded on top: merged into the packed cells as one fold of everything.
-        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
-            try await Self.ingest(Array(items.dropFirst(items.count / 2)), into: writer)
-        }
-        let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(actual == expected, "differ: \(Self.differences(actual, expected))")
-        #expect(try sqlite.database.integrityCheck() == "ok")
+        try await Self.foldRest(items, into: sqlite, expecting: expected)
     }
 
     @Test("migration 0022 names an older database's explorer states by id: every figure unchanged, later folds merge")
@@ -142,13 +150,7 @@ struct AggregatorTests {
         #expect(try sqlite.database.query("SELECT state FROM explorer_states WHERE id = 0") == [[.text("all")]])
         let migrated = try await PostgresStoreTests.Figures.read(sqlite.database)
         #expect(migrated == before, "differ: \(Self.differences(migrated, before))")
-        // The rest folded on top: merged into the numbered rows as one fold of everything.
-        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
-            try await Self.ingest(Array(items.dropFirst(items.count / 2)), into: writer)
-        }
-        let actual = try await PostgresStoreTests.Figures.read(sqlite.database)
-        #expect(actual == expected, "differ: \(Self.differences(actual, expected))")
-        #expect(try sqlite.database.integrityCheck() == "ok")
+        try await Self.foldRest(items, into: sqlite, expecting: expected)
     }
 
     @Test("an answer never lags an acknowledgement: post and read in a tight loop")

@@ -269,13 +269,13 @@ package struct QuantileSketch: Sendable, Equatable {
         guard count == 1, zeroCount == (v == 0 ? 1 : 0), sum == v, minimum == v, maximum == v else { return false }
         if v == 0 { return sparse.isEmpty && counts.isEmpty && offset == 0 }
         let index = Self.index(of: v)
-        var buckets = 0
+        var seen = 0
         var same = false
         forEachBucket { bucket, count in
-            buckets += 1
+            seen += 1
             same = bucket == index && count == 1
         }
-        return buckets == 1 && same
+        return seen == 1 && same
     }
 
     /// Equal counts, sums, extremes and buckets, whichever form holds the buckets.
