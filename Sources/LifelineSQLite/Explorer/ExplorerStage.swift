@@ -61,8 +61,8 @@ final class ExplorerStage: ItemWriteStage {
     /// Rows sealed for a write (``ExplorerWorker/sealed``), whose merge with the stored rows the
     /// worker prepares; written as prepared by a later fold.
     private var sealed: Seal?
-    /// The app states' ids, as the writer binds them.
-    private var states = ExplorerStateIDs()
+    /// Binds and writes the rows.
+    private var rowWriter = ExplorerRowWriter()
     /// A seal: its documents, up to `through`, and whether it took the version rows too.
     private struct Seal {
         var through: Int64
@@ -84,14 +84,6 @@ final class ExplorerStage: ItemWriteStage {
     /// The current document, until its savepoint is released (then handed to the worker) or
     /// rolled back.
     private var document: ExplorerWorker.Document?
-
-    /// The upserts, made once.
-    private static let upserts = (
-        fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
-    )
-    private static let replacements = (
-        fine: RollupLevel.fine.replaceExplorer, byVersion: RollupLevel.byVersion.replaceExplorer
-    )
 
     /// `reader`: a connection of the same database on which the worker prepares sealed rows' writes
     /// (the server's writer); without one, held rows are merged in SQL when written, and no version
@@ -190,7 +182,7 @@ final class ExplorerStage: ItemWriteStage {
     /// The fold did not commit: what is held may include its documents, so it is dropped and
     /// rebuilt from the raw copies at the next fold.
     func batchAborted() {
-        states.forgetMade()
+        rowWriter.transactionEnded(committed: false)
         document = nil
         dropHeld()
         foldThrough = nil
@@ -221,8 +213,7 @@ final class ExplorerStage: ItemWriteStage {
     /// due, moving `explorer_version_through`; and seals the worker's rows when they are due by
     /// age, documents or rows (written by a later fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
-        // Ids made by a transaction that did not commit (whether or not it said so) are gone.
-        states.forgetMade()
+        rowWriter.transactionBegins()
         guard let through = foldThrough else {
             // A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold,
             // with no deferral: nothing cached): written at once, and forgotten (the next chunk
@@ -297,7 +288,7 @@ final class ExplorerStage: ItemWriteStage {
 
     /// The worker's rows, merged into the stored ones in SQL.
     private func writeRows(on connection: Connection) throws(StoreError) {
-        try upsert([worker.fine, worker.byVersion], on: connection)
+        try rowWriter.merge([worker.fine, worker.byVersion], on: connection)
     }
 
     /// The cached version rows, as they are (nothing written when none is cached), and
@@ -313,8 +304,7 @@ final class ExplorerStage: ItemWriteStage {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
         }
         for (key, cells) in worker.versionCache {
-            try connection.run(
-                Self.replacements.byVersion, try bindings(key, .byVersion, on: connection) + [.blob(cells)])
+            try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
         }
         try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteVersionThrough = through
@@ -337,35 +327,16 @@ final class ExplorerStage: ItemWriteStage {
                 worker.versionCache[row.key] = row.cells
                 continue
             }
-            let sql = row.mergesStored ? Self.upserts.fine : Self.replacements.fine
-            try connection.run(sql, try bindings(row.key, row.level, on: connection) + [.blob(row.cells)])
+            try rowWriter.write(row.cells, at: row.key, row.level, merging: row.mergesStored, on: connection)
         }
         cachedDocuments += seal.documents
         if cachedSince == nil { cachedSince = .now }
         guard worker.sealed.contains(where: { !$0.isEmpty }) else { return }
-        guard seal.versions else { return try upsert(worker.sealed, on: connection) }
+        guard seal.versions else { return try rowWriter.merge(worker.sealed, on: connection) }
         try writeCache(on: connection)
-        try upsert(worker.sealed, on: connection)
+        try rowWriter.merge(worker.sealed, on: connection)
         try connection.run(Self.writeVersionWatermark, [.integer(seal.through)])
         wroteVersionThrough = seal.through
-    }
-
-    /// `key`'s parameters at `level`, its app state's id made if it has none.
-    private func bindings(
-        _ key: ExplorerRowKey, _ level: RollupLevel, on connection: Connection
-    ) throws(StoreError) -> [SQLValue] {
-        key.bindings(level, state: try states.id(making: key.appState, on: connection))
-    }
-
-    private func upsert(
-        _ levels: [[ExplorerRowKey: ExplorerCellMapBuilder]], on connection: Connection
-    ) throws(StoreError) {
-        for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
-            let sql = level == .fine ? Self.upserts.fine : Self.upserts.byVersion
-            for (key, cells) in rows {
-                try connection.run(sql, try bindings(key, level, on: connection) + [.blob(cells.encoded())])
-            }
-        }
     }
 
     /// The fold committed: the rows it wrote are gone from memory, sealed rows go to the worker to
@@ -373,7 +344,7 @@ final class ExplorerStage: ItemWriteStage {
     /// held or cached (0: every folded document is in the stored rows).
     @discardableResult
     func committed() -> Int {
-        states.keepMade()
+        rowWriter.transactionEnded(committed: true)
         guard let through = foldThrough else {
             dropHeld()
             return 0

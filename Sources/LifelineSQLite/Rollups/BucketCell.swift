@@ -14,10 +14,7 @@ enum BucketCell {
         let sorted = sources.sorted { $0.source < $1.source }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(sorted.reduce(0) { $0 + $1.buckets.count + 4 })
-        for (source, buckets) in sorted where buckets.count > 1 {
-            append(source, buckets.count, to: &bytes)
-            bytes.append(contentsOf: buckets)
-        }
+        for (source, buckets) in sorted { append(source, buckets, to: &bytes) }
         return bytes
     }
 
@@ -64,42 +61,37 @@ enum BucketCell {
             case (nil, nil):
                 return bytes
             case (let l?, nil):
-                copy(l, to: &bytes)
+                append(l.source, l.buckets, to: &bytes)
                 a = left.next()
             case (nil, let r?):
-                copy(r, to: &bytes)
+                append(r.source, r.buckets, to: &bytes)
                 b = right.next()
             case (let l?, let r?):
                 if l.source == r.source {
                     let merged = RollupBlob.mergeBlobs(
                         l.buckets, r.buckets, as: BucketEntry.self, limit: RollupBlob.maxBuckets,
                         finish: RollupBlob.coarsen)
-                    if merged.count > 1 {
-                        append(l.source, merged.count, to: &bytes)
-                        bytes.append(contentsOf: merged)
-                    }
+                    append(l.source, merged, to: &bytes)
                     a = left.next()
                     b = right.next()
                 } else if l.source < r.source {
-                    copy(l, to: &bytes)
+                    append(l.source, l.buckets, to: &bytes)
                     a = left.next()
                 } else {
-                    copy(r, to: &bytes)
+                    append(r.source, r.buckets, to: &bytes)
                     b = right.next()
                 }
             }
         }
     }
 
-    private static func copy(_ entry: (source: Int64, buckets: UnsafeRawBufferPointer), to bytes: inout [UInt8]) {
-        guard entry.buckets.count > 1 else { return }
-        append(entry.source, entry.buckets.count, to: &bytes)
-        bytes.append(contentsOf: entry.buckets)
-    }
-
-    private static func append(_ source: Int64, _ length: Int, to bytes: inout [UInt8]) {
+    /// Appends one source: its id, its list's length and the list (left out when it holds no
+    /// bucket: a packed list is its layout byte and its entries).
+    private static func append(_ source: Int64, _ buckets: some Collection<UInt8>, to bytes: inout [UInt8]) {
+        guard buckets.count > 1 else { return }
         RollupBlob.appendVarint(RollupBlob.zigzag(source), to: &bytes)
-        RollupBlob.appendVarint(UInt64(length), to: &bytes)
+        RollupBlob.appendVarint(UInt64(buckets.count), to: &bytes)
+        bytes.append(contentsOf: buckets)
     }
 
     /// Registers `ll_merge_bucket_cells(a, b)` (two cells' blobs merged, for the fold's upsert) and

@@ -26,19 +26,17 @@ enum RollupFlusher {
     ) throws(StoreError) {
         guard !deltas.isEmpty else { return }
         for level in RollupLevel.allCases {
-            try write(
-                RollupCells(deltas, level: level), level: level, on: connection,
-                buckets: level == .byVersion ? .perSource : fineBuckets)
+            try write(RollupCells(deltas, level: level), level: level, on: connection, fineBuckets: fineBuckets)
         }
     }
 
-    /// Adds the sums `cells` of `level` to its tables (`buckets`: where its histogram buckets go;
-    /// by default the layout of `level` since migration 0021).
+    /// Adds the sums `cells` of `level` to its tables. The version level's buckets are one row per
+    /// cell and source; `fineBuckets` says where the fine level's go.
     static func write(
-        _ cells: RollupCells, level: RollupLevel, on connection: Connection, buckets: FineBuckets? = nil
+        _ cells: RollupCells, level: RollupLevel, on connection: Connection, fineBuckets: FineBuckets = .perCell
     ) throws(StoreError) {
         try writeMetrics(cells.metrics, level: level, on: connection)
-        switch buckets ?? (level == .fine ? .perCell : .perSource) {
+        switch level == .byVersion ? .perSource : fineBuckets {
         case .absent: break
         case .perSource: try writeBuckets(cells.buckets, level: level, on: connection)
         case .perCell: try writeBucketCells(cells.buckets, on: connection)

@@ -1,0 +1,50 @@
+import LifelineAnalysis
+import LifelineStorage
+
+/// How ``ExplorerStage`` writes explorer rows on the writer's connection: each row's key bound
+/// with its app state's id (``ExplorerStateIDs``, made on first write), then its cells written as
+/// they are (a row already merged with its stored cells) or merged into the stored ones in SQL
+/// (`ll_merge_explorer_map`).
+struct ExplorerRowWriter {
+    private var states = ExplorerStateIDs()
+
+    private static let upserts = (
+        fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
+    )
+    private static let replacements = (
+        fine: RollupLevel.fine.replaceExplorer, byVersion: RollupLevel.byVersion.replaceExplorer
+    )
+
+    /// Writes `cells` as `key`'s row at `level`: merged into a stored row in SQL (`merging`), or
+    /// replacing it.
+    mutating func write(
+        _ cells: [UInt8], at key: ExplorerRowKey, _ level: RollupLevel, merging: Bool, on connection: Connection
+    ) throws(StoreError) {
+        let sql =
+            merging
+            ? (level == .fine ? Self.upserts.fine : Self.upserts.byVersion)
+            : (level == .fine ? Self.replacements.fine : Self.replacements.byVersion)
+        let state = try states.id(making: key.appState, on: connection)
+        try connection.run(sql, key.bindings(level, state: state) + [.blob(cells)])
+    }
+
+    /// The rows of both levels (fine, then version), each merged into its stored row in SQL.
+    mutating func merge(
+        _ levels: [[ExplorerRowKey: ExplorerCellMapBuilder]], on connection: Connection
+    ) throws(StoreError) {
+        for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
+            for (key, cells) in rows {
+                try write(cells.encoded(), at: key, level, merging: true, on: connection)
+            }
+        }
+    }
+
+    /// A write begins: ids made by a transaction that did not commit (whether or not the stage
+    /// was told) are gone.
+    mutating func transactionBegins() { states.forgetMade() }
+
+    /// The transaction ended: the ids it made are stored (`committed`) or gone.
+    mutating func transactionEnded(committed: Bool) {
+        if committed { states.keepMade() } else { states.forgetMade() }
+    }
+}
