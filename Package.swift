@@ -37,6 +37,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        // The server's own zlib (raw copies deflated against a preset dictionary), apart from the
+        // client package's so LifelineKit depends on nothing of the server.
+        .systemLibrary(
+            name: "CLifelineZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         .target(
             name: "LifelineKit",
             dependencies: ["CLifelineKitZlib"],
@@ -67,6 +74,7 @@ let package = Package(
             name: "LifelineIngest",
             dependencies: [
                 "LifelineModel",
+                "CLifelineZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),

@@ -6,7 +6,8 @@
 # seconds (/proc/PID/stat) and their share per payload.
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
-#        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows)
+#        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows,
+#        RAW_COMPACTION: database.raw_compaction)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -23,6 +24,7 @@ YAML
 database=""
 [ -n "${EXPLORER_WRITE_SECONDS:-}" ] && database="explorer_write_seconds: $EXPLORER_WRITE_SECONDS"
 [ -n "${EXPLORER_VERSION_ROWS:-}" ] && database="${database:+$database, }explorer_version_rows: $EXPLORER_VERSION_ROWS"
+[ -n "${RAW_COMPACTION:-}" ] && database="${database:+$database, }raw_compaction: $RAW_COMPACTION"
 if [ -n "$database" ]; then
     echo "database: {$database}" >>"$out/aggregator-limits.yaml"
 fi
@@ -76,6 +78,16 @@ printf 'cpu: server %.1f s (%.3f ms per payload)\n' "$(echo "$cpu / $ticks" | bc
 printf 'server: peak RSS %d MB, written %d MB (%d KB per payload), WAL max %d MB, database %d MB (%d B per payload)\n' \
     $((rss / 1024)) $((written / 1048576)) $((written / 1024 / ${stored:-1})) $((wal_max / 1048576)) \
     $((size / 1048576)) $((size / ${stored:-1}))
+# The raw copies the server re-deflated behind the fold by the time it stopped (migration 0023).
+python3 - "$db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+through, n, before, after = c.execute("SELECT through, compacted, bytes_before, bytes_after FROM raw_compaction").fetchone()
+payloads = c.execute("SELECT count(*) FROM payloads").fetchone()[0]
+raw = c.execute("SELECT coalesce(sum(length(raw)), 0) FROM payload_raw").fetchone()[0]
+print(f"raw copies: {n} of {payloads} rewritten ({before} -> {after} bytes), watermark {through}; "
+      f"{raw / max(payloads, 1):.0f} B per raw copy now")
+PY
 # load.lua cycles through the file: past its last payload the requests repeat stored documents
 # (answered as duplicates, folded nothing), which a rate must not count as distinct ingest.
 if [ -n "$requests" ] && [ -n "$stored" ] && [ "$requests" -gt $((stored + connections)) ]; then

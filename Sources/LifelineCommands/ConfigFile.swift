@@ -49,12 +49,16 @@ struct ConfigFile: Decodable {
         /// `explorer_version_rows`: the explorer's version rows the SQLite writer holds unsealed
         /// (0…1,000,000; 0 seals them with the fine rows).
         var explorerVersionRows: Int?
+        /// `raw_compaction`: whether the SQLite server re-deflates raw copies against a preset
+        /// dictionary behind the fold (default true).
+        var rawCompaction: Bool?
 
         enum CodingKeys: String, CodingKey {
             case path, url, synchronous
             case timeoutSeconds = "timeout_seconds"
             case explorerWriteSeconds = "explorer_write_seconds"
             case explorerVersionRows = "explorer_version_rows"
+            case rawCompaction = "raw_compaction"
         }
     }
 
@@ -138,6 +142,7 @@ struct ConfigFile: Decodable {
         if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
         if let seconds = database?.explorerWriteSeconds { options.explorerWriteSeconds = seconds }
         if let rows = database?.explorerVersionRows { options.explorerVersionRows = rows }
+        if let compaction = database?.rawCompaction { options.rawCompaction = compaction }
         return options
     }
 

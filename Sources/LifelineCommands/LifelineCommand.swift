@@ -7,7 +7,8 @@ public struct LifelineCommand: AsyncParsableCommand {
         abstract: "Self-hosted MetricKit diagnostics: ingest, store, aggregate, alert.",
         subcommands: [
             ServeCommand.self, MigrateCommand.self, KeysCommand.self, IngestCommand.self, BenchCommand.self,
-            MigrateDataCommand.self, BackupCommand.self, PruneCommand.self, RefoldCommand.self, DsymCommand.self,
+            MigrateDataCommand.self, BackupCommand.self, PruneCommand.self, RefoldCommand.self, CompactCommand.self,
+            DsymCommand.self,
             ReportCommand.self,
             SimulateCommand.self,
             RulesCommand.self,

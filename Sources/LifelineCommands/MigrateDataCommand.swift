@@ -70,6 +70,7 @@ struct MigrateDataCommand: AsyncParsableCommand {
         let pipeline = IngestPipeline()
         var after: Int64 = 0
         var summary = (accepted: 0, duplicates: 0, refused: 0)
+        let dictionaries = SourceDictionaries()
         while true {
             let rows = try source.query(
                 """
@@ -84,10 +85,17 @@ struct MigrateDataCommand: AsyncParsableCommand {
                 guard case .text(let app) = row[1], case .text(let kind) = row[2], case .integer(let received) = row[3],
                     case .blob(let raw) = row[4]
                 else { continue }
-                let gzip = raw.count >= 2 && raw[0] == 0x1F && raw[1] == 0x8B
                 do {
+                    // A copy the SQLite server deflated against a dictionary (migration 0023) is
+                    // inflated here: PostgreSQL keeps copies as gzip.
+                    var body = raw
+                    if RawCopy.dictionaryID(raw) != nil {
+                        body = try RawCopy.json(of: raw, maxBytes: pipeline.limits.maxDecompressedBytes) { id in
+                            dictionaries.bytes(id, in: source)
+                        }
+                    }
                     let items = try pipeline.prepare(
-                        body: ByteBuffer(bytes: raw), encoding: gzip ? .gzip : .identity,
+                        body: ByteBuffer(bytes: body), encoding: RawCopy.isGzip(body) ? .gzip : .identity,
                         family: kind == "metric" ? .metric : .diagnostic, app: app, receivedAt: received)
                     requests[app, default: []] += items
                 } catch {
@@ -106,5 +114,21 @@ struct MigrateDataCommand: AsyncParsableCommand {
         print(
             "documents copied: \(summary.accepted), already there: \(summary.duplicates), refused: \(summary.refused), "
                 + "without raw bytes (pruned, not copied): \(withoutRaw)")
+    }
+}
+
+/// The raw copies' preset dictionaries of the source database, read once each.
+private final class SourceDictionaries {
+    private var known: [UInt32: [UInt8]] = [:]
+
+    func bytes(_ id: UInt32, in source: Database) -> [UInt8]? {
+        if let bytes = known[id] { return bytes }
+        guard
+            let row = try? source.query("SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))])
+                .first,
+            case .blob(let bytes) = row.first
+        else { return nil }
+        known[id] = bytes
+        return bytes
     }
 }

@@ -22,19 +22,27 @@ extension IngestPipeline {
         return IngestPipeline(limits: limits, decodeLimits: decode)
     }()
 
-    /// The item a stored raw copy (`raw`: gzip or plain, one document) was when ingest accepted
-    /// it; the reason as text when it cannot be read again.
+    /// The item a stored raw copy (`raw`: gzip, plain, or deflated against a preset dictionary
+    /// that `dictionary` returns by id, one document; ``RawCopy``) was when ingest accepted it; the
+    /// reason as text when it cannot be read again. The item's raw copy is `raw`, as stored.
     package static func redecode(
-        raw: [UInt8], kind: String, app: String, receivedAt: Int64
+        raw: [UInt8], kind: String, app: String, receivedAt: Int64,
+        dictionary: (UInt32) -> [UInt8]? = { _ in nil }
     ) -> Result<IngestItem, RedecodeError> {
         let family: DocumentFamily = kind == "diagnostic" ? .diagnostic : .metric
         let items: [IngestItem]
         do {
+            var body = raw
+            var encoding: BodyEncoding = RawCopy.isGzip(raw) ? .gzip : .identity
+            if RawCopy.dictionaryID(raw) != nil {
+                body = try RawCopy.json(of: raw, maxBytes: refold.limits.maxDecompressedBytes, dictionary: dictionary)
+                encoding = .identity
+            }
             items = try refold.prepare(
-                body: ByteBuffer(bytes: raw), encoding: raw.starts(with: [0x1f, 0x8b]) ? .gzip : .identity,
-                family: family, app: app, receivedAt: receivedAt)
+                body: ByteBuffer(bytes: body), encoding: encoding, family: family, app: app, receivedAt: receivedAt,
+                storedRaw: raw)
         } catch {
-            return .failure(RedecodeError(reason: error.description))
+            return .failure(RedecodeError(reason: "\(error)"))
         }
         guard items.count == 1, let item = items.first else {
             return .failure(RedecodeError(reason: "its raw copy holds \(items.count) documents"))

@@ -40,8 +40,11 @@ package struct IngestPipeline: Sendable {
     ///   - family: which documents the endpoint accepts (`nil`: detect per document).
     ///   - app: the bundle id the caller may write to; a document naming another one is refused.
     ///   - receivedAt: reception time, epoch milliseconds.
+    ///   - storedRaw: the raw copy of a stored document decoded again (``redecode(raw:kind:app:receivedAt:dictionary:)``):
+    ///     its item keeps it as its raw copy instead of compressing the body again.
     package func prepare(
-        body: ByteBuffer, encoding: BodyEncoding, family: DocumentFamily?, app: String, receivedAt: Int64
+        body: ByteBuffer, encoding: BodyEncoding, family: DocumentFamily?, app: String, receivedAt: Int64,
+        storedRaw: [UInt8]? = nil
     ) throws(IngestError) -> [IngestItem] {
         if body.readableBytes > limits.maxBodyBytes {
             throw IngestError(
@@ -86,7 +89,9 @@ package struct IngestPipeline: Sendable {
             }
             let hash = slice.withUnsafeReadableBytes { Array(SHA256.hash(data: $0)) }
             let raw: [UInt8]
-            if keepBodyAsRaw {
+            if let storedRaw, documents.count == 1 {
+                raw = storedRaw
+            } else if keepBodyAsRaw {
                 raw = Array(buffer: body)
             } else {
                 raw = try Self.gzip(slice)

@@ -38,6 +38,10 @@ package struct StorageOptions: Sendable, Equatable {
     /// they gather documents in memory between the version cache's writes: less work per payload
     /// for more memory (README, "Architecture").
     package var explorerVersionRows: Int = 0
+    /// SQLite: whether the server re-deflates raw copies against a preset dictionary per app and
+    /// kind behind the fold, when the door is idle (`database.raw_compaction`, default true;
+    /// migration 0023). `lifeline compact` does it offline either way.
+    package var rawCompaction: Bool = true
 
     /// ``symbolizerTimeoutSeconds`` as a duration (at least a millisecond).
     package var symbolizerTimeout: Duration {

@@ -275,7 +275,10 @@ extension BatchWriter {
         }
         guard let row, let raw = row.raw else { return nil }
         let item: IngestItem
-        switch IngestPipeline.redecode(raw: raw, kind: row.kind, app: row.bundle, receivedAt: row.received) {
+        let decoded = IngestPipeline.redecode(raw: raw, kind: row.kind, app: row.bundle, receivedAt: row.received) {
+            rawDictionaries.dictionary($0, on: connection)
+        }
+        switch decoded {
         case .success(let decoded): item = decoded
         case .failure(let error): throw Self.unreadable(id, error.reason)
         }

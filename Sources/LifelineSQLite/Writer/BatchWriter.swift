@@ -35,6 +35,8 @@ final class BatchWriter {
 
     let connection: Connection
     let interner = Interner()
+    /// The raw copies' preset dictionaries, for the documents the fold reads again.
+    let rawDictionaries = RawDictionaryCache()
     /// Stages run in the door's transaction (none by default: the door only appends).
     private let stages: [any ItemWriteStage]
     /// Stages the aggregator runs for every folded document.

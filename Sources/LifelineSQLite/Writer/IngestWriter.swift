@@ -104,11 +104,7 @@ package final class IngestWriter: Service, Sendable {
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
-        let reader = try deferral.map { _ throws(StoreError) in
-            let reader = try database.openConnection()
-            try reader.execute("PRAGMA cache_size = -\(Self.explorerReaderCacheKiB)")
-            return reader
-        }
+        let reader = try deferral.map { _ throws(StoreError) in try Self.smallReader(database) }
         let batchWriter = BatchWriter(
             connection: connection,
             foldStages: DefaultStages.make(
@@ -136,10 +132,14 @@ package final class IngestWriter: Service, Sendable {
         }
         let owned = OwnedWriter(writer: batchWriter)
         let progress = database.fold
+        // Raw copies re-deflated behind the fold (migration 0023), prepared beside the writer.
+        let compaction = try database.options.rawCompaction
+            ? RawCompactionWorker(
+                reader: Self.smallReader(database), logger: logger, onReady: { shared.wake() }) : nil
         let thread = Thread {
             WriterQueue.loop(
                 shared, owned.writer, progress: progress, checkpointer: checkpointer, walLimit: walLimit,
-                logger: logger)
+                compaction: compaction, logger: logger)
         }
         thread.name = "lifeline-writer"
         thread.start()
@@ -147,6 +147,14 @@ package final class IngestWriter: Service, Sendable {
 
     deinit {
         shared.beginShutdown(waiter: nil)
+    }
+
+    /// A connection of `database` with a small page cache (``explorerReaderCacheKiB``), for the
+    /// explorer's and the compactor's reads beside the writer.
+    private static func smallReader(_ database: Database) throws(StoreError) -> Connection {
+        let reader = try database.openConnection()
+        try reader.execute("PRAGMA cache_size = -\(Self.explorerReaderCacheKiB)")
+        return reader
     }
 
     /// Queues `request` and returns once it is durably written (or failed).

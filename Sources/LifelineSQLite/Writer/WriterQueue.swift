@@ -125,11 +125,14 @@ final class WriterQueue: Sendable {
     /// and whenever the door is idle.
     static func loop(
         _ queue: WriterQueue, _ writer: BatchWriter, progress: FoldProgress, checkpointer: Checkpointer?,
-        walLimit: WALLimit? = nil, logger: Logger
+        walLimit: WALLimit? = nil, compaction: RawCompactionWorker? = nil, logger: Logger
     ) {
         let options = queue.options
         var walLimit = walLimit
         var retryAfter: ContinuousClock.Instant?
+        /// Whether the compactor may find folded payloads above its watermark (at the start, after
+        /// a fold, after a batch that was not the last).
+        var compactionDue = compaction != nil
         /// After every commit, the door's or the fold's: the WAL's soft and hard caps.
         func committed() {
             checkpointer?.committed()
@@ -155,11 +158,26 @@ final class WriterQueue: Sendable {
                     through: result.through, count: result.folded, caughtUp: !result.more,
                     explorerHeld: result.explorerHeld, rollupsHeld: result.rollupsHeld)
                 guard result.folded > 0 else { return false }
+                compactionDue = compaction != nil
                 committed()
                 return result.more
             } catch {
                 logger.error("fold failed; retried in 1 s", metadata: ["error": "\(error)"])
                 retryAfter = ContinuousClock.now + .seconds(1)
+                return false
+            }
+        }
+        /// Writes a compaction batch; whether the compactor should go on at once.
+        func apply(_ batch: RawCompactor.Batch, _ compaction: RawCompactionWorker) -> Bool {
+            do throws(StoreError) {
+                guard try RawCompactor.apply(batch, on: writer.connection) else {
+                    compaction.reset()
+                    return true
+                }
+                committed()
+                return true
+            } catch {
+                logger.warning("compacted raw copies could not be written", metadata: ["error": "\(error)"])
                 return false
             }
         }
@@ -195,6 +213,15 @@ final class WriterQueue: Sendable {
                     _ = foldOnce(writeExplorer: true)
                     continue loop
                 }
+                // Last, raw copies re-deflated behind the fold (RawCompactionWorker): a prepared
+                // batch is written now, and the next one asked for.
+                if let compaction {
+                    if let batch = compaction.take() {
+                        if !batch.isEmpty { compactionDue = apply(batch, compaction) }
+                        continue loop
+                    }
+                    if compactionDue, compaction.request() { compactionDue = false }
+                }
                 if progress.hasBacklog || waiting {
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
                 } else if let due = writer.figuresDueAt {
@@ -214,6 +241,7 @@ final class WriterQueue: Sendable {
             }
         }
         progress.detach()
+        compaction?.stop()
         checkpointer?.stop()
         writer.close()
         let waiters = queue.state.withLock { state in

@@ -1,0 +1,171 @@
+import Foundation
+import LifelineIngest
+import LifelineModel
+import LifelineSQLite
+import LifelineStorage
+import LifelineTestSupport
+import Testing
+
+/// Raw copies deflated against a preset dictionary per app and kind (migration 0023): the format,
+/// the offline compaction, the server's own behind the fold, and figures rebuilt from them.
+@Suite("Raw copies compacted")
+struct RawCompactionTests {
+    /// A document shaped like MetricKit's JSON, different in its numbers each time.
+    static func document(_ index: Int) -> [UInt8] {
+        let json = """
+            {"appVersion":"4.\(index % 7).0","timeStampBegin":"2026-10-0\(1 + index % 9) 00:00:00 +0000",\
+            "metaData":{"osVersion":"iPhone OS 17.\(index % 5) (21E\(100 + index))","deviceType":"iPhone15,\(index % 4)"},\
+            "applicationLaunchMetrics":{"histogrammedTimeToFirstDrawKey":{"histogramNumBuckets":3,"histogramValue":\
+            {"0":{"bucketStart":"\(index) ms","bucketEnd":"\(index + 10) ms","bucketCount":\(index * 7 % 50)}}}},\
+            "cpuMetrics":{"cumulativeCPUTime":"\(index * 31) sec"}}
+            """
+        return Array(json.utf8)
+    }
+
+    @Test("a copy deflated against a dictionary names it, reads back only with it, and refuses damage and excess")
+    func format() throws {
+        #expect(RawCopy.adler32(Array("Wikipedia".utf8)) == 0x11E6_0398)
+        let dictionary = RawCopy.dictionary(trainedOn: (0..<20).map(Self.document))
+        #expect(dictionary.count <= RawCopy.dictionarySize && !dictionary.isEmpty)
+        let json = Self.document(99)
+        let packed = try RawCopy.deflate(json, dictionary: dictionary)
+        let id = RawCopy.adler32(dictionary)
+        #expect(RawCopy.dictionaryID(packed) == id)
+        #expect(!RawCopy.isGzip(packed))
+        let plain = try RawCopy.deflate(json, dictionary: [0x20])
+        #expect(packed.count < plain.count, "the dictionary is what shrinks it: \(packed.count) vs \(plain.count)")
+
+        let lookup: (UInt32) -> [UInt8]? = { $0 == id ? dictionary : nil }
+        #expect(try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: lookup) == json)
+        // Plain JSON reads as it is; the dictionary is asked for only by a copy that names one.
+        #expect(try RawCopy.json(of: json, maxBytes: 16, dictionary: { _ in nil }) == json)
+        #expect(RawCopy.dictionaryID(json) == nil)
+
+        #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: { _ in nil }) }
+        #expect(throws: RawCopy.Failure.self) {
+            try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: { _ in Array(dictionary.dropFirst()) })
+        }
+        #expect(throws: RawCopy.Failure.self) {
+            try RawCopy.json(of: Array(packed.prefix(packed.count / 2)), maxBytes: 1 << 20, dictionary: lookup)
+        }
+        #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: packed, maxBytes: json.count - 1, dictionary: lookup) }
+        var flipped = packed
+        flipped[packed.count / 2] ^= 0xFF
+        #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: flipped, maxBytes: 1 << 20, dictionary: lookup) }
+    }
+
+    /// Every payload's document, read from its raw copy as stored (inflated against its dictionary
+    /// when it names one), by payload id.
+    static func documents(_ database: Database) throws -> [Int64: [UInt8]] {
+        var dictionaries: [UInt32: [UInt8]] = [:]
+        for row in try database.query("SELECT id, dictionary FROM raw_dictionaries") {
+            guard case .integer(let id) = row[0], case .blob(let bytes) = row[1] else { continue }
+            dictionaries[UInt32(id)] = bytes
+        }
+        var out: [Int64: [UInt8]] = [:]
+        for row in try database.query("SELECT payload, raw FROM payload_raw") {
+            guard case .integer(let id) = row[0], case .blob(let raw) = row[1] else { continue }
+            out[id] = try RawCopy.json(of: raw, maxBytes: 1 << 26) { dictionaries[$0] }
+        }
+        return out
+    }
+
+    static func rawBytes(_ database: Database) throws -> Int64 {
+        guard case .integer(let bytes) = try database.query("SELECT sum(length(raw)) FROM payload_raw")[0][0] else {
+            return 0
+        }
+        return bytes
+    }
+
+    @Test("compacting offline shrinks the copies, keeps every document byte for byte, and a refold answers as before")
+    func offline() async throws {
+        let items = try PostgresStoreTests.items(devices: 30, days: 3)
+        let sqlite = try TemporaryDatabase(options: Self.withoutServerCompaction)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(items, into: writer)
+        }
+        let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        let before = try Self.documents(sqlite.database)
+        let bytesBefore = try Self.rawBytes(sqlite.database)
+        #expect(before.count == items.count)
+
+        let report = try sqlite.database.compactRawCopies(batch: 50)
+        #expect(report.considered == items.count)
+        #expect(report.compacted > items.count * 3 / 4, "\(report)")
+        // The metric documents' dictionary: the 3 diagnostics are too few to make one of their own
+        // (RawCompactor.minimumTraining), and stay as they came.
+        #expect(items.filter { $0.family == .diagnostic }.count < 4)
+        #expect(report.dictionaries == 1)
+        let bytesAfter = try Self.rawBytes(sqlite.database)
+        #expect(bytesBefore - bytesAfter == Int64(report.bytesBefore - report.bytesAfter))
+        #expect(Double(bytesAfter) < 0.8 * Double(bytesBefore), "\(bytesBefore) → \(bytesAfter)")
+        #expect(try Self.documents(sqlite.database) == before)
+
+        // Nothing left to do: a second run considers nothing and rewrites nothing.
+        let again = try sqlite.database.compactRawCopies()
+        #expect(again.considered == 0 && again.compacted == 0 && again.totalCompacted == report.compacted)
+
+        // The figures rebuilt from the compacted copies equal the fold's.
+        let refold = try sqlite.database.refold()
+        #expect(refold.unreadable == 0)
+        let refolded = try await PostgresStoreTests.Figures.read(sqlite.database)
+        #expect(refolded == folded, "differ: \(AggregatorTests.differences(refolded, folded))")
+        #expect(try sqlite.database.integrityCheck() == "ok")
+    }
+
+    @Test("two compactions at once (a server and the command) leave every document readable and count each copy once")
+    func concurrent() async throws {
+        let items = try PostgresStoreTests.items(devices: 30, days: 2, seed: 11)
+        let sqlite = try TemporaryDatabase(options: Self.withoutServerCompaction)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(items, into: writer)
+        }
+        let before = try Self.documents(sqlite.database)
+        let database = sqlite.database
+        async let first = Task.detached { try database.compactRawCopies(batch: 16) }.value
+        async let second = Task.detached { try database.compactRawCopies(batch: 16) }.value
+        let reports = try await [first, second]
+        #expect(reports.map(\.considered).reduce(0, +) == items.count)
+        let totals = try database.query("SELECT through, compacted FROM raw_compaction")[0]
+        #expect(totals[1] == .integer(Int64(reports.map(\.compacted).reduce(0, +))))
+        #expect(try Self.documents(database) == before)
+        #expect(try database.integrityCheck() == "ok")
+    }
+
+    @Test("the writer compacts behind its fold when the door is idle, and a refold reads the compacted copies")
+    func behindTheFold() async throws {
+        let items = try PostgresStoreTests.items(devices: 30, days: 2, seed: 5)
+        let sqlite = try TemporaryDatabase()
+        #expect(sqlite.database.options.rawCompaction)
+        let database = sqlite.database
+        let before = try await IngestWriter.withWriter(database: database, logger: PostgresStoreTests.quiet) {
+            writer in
+            try await AggregatorTests.ingest(items, into: writer)
+            let head = try #require(try database.query("SELECT max(id) FROM payloads").first?.first)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while try database.query("SELECT through FROM raw_compaction")[0][0] != head {
+                #expect(ContinuousClock.now < deadline, "the compaction did not reach the fold's watermark")
+                if ContinuousClock.now >= deadline { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            return try Self.rawBytes(database)
+        }
+        let compacted = try database.query("SELECT count(*) FROM payload_raw WHERE substr(raw, 1, 1) = x'78'")[0][0]
+        guard case .integer(let count) = compacted else { throw StoreError(.internal, "no count") }
+        #expect(count > items.count * 3 / 4, "\(count) of \(items.count) copies compacted")
+        #expect(try database.compactRawCopies().considered == 0, "the server left nothing to compact")
+        #expect(before < items.reduce(0) { $0 + Int64($1.raw.count) } * 8 / 10)
+
+        let folded = try await PostgresStoreTests.Figures.read(database)
+        let refold = try database.refold()
+        #expect(refold.unreadable == 0 && refold.documents == items.filter { $0.family == .metric }.count)
+        let refolded = try await PostgresStoreTests.Figures.read(database)
+        #expect(refolded == folded, "differ: \(AggregatorTests.differences(refolded, folded))")
+    }
+
+    static var withoutServerCompaction: Database.Options {
+        var options = Database.Options()
+        options.rawCompaction = false
+        return options
+    }
+}
