@@ -62,7 +62,10 @@ struct MigrateDataCommand: AsyncParsableCommand {
         let total = try source.query("SELECT count(*) FROM payloads").first?.first?.integer ?? 0
         let withoutRaw =
             try source.query(
-                "SELECT count(*) FROM payloads p WHERE NOT EXISTS (SELECT 1 FROM payload_raw r WHERE r.payload = p.id)"
+                """
+                SELECT count(*) FROM payloads p WHERE NOT EXISTS (SELECT 1 FROM payload_raw r WHERE r.payload = p.id)
+                    AND NOT EXISTS (SELECT 1 FROM payload_raw_packed k WHERE k.payload = p.id)
+                """
             )
             .first?.first?.integer ?? 0
         printError("migrate-data: \(total) documents in \(from) → \(target)")
@@ -74,9 +77,10 @@ struct MigrateDataCommand: AsyncParsableCommand {
         while true {
             let rows = try source.query(
                 """
-                SELECT p.id, a.bundle_id, p.kind, p.received_at_ms, r.raw FROM payloads p
-                JOIN apps a ON a.id = p.app JOIN payload_raw r ON r.payload = p.id
-                WHERE p.id > ?1 ORDER BY p.id LIMIT ?2
+                SELECT p.id, a.bundle_id, p.kind, p.received_at_ms, coalesce(r.raw, k.raw) FROM payloads p
+                JOIN apps a ON a.id = p.app LEFT JOIN payload_raw r ON r.payload = p.id
+                LEFT JOIN payload_raw_packed k ON k.payload = p.id
+                WHERE p.id > ?1 AND coalesce(r.raw, k.raw) IS NOT NULL ORDER BY p.id LIMIT ?2
                 """, [.integer(after), .integer(Int64(batch))])
             guard let last = rows.last?.first?.integer else { break }
             after = last

@@ -25,6 +25,12 @@ package enum RawCopy {
         blob.count >= 2 && blob[0] == 0x1F && blob[1] == 0x8B
     }
 
+    /// Whether `blob` is plain JSON: its first byte past white space opens an object or an array.
+    package static func isPlainJSON(_ blob: [UInt8]) -> Bool {
+        let first = blob.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
     /// The Adler-32 of the preset dictionary `blob` was deflated against (a zlib stream whose
     /// header sets `FDICT`); `nil` for a gzip copy or plain JSON (neither starts like a zlib
     /// header: gzip with 0x1F, JSON with `{`, `[` or white space).

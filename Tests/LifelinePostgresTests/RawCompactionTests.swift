@@ -40,15 +40,21 @@ struct RawCompactionTests {
         // Plain JSON reads as it is; the dictionary is asked for only by a copy that names one.
         #expect(try RawCopy.json(of: json, maxBytes: 16, dictionary: { _ in nil }) == json)
         #expect(RawCopy.dictionaryID(json) == nil)
+        #expect(
+            RawCopy.isPlainJSON(Array(" \n[".utf8)) && RawCopy.isPlainJSON(json) && !RawCopy.isPlainJSON([9, 8, 7]))
 
-        #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: { _ in nil }) }
+        #expect(throws: RawCopy.Failure.self) {
+            try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: { _ in nil })
+        }
         #expect(throws: RawCopy.Failure.self) {
             try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: { _ in Array(dictionary.dropFirst()) })
         }
         #expect(throws: RawCopy.Failure.self) {
             try RawCopy.json(of: Array(packed.prefix(packed.count / 2)), maxBytes: 1 << 20, dictionary: lookup)
         }
-        #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: packed, maxBytes: json.count - 1, dictionary: lookup) }
+        #expect(throws: RawCopy.Failure.self) {
+            try RawCopy.json(of: packed, maxBytes: json.count - 1, dictionary: lookup)
+        }
         var flipped = packed
         flipped[packed.count / 2] ^= 0xFF
         #expect(throws: RawCopy.Failure.self) { try RawCopy.json(of: flipped, maxBytes: 1 << 20, dictionary: lookup) }
@@ -63,7 +69,9 @@ struct RawCompactionTests {
             dictionaries[UInt32(id)] = bytes
         }
         var out: [Int64: [UInt8]] = [:]
-        for row in try database.query("SELECT payload, raw FROM payload_raw") {
+        for row in try database.query(
+            "SELECT payload, raw FROM payload_raw UNION ALL SELECT payload, raw FROM payload_raw_packed")
+        {
             guard case .integer(let id) = row[0], case .blob(let raw) = row[1] else { continue }
             out[id] = try RawCopy.json(of: raw, maxBytes: 1 << 26) { dictionaries[$0] }
         }
@@ -71,10 +79,17 @@ struct RawCompactionTests {
     }
 
     static func rawBytes(_ database: Database) throws -> Int64 {
-        guard case .integer(let bytes) = try database.query("SELECT sum(length(raw)) FROM payload_raw")[0][0] else {
-            return 0
-        }
-        return bytes
+        let sum = try database.query(
+            "SELECT (SELECT total(length(raw)) FROM payload_raw) + (SELECT total(length(raw)) FROM payload_raw_packed)")
+        guard case .real(let bytes) = sum[0][0] else { return 0 }
+        return Int64(bytes)
+    }
+
+    /// Pages of a table (dbstat).
+    static func pages(_ database: Database, _ table: String) throws -> Int64 {
+        guard case .integer(let pages) = try database.query("SELECT count(*) FROM dbstat WHERE name = '\(table)'")[0][0]
+        else { return 0 }
+        return pages
     }
 
     @Test("compacting offline shrinks the copies, keeps every document byte for byte, and a refold answers as before")
@@ -87,6 +102,7 @@ struct RawCompactionTests {
         let folded = try await PostgresStoreTests.Figures.read(sqlite.database)
         let before = try Self.documents(sqlite.database)
         let bytesBefore = try Self.rawBytes(sqlite.database)
+        let pagesBefore = try Self.pages(sqlite.database, "payload_raw")
         #expect(before.count == items.count)
 
         let report = try sqlite.database.compactRawCopies(batch: 50)
@@ -100,6 +116,10 @@ struct RawCompactionTests {
         #expect(bytesBefore - bytesAfter == Int64(report.bytesBefore - report.bytesAfter))
         #expect(Double(bytesAfter) < 0.8 * Double(bytesBefore), "\(bytesBefore) → \(bytesAfter)")
         #expect(try Self.documents(sqlite.database) == before)
+        // The copies moved: their pages are free for later inserts, the new table's are full.
+        let pagesAfter =
+            try Self.pages(sqlite.database, "payload_raw") + Self.pages(sqlite.database, "payload_raw_packed")
+        #expect(Double(pagesAfter) < 0.8 * Double(pagesBefore), "\(pagesBefore) → \(pagesAfter) pages")
 
         // Nothing left to do: a second run considers nothing and rewrites nothing.
         let again = try sqlite.database.compactRawCopies()
@@ -150,7 +170,7 @@ struct RawCompactionTests {
             }
             return try Self.rawBytes(database)
         }
-        let compacted = try database.query("SELECT count(*) FROM payload_raw WHERE substr(raw, 1, 1) = x'78'")[0][0]
+        let compacted = try database.query("SELECT count(*) FROM payload_raw_packed")[0][0]
         guard case .integer(let count) = compacted else { throw StoreError(.internal, "no count") }
         #expect(count > items.count * 3 / 4, "\(count) of \(items.count) copies compacted")
         #expect(try database.compactRawCopies().considered == 0, "the server left nothing to compact")

@@ -35,7 +35,7 @@ struct PostgresCommandTests {
     }
 
     @Test(
-        "migrate-data copies a SQLite database: the JSON reports of both are the same, and again after a refold of each; a second run copies nothing"
+        "migrate-data copies a SQLite database (its raw copies compacted): the JSON reports of both are the same, and again after a refold of each; a second run copies nothing"
     )
     func migrateData() async throws {
         guard let server = PostgresServer.running() else { return }
@@ -49,6 +49,11 @@ struct PostgresCommandTests {
         #expect(simulated.status == 0, "\(simulated.stderr)")
         let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", app, out])
         #expect(ingested.status == 0, "\(ingested.stderr)")
+        // Raw copies deflated against a dictionary (SQLite only) are copied over as documents.
+        let compacted = try await Lifeline.run(["compact", "--db", env.path, "--json"])
+        #expect(compacted.status == 0, "\(compacted.stderr)")
+        let compaction = try JSONSerialization.jsonObject(with: Data(compacted.stdout.utf8)) as? [String: Any]
+        #expect((compaction?["compacted"] as? Int ?? 0) > 40, "\(compacted.stdout)")
 
         let migrated = try await Lifeline.run(["migrate", "--db", url])
         #expect(migrated.status == 0, "\(migrated.stderr)")

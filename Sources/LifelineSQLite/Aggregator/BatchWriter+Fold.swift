@@ -50,8 +50,9 @@ extension BatchWriter {
     static let writeWatermark = "UPDATE aggregation_state SET folded_through = ?, folded_at_ms = ? WHERE id = 1"
     static let nextUnfolded = "SELECT id FROM payloads WHERE id > ? ORDER BY id LIMIT ?"
     static let readStored = """
-        SELECT p.app, a.bundle_id, p.kind, p.received_at_ms, r.raw
+        SELECT p.app, a.bundle_id, p.kind, p.received_at_ms, coalesce(r.raw, k.raw)
         FROM payloads p JOIN apps a ON a.id = p.app LEFT JOIN payload_raw r ON r.payload = p.id
+            LEFT JOIN payload_raw_packed k ON k.payload = p.id
         WHERE p.id = ?
         """
 

@@ -55,7 +55,8 @@ extension Database {
                     try connection.first(
                         """
                         SELECT max(p.day) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
-                        WHERE p.app = ? AND p.kind = 'metric' AND r.payload IS NULL
+                            LEFT JOIN payload_raw_packed k ON k.payload = p.id
+                        WHERE p.app = ? AND p.kind = 'metric' AND r.payload IS NULL AND k.payload IS NULL
                         """, [.integer(appID)]
                     ) { $0.isNull(0) ? nil : UTCDay($0.text(0)) } ?? nil
                 var first = from ?? .first

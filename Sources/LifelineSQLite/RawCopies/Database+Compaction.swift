@@ -55,7 +55,8 @@ extension Database {
             guard try RawCompactor.apply(next, on: connection) else {
                 conflicts += 1
                 if conflicts > 100 {
-                    throw StoreError(.unavailable, "raw copies could not be compacted: another process keeps writing them")
+                    throw StoreError(
+                        .unavailable, "raw copies could not be compacted: another process keeps writing them")
                 }
                 compactor.reset()
                 continue

@@ -11,8 +11,10 @@ import LifelineStorage
 /// same offline.
 ///
 /// A batch considers the payloads above `raw_compaction.through`, up to the fold's watermark, in
-/// id order. A copy already deflated against a dictionary, or that does not read, is left as it
-/// is; so is one the dictionary would not shrink by ``minimumSaving`` bytes. Every rewritten copy
+/// id order. Only gzip copies (every copy ingest stores) and plain JSON are rewritten: one that
+/// does not inflate is left as it is, and so is one the dictionary would not shrink by ``minimumSaving`` bytes.
+/// A rewritten copy moves to `payload_raw_packed`, whose pages it fills end to end, and leaves
+/// its page in `payload_raw` to later inserts (shrunk in place it would leave it half empty). Every rewritten copy
 /// is inflated again and compared with the document before it is kept. An app and kind without a
 /// dictionary get one made of their newest documents (``RawCopy/dictionary(trainedOn:)``), and a
 /// new one when theirs no longer saves a fifth (their documents changed shape: a new format).
@@ -82,7 +84,8 @@ struct RawCompactor {
             let all = try reader.query(
                 "SELECT id, app, kind, dictionary, trained_through FROM raw_dictionaries ORDER BY trained_through, id"
             ) {
-                Dictionary(id: $0.int64(0), app: $0.int64(1), kind: $0.text(2), bytes: $0.blob(3), trainedThrough: $0.int64(4))
+                Dictionary(
+                    id: $0.int64(0), app: $0.int64(1), kind: $0.text(2), bytes: $0.blob(3), trainedThrough: $0.int64(4))
             }
             for dictionary in all { newest[Key(app: dictionary.app, kind: dictionary.kind)] = dictionary }
             loaded = true
@@ -97,7 +100,7 @@ struct RawCompactor {
         // The documents of the copies that may shrink, per app and kind, in id order.
         var documents: [Key: [(payload: Int64, raw: [UInt8], json: [UInt8])]] = [:]
         for row in rows {
-            guard let raw = row.raw, RawCopy.dictionaryID(raw) == nil,
+            guard let raw = row.raw, RawCopy.isGzip(raw) || RawCopy.isPlainJSON(raw),
                 let json = try? RawCopy.json(of: raw, maxBytes: Self.maxDocumentBytes, dictionary: { _ in nil })
             else { continue }
             documents[row.key, default: []].append((row.id, raw, json))
@@ -167,8 +170,10 @@ struct RawCompactor {
             // (not on the (app, kind, day) index, which would sort every document of the app).
             let older = try reader.query(
                 """
-                SELECT r.raw FROM payloads p JOIN payload_raw r ON r.payload = p.id
-                WHERE p.id < ? AND p.id >= ? AND +p.app = ? AND +p.kind = ? ORDER BY p.id DESC LIMIT ?
+                SELECT coalesce(r.raw, k.raw) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
+                    LEFT JOIN payload_raw_packed k ON k.payload = p.id
+                WHERE p.id < ? AND p.id >= ? AND +p.app = ? AND +p.kind = ? AND coalesce(r.raw, k.raw) IS NOT NULL
+                ORDER BY p.id DESC LIMIT ?
                 """,
                 [
                     .integer(first), .integer(first - 100_000), .integer(key.app),
@@ -203,7 +208,8 @@ struct RawCompactor {
     }
 
     /// Writes `batch` in one transaction on `writer`: its dictionaries (each checked against the
-    /// one stored under its id), its copies, and the watermark. `false` (nothing written) when the
+    /// one stored under its id), its copies (moved from `payload_raw` to `payload_raw_packed`), and
+    /// the watermark. `false` (nothing written) when the
     /// watermark moved since the batch was read, or a dictionary id is taken by other bytes:
     /// another process compacted meanwhile (``reset()`` then).
     static func apply(_ batch: Batch, on writer: Connection) throws(StoreError) -> Bool {
@@ -221,7 +227,8 @@ struct RawCompactor {
                     VALUES (?, ?, ?, ?, ?, ?)
                     """,
                     [
-                        .integer(dictionary.id), .integer(dictionary.app), .text(dictionary.kind), .blob(dictionary.bytes),
+                        .integer(dictionary.id), .integer(dictionary.app), .text(dictionary.kind),
+                        .blob(dictionary.bytes),
                         .integer(dictionary.trainedThrough), .integer(WallClock.nowMilliseconds()),
                     ])
                 let stored = try writer.first(
@@ -232,9 +239,17 @@ struct RawCompactor {
                     return false
                 }
             }
+            // Moved to payload_raw_packed (migration 0023), where a copy still is in payload_raw
+            // (the pruner may have removed it meanwhile).
             for copy in batch.copies {
-                _ = try writer.run(
-                    "UPDATE payload_raw SET raw = ? WHERE payload = ?", [.blob(copy.raw), .integer(copy.payload)])
+                let moved = try writer.run(
+                    """
+                    INSERT INTO payload_raw_packed (payload, raw)
+                    SELECT ?1, ?2 WHERE EXISTS (SELECT 1 FROM payload_raw WHERE payload = ?1)
+                    """, [.integer(copy.payload), .blob(copy.raw)])
+                if moved > 0 {
+                    _ = try writer.run("DELETE FROM payload_raw WHERE payload = ?", [.integer(copy.payload)])
+                }
             }
             _ = try writer.run(
                 """

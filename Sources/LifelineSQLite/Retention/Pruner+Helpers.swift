@@ -16,9 +16,11 @@ extension Pruner {
                 report.rollupRows += try count("SELECT count(*) FROM \(table) WHERE day < ?1", [.integer(Int64(data))])
             }
             report.payloads = try count("SELECT count(*) FROM payloads WHERE day < ?1", [.text(dataText)])
-            report.rawDocuments = try count(
-                "SELECT count(*) FROM payload_raw r JOIN payloads p ON p.id = r.payload WHERE p.day < ?1",
-                [.text(dataText)])
+            for table in Self.rawTables {
+                report.rawDocuments += try count(
+                    "SELECT count(*) FROM \(table) r JOIN payloads p ON p.id = r.payload WHERE p.day < ?1",
+                    [.text(dataText)])
+            }
             report.crashGroups = try count(
                 """
                 SELECT count(*) FROM crash_groups g WHERE g.first_seen < ?1
@@ -26,9 +28,11 @@ extension Pruner {
                 """, [.integer(Int64(data) * 86_400)])
         }
         if cutoffs.rawBeyondData, let rawText = cutoffs.rawText {
-            report.rawDocuments += try count(
-                "SELECT count(*) FROM payload_raw r JOIN payloads p ON p.id = r.payload WHERE p.day >= ?1 AND p.day < ?2",
-                [.text(cutoffs.dataText ?? ""), .text(rawText)])
+            for table in Self.rawTables {
+                report.rawDocuments += try count(
+                    "SELECT count(*) FROM \(table) r JOIN payloads p ON p.id = r.payload WHERE p.day >= ?1 AND p.day < ?2",
+                    [.text(cutoffs.dataText ?? ""), .text(rawText)])
+            }
         }
         if let oldest = cutoffs.idempotency {
             report.idempotencyKeys = try count(

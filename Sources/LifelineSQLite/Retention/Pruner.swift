@@ -58,6 +58,8 @@ package struct Pruner: Sendable {
     }
 
     /// The rollup tables, all keyed (app, day, …).
+    /// Where raw copies are: as received, and compacted (migration 0023).
+    static let rawTables = ["payload_raw", "payload_raw_packed"]
     static let rollupTables = [
         "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
         "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
@@ -238,10 +240,13 @@ package struct Pruner: Sendable {
                 ) { $0.int64(0) }
                 guard !ids.isEmpty else { return (0, 0) }
                 let list = SQLValue.text(Self.jsonArray(ids))
-                let raw =
-                    try connection.first(
-                        "SELECT count(*) FROM payload_raw WHERE payload IN (SELECT value FROM json_each(?1))", [list]
-                    ) { $0.int64(0) } ?? 0
+                var raw: Int64 = 0
+                for table in Self.rawTables {
+                    raw +=
+                        try connection.first(
+                            "SELECT count(*) FROM \(table) WHERE payload IN (SELECT value FROM json_each(?1))", [list]
+                        ) { $0.int64(0) } ?? 0
+                }
                 let removed = try connection.run(
                     "DELETE FROM payloads WHERE id IN (SELECT value FROM json_each(?1))", [list])
                 return (removed, Int(raw))
@@ -310,9 +315,12 @@ package struct Pruner: Sendable {
                     ]
                 ) { ($0.int64(0), $0.text(1)) }
                 guard let last = rows.last else { return (nil, 0) }
-                let removed = try connection.run(
-                    "DELETE FROM payload_raw WHERE payload IN (SELECT value FROM json_each(?1))",
-                    [.text(Self.jsonArray(rows.map(\.0)))])
+                var removed = 0
+                for table in Self.rawTables {
+                    removed += try connection.run(
+                        "DELETE FROM \(table) WHERE payload IN (SELECT value FROM json_each(?1))",
+                        [.text(Self.jsonArray(rows.map(\.0)))])
+                }
                 return ((last.1, last.0), removed)
             }
             guard let next else { return }

@@ -37,18 +37,19 @@ extension Database {
             try connection.first(
                 """
                 SELECT p.id, a.bundle_id, p.kind, v.value, b.value, o.value, d.value, r.value, h.value, p.day,
-                    p.begin_at, p.end_at, p.begin_raw, p.end_raw, p.received_at_ms, p.content_hash, w.raw,
-                    p.unparsed_measurements
+                    p.begin_at, p.end_at, p.begin_raw, p.end_raw, p.received_at_ms, p.content_hash,
+                    coalesce(w.raw, k.raw), p.unparsed_measurements
                 FROM payloads p
                 JOIN apps a ON a.id = p.app
-                JOIN payload_raw w ON w.payload = p.id
+                LEFT JOIN payload_raw w ON w.payload = p.id
+                LEFT JOIN payload_raw_packed k ON k.payload = p.id
                 LEFT JOIN app_versions v ON v.id = p.app_version
                 LEFT JOIN builds b ON b.id = p.build
                 LEFT JOIN os_versions o ON o.id = p.os_version
                 LEFT JOIN device_types d ON d.id = p.device_type
                 LEFT JOIN regions r ON r.id = p.region
                 LEFT JOIN architectures h ON h.id = p.arch
-                WHERE p.id = ?
+                WHERE p.id = ? AND coalesce(w.raw, k.raw) IS NOT NULL
                 """, [.integer(id)]
             ) { row in
                 StoredPayload(

@@ -133,7 +133,8 @@ package final class IngestWriter: Service, Sendable {
         let owned = OwnedWriter(writer: batchWriter)
         let progress = database.fold
         // Raw copies re-deflated behind the fold (migration 0023), prepared beside the writer.
-        let compaction = try database.options.rawCompaction
+        let compaction =
+            try database.options.rawCompaction
             ? RawCompactionWorker(
                 reader: Self.smallReader(database), logger: logger, onReady: { shared.wake() }) : nil
         let thread = Thread {

@@ -110,6 +110,13 @@ final class WriterQueue: Sendable {
         }
     }
 
+    private func record(_ compaction: RawCompactor.Batch) {
+        state.withLock { state in
+            state.statistics.compactedCopies += compaction.copies.count
+            state.statistics.compactionSavedBytes += compaction.bytesBefore - compaction.bytesAfter
+        }
+    }
+
     private func record(_ batch: [Pending], _ result: BatchWriter.BatchResult) {
         state.withLock { state in
             if result.committed { state.statistics.transactions += 1 } else { state.statistics.failedBatches += 1 }
@@ -174,6 +181,7 @@ final class WriterQueue: Sendable {
                     compaction.reset()
                     return true
                 }
+                queue.record(batch)
                 committed()
                 return true
             } catch {

@@ -121,6 +121,12 @@ struct MetricsController: Sendable {
                 by: Int64(statistics.folds))
             counter("writer_failed_batches", "Writer batches rolled back as a whole").increment(
                 by: Int64(statistics.failedBatches))
+            counter(
+                "raw_compaction_copies",
+                "Raw copies the SQLite writer re-deflated against a preset dictionary behind the fold"
+            ).increment(by: Int64(statistics.compactedCopies))
+            counter("raw_compaction_saved_bytes", "Bytes those re-deflated raw copies saved").increment(
+                by: Int64(statistics.compactionSavedBytes))
         }
         for reason in SymbolFileFailure.allCases {
             counter(

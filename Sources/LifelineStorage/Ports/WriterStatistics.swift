@@ -29,6 +29,10 @@ package struct WriterStatistics: Sendable, Equatable {
     package var foldedDocuments: Int = 0
     /// Aggregator: documents the fold could not read (kept raw, counted nowhere).
     package var foldSkipped: Int = 0
+    /// Raw copies the SQLite writer re-deflated against a dictionary (migration 0023), and the
+    /// bytes that saved, since this process started.
+    package var compactedCopies: Int = 0
+    package var compactionSavedBytes: Int = 0
 
     package init() {}
 }
