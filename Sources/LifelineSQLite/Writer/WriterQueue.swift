@@ -126,6 +126,12 @@ final class WriterQueue: Sendable {
         }
     }
 
+    /// While the door is busy, the compactor's batches are asked for at most this often (a
+    /// batch of ``RawCompactor/batchSize`` costs ~35 ms of CPU on the compactor's thread and a
+    /// few on the writer's); once it has been idle this long, back to back.
+    static let compactionInterval: Duration = .seconds(1)
+    static let compactionQuiet: Duration = .milliseconds(250)
+
     /// The writer thread's body: door batches as they come, and the fold behind them — when a
     /// reader waits for it, when the oldest unfolded document is older than
     /// ``IngestWriter/Options/foldDelay``, when ``IngestWriter/Options/foldBatch`` documents wait,
@@ -140,6 +146,14 @@ final class WriterQueue: Sendable {
         /// Whether the compactor may find folded payloads above its watermark (at the start, after
         /// a fold, after a batch that was not the last).
         var compactionDue = compaction != nil
+        /// The last door batch and the last compaction batch asked for: while requests keep
+        /// coming, a batch is asked for at most every ``compactionInterval``; once the door has
+        /// been quiet for ``compactionQuiet``, back to back.
+        var lastDoorBatch = ContinuousClock.now
+        var lastCompaction = ContinuousClock.now - compactionInterval
+        func compactionAllowedAt() -> ContinuousClock.Instant {
+            min(lastDoorBatch + compactionQuiet, lastCompaction + compactionInterval)
+        }
         /// After every commit, the door's or the fold's: the WAL's soft and hard caps.
         func committed() {
             checkpointer?.committed()
@@ -193,6 +207,7 @@ final class WriterQueue: Sendable {
             if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) { _ = foldOnce() }
             switch queue.next() {
             case .batch(let batch):
+                lastDoorBatch = .now
                 let result = writer.write(batch.map(\.request))
                 if !result.committed, case .failure(let error) = result.results.first {
                     logger.error(
@@ -228,11 +243,17 @@ final class WriterQueue: Sendable {
                         if !batch.isEmpty { compactionDue = apply(batch, compaction) }
                         continue loop
                     }
-                    if compactionDue, compaction.request() { compactionDue = false }
+                    if compactionDue, ContinuousClock.now >= compactionAllowedAt(), compaction.request() {
+                        compactionDue = false
+                        lastCompaction = .now
+                    }
                 }
+                // Woken then to ask for the next batch (a batch being prepared wakes the writer itself).
+                let compactionAt =
+                    compactionDue && ContinuousClock.now < compactionAllowedAt() ? compactionAllowedAt() : nil
                 if progress.hasBacklog || waiting {
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
-                } else if let due = writer.figuresDueAt {
+                } else if let due = [writer.figuresDueAt, compactionAt].compactMap({ $0 }).min() {
                     let milliseconds = min(1_000, max(1, Int((due - .now) / .milliseconds(1)) + 1))
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(milliseconds))
                 } else {
