@@ -7,7 +7,7 @@
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
 #        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows,
-#        RAW_COMPACTION: database.raw_compaction)
+#        RAW_COMPACTION: database.raw_compaction, WAIT_COMPACTION=1: wait for the raw compaction to catch up)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -55,6 +55,20 @@ lag() {
 lag_at_stop="$(lag)"
 while [ "$(lag)" != "0" ] && [ "$(lag)" != "0.0" ]; do sleep 0.05; done
 caught_up=$(date +%s.%N)
+compaction_wait=""
+if [ -n "${WAIT_COMPACTION:-}" ]; then # until the raw compaction reaches the newest payload
+    compaction_wait=$(python3 - "$db" <<'PY'
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], timeout=10)
+t0 = time.time()
+while time.time() - t0 < 300:
+    through, head = c.execute("SELECT (SELECT through FROM raw_compaction), (SELECT max(id) FROM payloads)").fetchone()
+    if through == head: break
+    time.sleep(0.1)
+print(f"{time.time() - t0:.1f}")
+PY
+)
+fi
 written=$(awk '/^write_bytes/ {print $2}' /proc/$server/io)
 rss=$(awk '/^VmHWM/ {print $2}' /proc/$server/status)
 metrics="$(curl -sf -H "Authorization: Bearer $admin" "http://127.0.0.1:$port/metrics")"
@@ -78,15 +92,22 @@ printf 'cpu: server %.1f s (%.3f ms per payload)\n' "$(echo "$cpu / $ticks" | bc
 printf 'server: peak RSS %d MB, written %d MB (%d KB per payload), WAL max %d MB, database %d MB (%d B per payload)\n' \
     $((rss / 1024)) $((written / 1048576)) $((written / 1024 / ${stored:-1})) $((wal_max / 1048576)) \
     $((size / 1048576)) $((size / ${stored:-1}))
-# The raw copies the server re-deflated behind the fold by the time it stopped (migration 0023).
+# The raw copies the server re-deflated behind the fold by the time it stopped (migration 0023),
+# and the bytes in use per payload (dbstat: pages of tables and indexes; free pages apart).
+[ -n "$compaction_wait" ] && echo "raw compaction: caught up $compaction_wait s after the fold"
 python3 - "$db" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 through, n, before, after = c.execute("SELECT through, compacted, bytes_before, bytes_after FROM raw_compaction").fetchone()
-payloads = c.execute("SELECT count(*) FROM payloads").fetchone()[0]
-raw = c.execute("SELECT coalesce(sum(length(raw)), 0) FROM payload_raw").fetchone()[0]
+payloads = max(c.execute("SELECT count(*) FROM payloads").fetchone()[0], 1)
+raw = c.execute("SELECT (SELECT total(length(raw)) FROM payload_raw) + (SELECT total(length(raw)) FROM payload_raw_packed)").fetchone()[0]
 print(f"raw copies: {n} of {payloads} rewritten ({before} -> {after} bytes), watermark {through}; "
-      f"{raw / max(payloads, 1):.0f} B per raw copy now")
+      f"{raw / payloads:.0f} B per raw copy now")
+used = c.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
+raw_pages = c.execute("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('payload_raw', 'payload_raw_packed')").fetchone()[0]
+free = c.execute("PRAGMA freelist_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
+print(f"stored in use: {used / payloads:.0f} B per payload (raw copies {raw_pages / payloads:.0f}), "
+      f"free pages {free / payloads:.0f} B per payload")
 PY
 # load.lua cycles through the file: past its last payload the requests repeat stored documents
 # (answered as duplicates, folded nothing), which a rate must not count as distinct ingest.
