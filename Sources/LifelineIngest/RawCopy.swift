@@ -93,7 +93,10 @@ package enum RawCopy {
         of blob: [UInt8], maxBytes: Int, dictionary: (UInt32) -> [UInt8]?
     ) throws(Failure) -> [UInt8] {
         let zlib = blob.count >= 2 && blob[0] & 0x0F == 8 && (Int(blob[0]) << 8 | Int(blob[1])) % 31 == 0
-        guard isGzip(blob) || zlib else { return blob }
+        guard isGzip(blob) || zlib else {
+            guard blob.count <= maxBytes else { throw Failure("is \(blob.count) bytes, past \(maxBytes)") }
+            return blob
+        }
         return try inflate(blob, maxBytes: maxBytes, dictionary: dictionary)
     }
 

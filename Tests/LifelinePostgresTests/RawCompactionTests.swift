@@ -38,7 +38,10 @@ struct RawCompactionTests {
         let lookup: (UInt32) -> [UInt8]? = { $0 == id ? dictionary : nil }
         #expect(try RawCopy.json(of: packed, maxBytes: 1 << 20, dictionary: lookup) == json)
         // Plain JSON reads as it is; the dictionary is asked for only by a copy that names one.
-        #expect(try RawCopy.json(of: json, maxBytes: 16, dictionary: { _ in nil }) == json)
+        #expect(try RawCopy.json(of: json, maxBytes: json.count, dictionary: { _ in nil }) == json)
+        #expect(throws: RawCopy.Failure.self) {
+            try RawCopy.json(of: json, maxBytes: json.count - 1, dictionary: { _ in nil })
+        }
         #expect(RawCopy.dictionaryID(json) == nil)
         #expect(
             RawCopy.isPlainJSON(Array(" \n[".utf8)) && RawCopy.isPlainJSON(json) && !RawCopy.isPlainJSON([9, 8, 7]))
@@ -133,6 +136,28 @@ struct RawCompactionTests {
         #expect(try sqlite.database.integrityCheck() == "ok")
     }
 
+    @Test("a copy past the compactor's bound per document stays as it came, and the rest of its batch compacts")
+    func boundedPerDocument() async throws {
+        var items = try PostgresStoreTests.items(devices: 20, days: 1, seed: 3)
+        // A document of 9 MiB (allowed by a raised limits.max_decompressed_bytes): 8 MiB at most
+        // are inflated at once for a compaction.
+        let huge = Array("{\"pad\":\"".utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 9 << 20) + Array("\"}".utf8)
+        let index = try #require(items.indices.first { $0 >= items.count / 2 && items[$0].family == .metric })
+        items[index].raw = huge
+        // Diagnostics too few for a dictionary of their own stay as they came too.
+        let diagnostics = items.filter { $0.family == .diagnostic }.count
+        #expect(diagnostics < RawCompactionTests.minimumTraining)
+        let sqlite = try TemporaryDatabase(options: Self.withoutServerCompaction)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(items, into: writer)
+        }
+        let report = try sqlite.database.compactRawCopies()
+        #expect(report.considered == items.count && report.compacted == items.count - 1 - diagnostics, "\(report)")
+        let left = try sqlite.database.query(
+            "SELECT length(r.raw) FROM payload_raw r JOIN payloads p ON p.id = r.payload WHERE p.kind = 'metric'")
+        #expect(left == [[.integer(Int64(huge.count))]])
+    }
+
     @Test("two compactions at once (a server and the command) leave every document readable and count each copy once")
     func concurrent() async throws {
         let items = try PostgresStoreTests.items(devices: 30, days: 2, seed: 11)
@@ -182,6 +207,9 @@ struct RawCompactionTests {
         let refolded = try await PostgresStoreTests.Figures.read(database)
         #expect(refolded == folded, "differ: \(AggregatorTests.differences(refolded, folded))")
     }
+
+    /// RawCompactor's fewest documents for a dictionary.
+    static let minimumTraining = 4
 
     static var withoutServerCompaction: Database.Options {
         var options = Database.Options()

@@ -60,8 +60,15 @@ struct RawCompactor {
     /// ``retrainDistance`` ids older.
     static let retrainRatio = 0.8
     static let retrainDistance: Int64 = 10_000
-    /// Largest document a copy may inflate to (the refold's own bound).
-    static let maxDocumentBytes = 1 << 30
+    /// Largest document a copy is compacted from: one that inflates past it stays as it came (a
+    /// hostile client may send documents of up to `limits.max_decompressed_bytes`, 32 MiB by
+    /// default, each; training reads at most ``trainingDocuments`` of them).
+    static let maxDocumentBytes = 8 << 20
+    /// The documents a batch holds inflated at once, at most: past it the batch ends early (and
+    /// a dictionary's training stops reading older documents).
+    static let maxBatchBytes = 32 << 20
+    /// Older copies a dictionary is trained on are this small at most (stored bytes).
+    static let maxTrainingCopyBytes = 256 << 10
 
     /// The newest dictionary per app and kind, as known to this compactor.
     private var newest: [Key: Dictionary] = [:]
@@ -96,13 +103,17 @@ struct RawCompactor {
             WHERE p.id > ? AND p.id <= ? ORDER BY p.id LIMIT ?
             """, [.integer(after), .integer(folded), .integer(Int64(max(1, limit)))]
         ) { (id: $0.int64(0), key: Key(app: $0.int64(1), kind: $0.text(2)), raw: $0.isNull(3) ? nil : $0.blob(3)) }
-        var batch = Batch(after: after, through: rows.last?.id ?? after)
+        var batch = Batch(after: after, through: after)
         // The documents of the copies that may shrink, per app and kind, in id order.
         var documents: [Key: [(payload: Int64, raw: [UInt8], json: [UInt8])]] = [:]
+        var inflated = 0
         for row in rows {
+            if inflated >= Self.maxBatchBytes { break }
+            batch.through = row.id
             guard let raw = row.raw, RawCopy.isGzip(raw) || RawCopy.isPlainJSON(raw),
                 let json = try? RawCopy.json(of: raw, maxBytes: Self.maxDocumentBytes, dictionary: { _ in nil })
             else { continue }
+            inflated += json.count
             documents[row.key, default: []].append((row.id, raw, json))
         }
         for (key, group) in documents.sorted(by: { ($0.key.app, $0.key.kind) < ($1.key.app, $1.key.kind) }) {
@@ -172,21 +183,25 @@ struct RawCompactor {
                 """
                 SELECT coalesce(r.raw, k.raw) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
                     LEFT JOIN payload_raw_packed k ON k.payload = p.id
-                WHERE p.id < ? AND p.id >= ? AND +p.app = ? AND +p.kind = ? AND coalesce(r.raw, k.raw) IS NOT NULL
+                WHERE p.id < ? AND p.id >= ? AND +p.app = ? AND +p.kind = ?
+                    AND length(coalesce(r.raw, k.raw)) <= ?
                 ORDER BY p.id DESC LIMIT ?
                 """,
                 [
-                    .integer(first), .integer(first - 100_000), .integer(key.app),
-                    .text(key.kind), .integer(Int64(Self.trainingDocuments * 2)),
+                    .integer(first), .integer(first - 100_000), .integer(key.app), .text(key.kind),
+                    .integer(Int64(Self.maxTrainingCopyBytes)), .integer(Int64(Self.trainingDocuments)),
                 ]
             ) { $0.blob(0) }
             var extra: [[UInt8]] = []
-            for raw in older where samples.count + extra.count < Self.trainingDocuments {
+            var inflated = samples.reduce(0) { $0 + $1.count }
+            for raw in older where samples.count + extra.count < Self.trainingDocuments && inflated < Self.maxBatchBytes
+            {
                 guard
                     let json = try? RawCopy.json(
                         of: raw, maxBytes: Self.maxDocumentBytes,
                         dictionary: { id in newest.values.first { UInt32(truncatingIfNeeded: $0.id) == id }?.bytes })
                 else { continue }
+                inflated += json.count
                 extra.append(json)
             }
             samples = extra.reversed() + samples
