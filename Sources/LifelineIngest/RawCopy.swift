@@ -83,8 +83,8 @@ package enum RawCopy {
             }
         }
         guard status == Z_STREAM_END else { throw Failure("zlib could not finish deflating (\(status))") }
-        output.removeSubrange(Int(stream.total_out)...)
-        return output
+        // A copy of its own size: the buffer was sized for the input.
+        return Array(output.prefix(Int(stream.total_out)))
     }
 
     /// The document a raw copy holds: a gzip stream or a zlib stream inflated (a dictionary copy
@@ -159,6 +159,8 @@ package enum RawCopy {
             }
         }
         if let failure { throw failure }
+        // A buffer much larger than the document is not kept alive with it.
+        if output.count > produced + produced / 2 { return Array(output.prefix(produced)) }
         output.removeSubrange(produced...)
         return output
     }

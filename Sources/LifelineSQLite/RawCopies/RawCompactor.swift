@@ -99,10 +99,9 @@ struct RawCompactor {
         }
         let rows = try reader.query(
             """
-            SELECT p.id, p.app, p.kind, r.raw FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
-            WHERE p.id > ? AND p.id <= ? ORDER BY p.id LIMIT ?
+            SELECT p.id, p.app, p.kind FROM payloads p WHERE p.id > ? AND p.id <= ? ORDER BY p.id LIMIT ?
             """, [.integer(after), .integer(folded), .integer(Int64(max(1, limit)))]
-        ) { (id: $0.int64(0), key: Key(app: $0.int64(1), kind: $0.text(2)), raw: $0.isNull(3) ? nil : $0.blob(3)) }
+        ) { (id: $0.int64(0), key: Key(app: $0.int64(1), kind: $0.text(2))) }
         var batch = Batch(after: after, through: after)
         // The documents of the copies that may shrink, per app and kind, in id order.
         var documents: [Key: [(payload: Int64, raw: [UInt8], json: [UInt8])]] = [:]
@@ -110,7 +109,11 @@ struct RawCompactor {
         for row in rows {
             if inflated >= Self.maxBatchBytes { break }
             batch.through = row.id
-            guard let raw = row.raw, RawCopy.isGzip(raw) || RawCopy.isPlainJSON(raw),
+            // One copy read at a time (up to max_body_bytes each), within the batch's bound.
+            let raw = try reader.first("SELECT raw FROM payload_raw WHERE payload = ?", [.integer(row.id)]) {
+                $0.blob(0)
+            }
+            guard let raw, RawCopy.isGzip(raw) || RawCopy.isPlainJSON(raw),
                 let json = try? RawCopy.json(of: raw, maxBytes: Self.maxDocumentBytes, dictionary: { _ in nil })
             else { continue }
             inflated += json.count
