@@ -38,20 +38,14 @@ struct CompactCommand: AsyncParsableCommand {
             throw CommandError(
                 "compact works on a SQLite file; PostgreSQL keeps raw documents as received (TOAST-stored)")
         }
-        guard FileManager.default.fileExists(atPath: global.db) else {
-            throw CommandError("no database at \(global.db)")
-        }
-        let database = try Database(path: global.db)
-        defer { database.checkpointForExit() }
-        try database.migrate()
         let started = ContinuousClock.now
-        let pending = try database.foldPending()
-        if pending > 0 && !json { printError("folded \(pending) documents acknowledged before the last stop") }
         let lastLine = LastLine()
-        let json = self.json
-        let report = try database.compactRawCopies(batch: batch) { done, total in
-            guard !json, lastLine.due() else { return }
-            printError("… \(done)/\(total) payloads considered")
+        let (json, batch) = (self.json, self.batch)
+        let report = try global.withFoldedSQLite(quiet: json) { database in
+            try database.compactRawCopies(batch: batch) { done, total in
+                guard !json, lastLine.due() else { return }
+                printError("… \(done)/\(total) payloads considered")
+            }
         }
         if json {
             let encoder = JSONEncoder()

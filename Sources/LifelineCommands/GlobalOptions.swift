@@ -62,6 +62,21 @@ struct GlobalOptions: ParsableArguments {
         }
     }
 
+    /// Runs `body` with the SQLite file of `--db`, which must exist, migrated, with the documents a
+    /// stopped server acknowledged and did not fold folded first (said on standard error unless
+    /// `quiet`); its WAL checkpointed afterwards.
+    func withFoldedSQLite<T>(quiet: Bool, _ body: (Database) throws -> T) throws -> T {
+        guard FileManager.default.fileExists(atPath: db) else {
+            throw CommandError("no database at \(db)")
+        }
+        let database = try Database(path: db)
+        defer { database.checkpointForExit() }
+        try database.migrate()
+        let pending = try database.foldPending()
+        if pending > 0 && !quiet { printError("folded \(pending) documents acknowledged before the last stop") }
+        return try body(database)
+    }
+
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 

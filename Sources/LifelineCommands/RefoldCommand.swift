@@ -54,19 +54,13 @@ struct RefoldCommand: AsyncParsableCommand {
             try show(report, since: started)
             return
         }
-        guard FileManager.default.fileExists(atPath: global.db) else {
-            throw CommandError("no database at \(global.db)")
-        }
-        let database = try Database(path: global.db)
-        defer { database.checkpointForExit() }
-        try database.migrate()
         let started = ContinuousClock.now
-        let pending = try database.foldPending()
-        if pending > 0 && !json { printError("folded \(pending) documents acknowledged before the last stop") }
         let lastLine = LastLine()
-        let report = try database.refold(app: app, from: from.flatMap { UTCDay($0) }) { done, total in
-            guard !json, lastLine.due() else { return }
-            printError("… \(done)/\(total) documents refolded")
+        let report = try global.withFoldedSQLite(quiet: json) { database in
+            try database.refold(app: app, from: from.flatMap { UTCDay($0) }) { done, total in
+                guard !json, lastLine.due() else { return }
+                printError("… \(done)/\(total) documents refolded")
+            }
         }
         try show(report, since: started)
     }

@@ -1,6 +1,8 @@
+import Crypto
 import Foundation
 import LifelineIngest
 import LifelineModel
+import LifelineSimulator
 import LifelineSQLite
 import LifelineStorage
 import LifelineTestSupport
@@ -156,6 +158,63 @@ struct RawCompactionTests {
         let left = try sqlite.database.query(
             "SELECT length(r.raw) FROM payload_raw r JOIN payloads p ON p.id = r.payload WHERE p.kind = 'metric'")
         #expect(left == [[.integer(Int64(huge.count))]])
+    }
+
+    /// Metric documents of a simulated fleet in one format, their raw copies plain JSON.
+    static func metrics(_ format: PayloadFormatChoice, devices: Int, days: Int, seed: UInt64) throws -> [IngestItem] {
+        var config = SimulationConfig(
+            bundleIdentifier: PostgresStoreTests.app, days: days, startDay: SimulationConfig.day(from: "2026-10-01"))
+        config.devices = devices
+        config.seed = seed
+        config.format = format
+        let simulation = try Simulation(config)
+        return try (0..<simulation.deviceDayCount).flatMap { simulation.deviceDay(at: $0).payloads }
+            .filter { $0.kind == .metric }
+            .map { payload in
+                let documents = try MetricKitDecoder.decode(payload.json, family: .metric)
+                return IngestItem(
+                    app: PostgresStoreTests.app, document: documents[0],
+                    contentHash: Array(SHA256.hash(data: payload.json)), raw: payload.json,
+                    receivedAt: 1_790_000_000_000)
+            }
+    }
+
+    @Test("an app's documents changing format get a dictionary of their own, and every copy reads back")
+    func newFormatNewDictionary() async throws {
+        let legacy = try Self.metrics(.v1, devices: 40, days: 3, seed: 13)
+        let reports = Array(try Self.metrics(.v2, devices: 40, days: 1, seed: 14).prefix(32))
+        #expect(legacy.count > 100 && reports.count == 32)
+        let sqlite = try TemporaryDatabase(options: Self.withoutServerCompaction)
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(legacy, into: writer, chunk: 50)
+        }
+        // One dictionary, made of the first batch (ids up to 32).
+        let first = try sqlite.database.compactRawCopies(batch: 32)
+        #expect(first.dictionaries == 1 && first.compacted == legacy.count, "\(first)")
+        try await IngestWriter.withWriter(database: sqlite.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(reports, into: writer, chunk: 50)
+        }
+        // The reports' batch may try a new dictionary 60 ids after the last one was made (the
+        // server: 1,000), and keeps it: it shrinks reports far more than the legacy one.
+        let second = try sqlite.database.compactRawCopies(batch: 32, retrainDistance: 60)
+        #expect(second.dictionaries == 2 && second.compacted == reports.count, "\(second)")
+        // The same reports against the legacy dictionary alone keep more bytes.
+        let stale = try TemporaryDatabase(options: Self.withoutServerCompaction)
+        try await IngestWriter.withWriter(database: stale.database, logger: PostgresStoreTests.quiet) { writer in
+            try await AggregatorTests.ingest(legacy + reports, into: writer, chunk: 50)
+        }
+        let once = try stale.database.compactRawCopies(batch: 32)
+        #expect(once.dictionaries == 1)
+        let reportBytes = { (database: Database) throws -> Int64 in
+            let sum = try database.query(
+                "SELECT total(length(raw)) FROM payload_raw_packed WHERE payload > ?", [.integer(Int64(legacy.count))])
+            guard case .real(let bytes) = sum[0][0] else { return 0 }
+            return Int64(bytes)
+        }
+        #expect(try reportBytes(sqlite.database) < reportBytes(stale.database) * 9 / 10)
+        let documents = try Self.documents(sqlite.database)
+        #expect(documents.count == legacy.count + reports.count)
+        #expect(Set(documents.values) == Set((legacy + reports).map(\.raw)))
     }
 
     @Test("two compactions at once (a server and the command) leave every document readable and count each copy once")

@@ -32,9 +32,10 @@ extension Database {
     /// a preset dictionary per app and kind (``RawCompactor``), `batch` payloads per transaction,
     /// on a connection of its own; beside a running server (which compacts too) a batch that
     /// meets another's writes is read again. `progress` is told the payloads considered so far
-    /// and how many wait in all.
+    /// and how many wait in all. `retrainDistance`: see ``RawCompactor/defaultRetrainDistance``.
     package func compactRawCopies(
-        batch: Int = RawCompactor.batchSize, progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
+        batch: Int = RawCompactor.batchSize, retrainDistance: Int64 = RawCompactor.defaultRetrainDistance,
+        progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }
     ) throws(StoreError) -> RawCompactionReport {
         let connection = try openConnection()
         defer { connection.close() }
@@ -47,6 +48,7 @@ extension Database {
                 """
             ) { Int($0.int64(0)) } ?? 0
         var compactor = RawCompactor()
+        compactor.retrainDistance = max(1, retrainDistance)
         var report = RawCompactionReport()
         var conflicts = 0
         while true {

@@ -17,7 +17,8 @@ import LifelineStorage
 /// its page in `payload_raw` to later inserts (shrunk in place it would leave it half empty). Every rewritten copy
 /// is inflated again and compared with the document before it is kept. An app and kind without a
 /// dictionary get one made of their newest documents (``RawCopy/dictionary(trainedOn:)``), and a
-/// new one when theirs no longer saves a fifth (their documents changed shape: a new format).
+/// new one when a dictionary made of a later batch keeps 10 % fewer bytes (their documents changed
+/// shape: a new format).
 struct RawCompactor {
     /// A dictionary as stored in `raw_dictionaries`.
     struct Dictionary: Sendable, Equatable {
@@ -55,11 +56,14 @@ struct RawCompactor {
     static let minimumTraining = 4
     /// Bytes a copy must save to be rewritten.
     static let minimumSaving = 32
-    /// A dictionary is made again when its copies of a batch (at least ``trainingDocuments`` of
-    /// them) keep more than this share of their bytes, and it was made from documents at least
-    /// ``retrainDistance`` ids older.
-    static let retrainRatio = 0.8
-    static let retrainDistance: Int64 = 10_000
+    /// At most once per ``retrainDistance`` ids of an app and kind, and when theirs was made from
+    /// documents at least that much older, a batch of at least ``trainingDocuments`` of their
+    /// documents is deflated against a dictionary made of itself too; the new one replaces the old
+    /// when it keeps less than this share of the bytes (a stale legacy dictionary keeps 2,457 bytes
+    /// of an iOS 27 report where the report's own keeps 1,661).
+    static let retrainGain = 0.9
+    static let defaultRetrainDistance: Int64 = 1_000
+    var retrainDistance = defaultRetrainDistance
     /// Largest document a copy is compacted from: one that inflates past it stays as it came (a
     /// hostile client may send documents of up to `limits.max_decompressed_bytes`, 32 MiB by
     /// default, each; training reads at most ``trainingDocuments`` of them).
@@ -70,8 +74,10 @@ struct RawCompactor {
     /// Older copies a dictionary is trained on are this small at most (stored bytes).
     static let maxTrainingCopyBytes = 256 << 10
 
-    /// The newest dictionary per app and kind, as known to this compactor.
+    /// The newest dictionary per app and kind, as known to this compactor, and the last payload
+    /// of the last batch that tried a new one.
     private var newest: [Key: Dictionary] = [:]
+    private var lastTrial: [Key: Int64] = [:]
     private var loaded = false
 
     /// Forgets the dictionaries known (another process wrote some).
@@ -125,15 +131,24 @@ struct RawCompactor {
             }
             guard var dictionary = newest[key] else { continue }
             var shrunk = compact(group, against: dictionary)
-            let (before, kept) = shrunk.reduce((0, 0)) { ($0.0 + $1.before, $0.1 + $1.after) }
-            if group.count >= Self.trainingDocuments, Double(kept) > Self.retrainRatio * Double(before),
-                dictionary.trainedThrough + Self.retrainDistance < (group.first?.payload ?? 0),
-                let fresh = try train(key, from: group, on: reader)
+            // The group's bytes as they would be kept (a copy not rewritten as it is).
+            let before = group.reduce(0) { $0 + $1.raw.count }
+            func kept(_ copies: [(payload: Int64, raw: [UInt8], before: Int)]) -> Int {
+                before - copies.reduce(0) { $0 + $1.before - $1.raw.count }
+            }
+            // Every retrainDistance ids at most, a dictionary made of this group competes with the
+            // one in use: their documents may have changed shape (a new format).
+            let start = group.first?.payload ?? 0
+            if group.count >= Self.trainingDocuments, dictionary.trainedThrough + retrainDistance < start,
+                (lastTrial[key] ?? 0) + retrainDistance < start
             {
-                let again = compact(group, against: fresh)
-                if again.reduce(0, { $0 + $1.after }) < kept {
-                    (dictionary, shrunk) = (fresh, again)
-                    newest[key] = fresh
+                lastTrial[key] = group.last?.payload
+                if let fresh = try train(key, from: group, on: reader) {
+                    let again = compact(group, against: fresh)
+                    if Double(kept(again)) < Self.retrainGain * Double(kept(shrunk)) {
+                        (dictionary, shrunk) = (fresh, again)
+                        newest[key] = fresh
+                    }
                 }
             }
             guard !shrunk.isEmpty else { continue }
@@ -149,12 +164,11 @@ struct RawCompactor {
     }
 
     /// The copies of `group` that shrink by ``minimumSaving`` bytes against `dictionary`, each
-    /// checked to inflate back to its document; `before` and `after` sum every copy of the group
-    /// (a copy not rewritten counts as it is).
+    /// checked to inflate back to its document, with their size as received (`before`).
     private func compact(
         _ group: [(payload: Int64, raw: [UInt8], json: [UInt8])], against dictionary: Dictionary
-    ) -> [(payload: Int64, raw: [UInt8], before: Int, after: Int)] {
-        var out: [(payload: Int64, raw: [UInt8], before: Int, after: Int)] = []
+    ) -> [(payload: Int64, raw: [UInt8], before: Int)] {
+        var out: [(payload: Int64, raw: [UInt8], before: Int)] = []
         for document in group {
             guard let packed = try? RawCopy.deflate(document.json, dictionary: dictionary.bytes),
                 packed.count + Self.minimumSaving <= document.raw.count,
@@ -164,7 +178,7 @@ struct RawCompactor {
                     dictionary: { $0 == UInt32(truncatingIfNeeded: dictionary.id) ? dictionary.bytes : nil }),
                 back == document.json
             else { continue }
-            out.append((document.payload, packed, document.raw.count, packed.count))
+            out.append((document.payload, packed, document.raw.count))
         }
         return out
     }
