@@ -59,21 +59,11 @@ struct CommandLineTests {
     func compact() async throws {
         let env = try TemporaryDatabase()
         defer { env.remove() }
-        let out = env.directory.url.appendingPathComponent("payloads").path
-        let app = "com.example.notes"
-        let simulated = try await Lifeline.run([
-            "simulate", "--out", out, "--app", app, "--devices", "12", "--days", "2", "--start", "2026-10-01",
-        ])
-        #expect(simulated.status == 0, "\(simulated.stderr)")
-        let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", app, out])
-        #expect(ingested.status == 0, "\(ingested.stderr)")
         // (The ingest's own writer may have compacted some behind its fold already.)
-        let first = try await Lifeline.run(["compact", "--db", env.path, "--json"])
-        #expect(first.status == 0, "\(first.stderr)")
-        let report = try JSONSerialization.jsonObject(with: Data(first.stdout.utf8)) as? [String: Any]
-        let total = report?["total_compacted"] as? Int ?? 0
-        #expect(total > 20, "\(first.stdout)")
-        #expect((report?["total_bytes_after"] as? Int ?? 0) < (report?["total_bytes_before"] as? Int ?? 0) * 8 / 10)
+        let report = try await Lifeline.simulatedAndCompacted(env, app: "com.example.notes", devices: 12, days: 2)
+        let total = report["total_compacted"] as? Int ?? 0
+        #expect(total > 20, "\(report)")
+        #expect((report["total_bytes_after"] as? Int ?? 0) < (report["total_bytes_before"] as? Int ?? 0) * 8 / 10)
         let second = try await Lifeline.run(["compact", "--db", env.path])
         #expect(second.stdout.contains("considered 0 payloads, rewrote 0 raw copies"), "\(second.stdout)")
         #expect(second.stdout.contains("in all: \(total) copies rewritten"), "\(second.stdout)")

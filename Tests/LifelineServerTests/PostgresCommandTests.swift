@@ -41,19 +41,10 @@ struct PostgresCommandTests {
         guard let server = PostgresServer.running() else { return }
         let url = try server.createDatabase()
         let env = try TemporaryDatabase()
-        let out = env.directory.url.appendingPathComponent("payloads").path
         let app = "com.example.notes"
-        let simulated = try await Lifeline.run([
-            "simulate", "--out", out, "--app", app, "--devices", "25", "--days", "3", "--start", "2026-10-01",
-        ])
-        #expect(simulated.status == 0, "\(simulated.stderr)")
-        let ingested = try await Lifeline.run(["ingest", "--db", env.path, "--app", app, out])
-        #expect(ingested.status == 0, "\(ingested.stderr)")
         // Raw copies deflated against a dictionary (SQLite only) are copied over as documents.
-        let compacted = try await Lifeline.run(["compact", "--db", env.path, "--json"])
-        #expect(compacted.status == 0, "\(compacted.stderr)")
-        let compaction = try JSONSerialization.jsonObject(with: Data(compacted.stdout.utf8)) as? [String: Any]
-        #expect((compaction?["compacted"] as? Int ?? 0) > 40, "\(compacted.stdout)")
+        let compaction = try await Lifeline.simulatedAndCompacted(env, app: app, devices: 25, days: 3)
+        #expect((compaction["total_compacted"] as? Int ?? 0) > 40, "\(compaction)")
 
         let migrated = try await Lifeline.run(["migrate", "--db", url])
         #expect(migrated.status == 0, "\(migrated.stderr)")

@@ -3,6 +3,7 @@ import HummingbirdTesting
 import LifelineTestFixtures
 import LifelineTestSupport
 import NIOCore
+import Testing
 
 /// Runs the real `lifeline` binary: short commands to completion, or a server in the background.
 enum Lifeline {
@@ -17,6 +18,26 @@ enum Lifeline {
     /// clients (a fresh-clone run saw two servers not answer /healthz for 60 s).
     static func run(_ arguments: [String]) async throws -> Output {
         try await offPool { try runBlocking(arguments) }
+    }
+
+    /// `lifeline simulate` writes a fleet of `app` under `env`, `lifeline ingest` imports it into
+    /// `env`'s database, and `lifeline compact --json` compacts its raw copies: the compaction's
+    /// report (its `total_compacted` counts the copies the ingest's own writer compacted too).
+    static func simulatedAndCompacted(
+        _ env: TemporaryDatabase, app: String, devices: Int, days: Int
+    ) async throws -> [String: Any] {
+        let out = env.directory.url.appendingPathComponent("payloads").path
+        let simulated = try await run([
+            "simulate", "--out", out, "--app", app, "--devices", "\(devices)", "--days", "\(days)", "--start",
+            "2026-10-01",
+        ])
+        #expect(simulated.status == 0, "\(simulated.stderr)")
+        let ingested = try await run(["ingest", "--db", env.path, "--app", app, out])
+        #expect(ingested.status == 0, "\(ingested.stderr)")
+        let compacted = try await run(["compact", "--db", env.path, "--json"])
+        #expect(compacted.status == 0, "\(compacted.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(compacted.stdout.utf8)) as? [String: Any]
+        return try #require(report, "\(compacted.stdout)")
     }
 
     /// Runs a tool found on `PATH` (`/usr/bin/env arguments…`) in `directory` and waits for it, on
