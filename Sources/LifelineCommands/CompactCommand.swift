@@ -36,7 +36,7 @@ struct CompactCommand: AsyncParsableCommand {
     func run() async throws {
         if global.isPostgres {
             throw CommandError(
-                "compact works on a SQLite file; PostgreSQL keeps raw documents as received (TOAST-stored)")
+                "compact works on a SQLite file; PostgreSQL keeps raw documents as received (gzip)")
         }
         let started = ContinuousClock.now
         let lastLine = LastLine()

@@ -1,6 +1,6 @@
 import LifelineStorage
 
-/// What a compaction of raw copies did (``Database/compactRawCopies(batch:progress:)``), and the
+/// What a compaction of raw copies did (``Database/compactRawCopies(batch:retrainDistance:progress:)``), and the
 /// database's totals since its first.
 package struct RawCompactionReport: Sendable, Codable, Equatable {
     /// Payloads considered by this run, and the copies it rewrote with what they weighed before

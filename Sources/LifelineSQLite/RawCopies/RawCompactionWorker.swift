@@ -95,7 +95,9 @@ final class RawCompactionWorker: @unchecked Sendable {
                 batch = try compactor.prepare(on: reader)
                 retryAfter = nil
             } catch {
-                logger.warning("raw copies could not be compacted; retried in 5 s", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "raw copies could not be compacted; tried again after the next fold, 5 s at the earliest",
+                    metadata: ["error": "\(error)"])
                 retryAfter = .now + .seconds(5)
                 compactor.reset()
             }
