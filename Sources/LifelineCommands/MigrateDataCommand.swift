@@ -73,7 +73,7 @@ struct MigrateDataCommand: AsyncParsableCommand {
         let pipeline = IngestPipeline()
         var after: Int64 = 0
         var summary = (accepted: 0, duplicates: 0, refused: 0)
-        let dictionaries = SourceDictionaries()
+        let dictionaries = RawDictionaryCache()
         while true {
             let rows = try source.query(
                 """
@@ -95,7 +95,7 @@ struct MigrateDataCommand: AsyncParsableCommand {
                     var body = raw
                     if RawCopy.dictionaryID(raw) != nil {
                         body = try RawCopy.json(of: raw, maxBytes: pipeline.limits.maxDecompressedBytes) { id in
-                            dictionaries.bytes(id, in: source)
+                            dictionaries.dictionary(id, in: source)
                         }
                     }
                     let items = try pipeline.prepare(
@@ -118,21 +118,5 @@ struct MigrateDataCommand: AsyncParsableCommand {
         print(
             "documents copied: \(summary.accepted), already there: \(summary.duplicates), refused: \(summary.refused), "
                 + "without raw bytes (pruned, not copied): \(withoutRaw)")
-    }
-}
-
-/// The raw copies' preset dictionaries of the source database, read once each.
-private final class SourceDictionaries {
-    private var known: [UInt32: [UInt8]] = [:]
-
-    func bytes(_ id: UInt32, in source: Database) -> [UInt8]? {
-        if let bytes = known[id] { return bytes }
-        guard
-            let row = try? source.query("SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))])
-                .first,
-            case .blob(let bytes) = row.first
-        else { return nil }
-        known[id] = bytes
-        return bytes
     }
 }

@@ -63,7 +63,7 @@ extension Database {
                 compactor.reset()
                 continue
             }
-            report.considered += countBetween(next, on: connection)
+            report.considered += next.considered
             report.compacted += next.copies.count
             report.bytesBefore += next.bytesBefore
             report.bytesAfter += next.bytesAfter
@@ -81,13 +81,5 @@ extension Database {
             report.dictionaries = totals.4
         }
         return report
-    }
-
-    /// The payloads a batch considered (ids need not be dense: pruned or refused ones leave gaps).
-    private func countBetween(_ batch: RawCompactor.Batch, on connection: Connection) -> Int {
-        let count = try? connection.first(
-            "SELECT count(*) FROM payloads WHERE id > ? AND id <= ?", [.integer(batch.after), .integer(batch.through)]
-        ) { Int($0.int64(0)) }
-        return count ?? 0
     }
 }

@@ -33,8 +33,9 @@ struct RawCompactor {
     struct Batch: Sendable {
         /// `raw_compaction.through` when it was read: it is written only over that.
         var after: Int64
-        /// The last payload it considered.
+        /// The last payload it considered, and how many it considered.
         var through: Int64
+        var considered = 0
         /// The dictionaries its copies were deflated against.
         var dictionaries: [Dictionary] = []
         var copies: [(payload: Int64, raw: [UInt8])] = []
@@ -115,6 +116,7 @@ struct RawCompactor {
         for row in rows {
             if inflated >= Self.maxBatchBytes { break }
             batch.through = row.id
+            batch.considered += 1
             // One copy read at a time (up to max_body_bytes each), within the batch's bound.
             let raw = try reader.first("SELECT raw FROM payload_raw WHERE payload = ?", [.integer(row.id)]) {
                 $0.blob(0)
@@ -302,18 +304,38 @@ struct RawCompactor {
     }
 }
 
-/// The preset dictionaries of raw copies (``RawCopy``) a connection has read, by id, for the
-/// fold and the refold, which decode copies again.
-final class RawDictionaryCache {
+/// The preset dictionaries of raw copies (``RawCopy``) read so far, by id, for what decodes
+/// copies again: the fold, the refold, `lifeline migrate-data`.
+package final class RawDictionaryCache {
     private var known: [UInt32: [UInt8]] = [:]
 
-    /// The dictionary with Adler-32 `id`, read from `raw_dictionaries` the first time.
+    package init() {}
+
+    /// The dictionary with Adler-32 `id`, read from `raw_dictionaries` on `connection` the first time.
     func dictionary(_ id: UInt32, on connection: Connection) -> [UInt8]? {
+        lookup(id) {
+            try? connection.first("SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))]) {
+                $0.blob(0)
+            }
+        }
+    }
+
+    /// The dictionary with Adler-32 `id`, read from `database`'s `raw_dictionaries` the first time.
+    package func dictionary(_ id: UInt32, in database: Database) -> [UInt8]? {
+        lookup(id) {
+            guard
+                let row = try? database.query(
+                    "SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))]
+                ).first,
+                case .blob(let bytes) = row.first
+            else { return nil }
+            return bytes
+        }
+    }
+
+    private func lookup(_ id: UInt32, read: () -> [UInt8]?) -> [UInt8]? {
         if let bytes = known[id] { return bytes }
-        let bytes = try? connection.first(
-            "SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))]
-        ) { $0.blob(0) }
-        guard let bytes, RawCopy.adler32(bytes) == id else { return nil }
+        guard let bytes = read(), RawCopy.adler32(bytes) == id else { return nil }
         known[id] = bytes
         return bytes
     }
