@@ -7,7 +7,10 @@
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
 #        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows,
-#        RAW_COMPACTION: database.raw_compaction, WAIT_COMPACTION=1: wait for the raw compaction to catch up)
+#        RAW_COMPACTION: database.raw_compaction, WAIT_COMPACTION=1: wait for the raw compaction to catch up,
+#        BASE_DB: start from a copy of this database (say, one already holding 200,000 payloads) instead of an empty one,
+#        WRITES_BY_TABLE=1: attribute every page written (WAL frames and checkpoint writes) to its table or index,
+#        with the LD_PRELOAD shim Benchmarks/walspy/walspy.c, built with the system's cc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin="$(realpath "${BIN:-.build/release/lifeline}")"
@@ -34,10 +37,21 @@ db="$work/db.sqlite"
 if [ -n "${PAGE_SIZE:-}" ]; then # a fresh file with another page size (it holds from the first page on)
     python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA page_size=$PAGE_SIZE'); c.execute('CREATE TABLE t(x)'); c.execute('DROP TABLE t'); c.commit()" "$db"
 fi
+if [ -n "${BASE_DB:-}" ]; then
+    cp "$BASE_DB" "$db"
+    [ -f "$BASE_DB-wal" ] && cp "$BASE_DB-wal" "$db-wal"
+    base_payloads=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM payloads').fetchone()[0])" "$db")
+    echo "base: $base_payloads payloads stored before the load"
+fi
 "$bin" migrate --db "$db" >/dev/null
+preload=""
+if [ -n "${WRITES_BY_TABLE:-}" ]; then
+    cc -O2 -shared -fPIC -o "$work/walspy.so" Benchmarks/walspy/walspy.c -ldl
+    preload="$work/walspy.so"
+fi
 key="$("$bin" keys create --db "$db" --role ingest --app com.example.app | tail -n 1)"
 admin="$("$bin" keys create --db "$db" --role admin | tail -n 1)"
-"$bin" serve --db "$db" --config "$out/aggregator-limits.yaml" --port "$port" --log-level warning &
+LD_PRELOAD="$preload" WALSPY_LOG="$work/writes.log" "$bin" serve --db "$db" --config "$out/aggregator-limits.yaml" --port "$port" --log-level warning &
 server=$!
 for _ in $(seq 1 100); do curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break; sleep 0.1; done
 wal_max=0
@@ -109,6 +123,28 @@ free = c.execute("PRAGMA freelist_count").fetchone()[0] * c.execute("PRAGMA page
 print(f"stored in use: {used / payloads:.0f} B per payload (raw copies {raw_pages / payloads:.0f}), "
       f"free pages {free / payloads:.0f} B per payload")
 PY
+if [ -n "$preload" ]; then
+    python3 - "$db" "$work/writes.log" "${stored:-1}" <<'PY'
+import collections, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+page_size = c.execute("PRAGMA page_size").fetchone()[0]
+owner = dict(c.execute("SELECT pageno, name FROM dbstat"))
+wal, checkpoint = collections.Counter(), collections.Counter()
+for line in open(sys.argv[2]):
+    parts = line.split()
+    if parts[0] == "c":
+        offset, size = int(parts[1]), int(parts[2])
+        for page in range(offset // page_size + 1, (offset + size) // page_size + 1):
+            checkpoint[owner.get(page, "(free or new)")] += page_size
+    else:
+        wal[owner.get(int(parts[0]), "(free or new)")] += page_size
+payloads = int(sys.argv[3])
+total = sum(wal.values()) + sum(checkpoint.values())
+print(f"written by table (KB per payload; WAL frames + checkpoint writes; {total / payloads / 1024:.1f} KB in all):")
+for name, _ in collections.Counter({k: wal[k] + checkpoint[k] for k in set(wal) | set(checkpoint)}).most_common(14):
+    print(f"  {name:40s} {wal[name] / payloads / 1024:6.1f} + {checkpoint[name] / payloads / 1024:6.1f}")
+PY
+fi
 # load.lua cycles through the file: past its last payload the requests repeat stored documents
 # (answered as duplicates, folded nothing), which a rate must not count as distinct ingest.
 if [ -n "$requests" ] && [ -n "$stored" ] && [ "$requests" -gt $((stored + connections)) ]; then

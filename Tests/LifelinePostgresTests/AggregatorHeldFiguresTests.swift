@@ -5,8 +5,8 @@ import LifelineTestSupport
 import Testing
 
 /// The aggregator's held figures on SQLite: the explorer's rows held across folds, its sealed rows
-/// prepared on its own thread, and the version level (the explorer's rows and the rollups) kept in
-/// memory between writes, with what a reader, a refold and a crash see of them.
+/// prepared on its own thread, the version level (the explorer's rows and the rollups) and the fine
+/// rollups kept in memory between writes, with what a reader, a refold and a crash see of them.
 extension AggregatorTests {
     @Test(
         "the explorer's rows and the version-level rollups are held across folds, written when a reader waits; a refold beside the writer neither loses nor doubles them"
@@ -138,22 +138,25 @@ extension AggregatorTests {
     }
 
     @Test(
-        "version rows and version-level rollups kept in memory between writes: a crash image replays the documents above their watermarks into the version level only, and answers exactly",
+        "version rows and the rollups of both levels kept in memory between writes: a crash image replays the documents above each watermark into the level it stands for, and answers exactly",
         arguments: versionRowBounds
     )
     func versionRowsCached(versionRows: Int) async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let expected = try await Self.folded(items).1
         let sqlite = try TemporaryDatabase()
-        func marks() throws -> (explorer: Int64, version: Int64, rollups: Int64) {
+        func marks() throws -> (explorer: Int64, version: Int64, rollups: Int64, fine: Int64) {
             let row = try sqlite.database.query(
-                "SELECT explorer_through, explorer_version_through, rollup_version_through FROM aggregation_state")[0]
+                """
+                SELECT explorer_through, explorer_version_through, rollup_version_through, rollup_fine_through
+                FROM aggregation_state
+                """)[0]
             guard case .integer(let explorer) = row[0], case .integer(let version) = row[1],
-                case .integer(let rollups) = row[2]
+                case .integer(let rollups) = row[2], case .integer(let fine) = row[3]
             else {
                 throw StoreError(.internal, "no watermarks")
             }
-            return (explorer, version, rollups)
+            return (explorer, version, rollups, fine)
         }
         var options = IngestWriter.Options()
         options.explorerDelay = 0.02
@@ -161,11 +164,12 @@ extension AggregatorTests {
         options.explorerVersionRows = versionRows
         let image = TemporaryDirectory()
         let offlineImage = TemporaryDirectory()
+        let upgradedImage = TemporaryDirectory()
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
             writer in
             // Held rows are sealed after 20 ms and written once prepared; the version rows go to
-            // the worker's cache, the version-level rollups to the rollup stage's (both written
+            // the worker's cache, the rollups of both levels to the rollup stage's (all written
             // after an hour here): their watermarks stay behind.
             try await Self.ingest(items, into: writer)
             while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
@@ -179,20 +183,36 @@ extension AggregatorTests {
             #expect(written.explorer == folded)
             #expect(written.version < written.explorer)
             #expect(written.rollups < folded)
+            #expect(written.fine == written.rollups)
+            #expect(try sqlite.database.query("SELECT count(*) FROM rollup_metrics")[0] == [.integer(0)])
             #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
             // What a crash leaves: the committed state, the cache lost.
-            try sqlite.database.execute("VACUUM INTO '\(image.databasePath)'")
-            try sqlite.database.execute("VACUUM INTO '\(offlineImage.databasePath)'")
+            for copy in [image, offlineImage, upgradedImage] {
+                try sqlite.database.execute("VACUUM INTO '\(copy.databasePath)'")
+            }
             // A reader waits: the cache is written, and the answer is exact.
             let read = try await PostgresStoreTests.Figures.read(sqlite.database)
             #expect(read == expected, "differ: \(Self.differences(read, expected))")
             let after = try marks()
             #expect(after.version == after.explorer)
             #expect(after.rollups == (try Self.watermarks(sqlite).folded))
+            #expect(after.fine == after.rollups)
             #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
         }
-        // The crash image starts, replays the documents above its version watermarks into the
-        // version level only (their fine rows and cells are stored), and answers exactly: nothing
+        // What a server of before migration 0024 left when it crashed: the fine rollups whole,
+        // only the version level behind. The fine level is not replayed (it would count twice).
+        let upgraded = try upgradedImage.openDatabase()
+        let copies = ["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"].map {
+            "DELETE FROM \($0); INSERT INTO \($0) SELECT * FROM whole.\($0);"
+        }
+        try upgraded.execute(
+            "ATTACH '\(sqlite.path)' AS whole; \(copies.joined()) DETACH whole; "
+                + "UPDATE aggregation_state SET rollup_fine_through = folded_through")
+        #expect(try upgraded.foldPending() == 0)
+        let upgradedFigures = try await PostgresStoreTests.Figures.read(upgraded)
+        #expect(upgradedFigures == expected, "differ: \(Self.differences(upgradedFigures, expected))")
+        // The crash image starts, replays the documents above its watermarks into the levels
+        // that miss them (the fine rollups and the version level), and answers exactly: nothing
         // lost or doubled. Read offline (`lifeline report` folds what is pending first, without a
         // server), the same image answers the same.
         let offline = try offlineImage.openDatabase()

@@ -26,7 +26,7 @@ extension BatchWriter {
         var more = false
         /// Folded documents whose explorer rows are held in memory (0: all in the stored rows).
         var explorerHeld = 0
-        /// Folded documents whose version-level rollups are cached in memory (0: all stored).
+        /// Folded documents whose rollups are cached in memory (0: all stored).
         var rollupsHeld = 0
     }
 
@@ -57,11 +57,11 @@ extension BatchWriter {
         """
 
     /// The watermarks and the highest stored payload id (outside a transaction); `explorer` is
-    /// the lowest of the held figures' (the explorer's and the version-level rollups').
+    /// the lowest of the held figures' (the explorer's and both rollup levels').
     func foldState() throws(StoreError) -> (folded: Int64, explorer: Int64, head: Int64, pending: Int) {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
         let explorer = try connection.first(ExplorerStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
-        let rollups = try connection.first(RollupStage.readVersionWatermark) { $0.int64(0) } ?? 0
+        let rollups = try connection.first(RollupStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
         let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
         let pending =
             try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
@@ -106,10 +106,10 @@ extension BatchWriter {
         return result
     }
 
-    /// Writes the explorer's rows and the version-level rollups up to the fold's watermark, inside
-    /// the caller's transaction (the refold's, before it rebuilds: a server may hold the documents
-    /// above `explorer_through` and `rollup_version_through` in memory, which this replays from
-    /// their raw copies).
+    /// Writes the explorer's rows and the rollups of both levels up to the fold's watermark,
+    /// inside the caller's transaction (the refold's, before it rebuilds: a server may hold the
+    /// documents above `explorer_through`, `rollup_fine_through` and `rollup_version_through` in
+    /// memory, which this replays from their raw copies).
     func catchUpHeld() throws(StoreError) {
         let watermark = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
         if let explorer {
@@ -126,20 +126,26 @@ extension BatchWriter {
 
     private func beginRollups(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let rollups else { return }
-        var version = try connection.first(RollupStage.readVersionWatermark) { $0.int64(0) } ?? 0
+        var (fine, version) =
+            try connection.first(RollupStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        // Only a hand-edited file holds a watermark above the fold's (put back).
+        if fine > foldedThrough {
+            try connection.run(RollupStage.writeFineWatermark, [.integer(foldedThrough)])
+            fine = foldedThrough
+        }
         if version > foldedThrough {
-            // Only a hand-edited file holds this (the fold's watermark put back).
             try connection.run(RollupStage.writeVersionWatermark, [.integer(foldedThrough)])
             version = foldedThrough
         }
-        try rollups.begin(versionThrough: version, foldedThrough: foldedThrough, through: through, write: write) {
-            from, through throws(StoreError) in
+        try rollups.begin(
+            fineThrough: fine, versionThrough: version, foldedThrough: foldedThrough, through: through, write: write
+        ) { from, through throws(StoreError) in
             try replayRollups(rollups, from: from, through: through)
         }
     }
 
     /// Replays the documents in (`from`, `through`] into the rollup stage alone (which keeps
-    /// their version cells): metric documents from their raw copies, diagnostics from their
+    /// their cells of the levels that miss them): metric documents from their raw copies, diagnostics from their
     /// stored rows. A document that does not read or write is left out, as its fold left it out
     /// of every figure.
     private func replayRollups(_ rollups: RollupStage, from: Int64, through: Int64) throws(StoreError) {

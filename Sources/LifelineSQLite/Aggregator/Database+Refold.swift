@@ -27,7 +27,7 @@ extension Database {
         try connection.execute("BEGIN IMMEDIATE")
         do throws(StoreError) {
             let watermark = try connection.first(BatchWriter.readWatermark) { $0.int64(0) } ?? 0
-            // The explorer's rows and the version-level rollups first reach the watermark (a
+            // The explorer's rows and both rollup levels first reach the watermark (a
             // running server may hold its last documents' in memory): days not refolded then
             // answer every folded document.
             try writer.catchUpHeld()

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Payload ids grow in commit order on SQLite (one writer connection), so "folded through id N"
 /// is exact: every document with an id ≤ N is in the rollups, none above. The explorer's rows
-/// and the version-level rollups have watermarks of their own, at most the fold's
+/// and the rollups of both levels have watermarks of their own, at most the fold's
 /// (``ExplorerStage`` and ``RollupStage`` hold them across folds): a reader waits for all, and its
 /// wait makes the writer write what is held.
 package final class FoldProgress: Sendable {
@@ -24,7 +24,7 @@ package final class FoldProgress: Sendable {
         var acknowledged: Int64 = 0
         /// Watermark: every payload id ≤ this is folded.
         var folded: Int64 = 0
-        /// Every payload id ≤ this is in the explorer's stored rows and the version-level rollups
+        /// Every payload id ≤ this is in the explorer's stored rows and both rollup levels
         /// too (≤ `folded`).
         var explorer: Int64 = 0
         /// Folded documents whose explorer rows the writer holds in memory.
@@ -86,7 +86,7 @@ package final class FoldProgress: Sendable {
     /// A fold committed: every id ≤ `through` is folded, `count` documents of them in this fold;
     /// `caughtUp`: no document above it was left (everything acknowledged so far is folded);
     /// `explorerHeld`: folded documents whose explorer rows are held in memory, `rollupsHeld`: whose
-    /// version-level rollups are (0 and 0: the stored rows hold every folded document).
+    /// rollups are (0 and 0: the stored rows hold every folded document).
     func folded(through: Int64, count: Int, caughtUp: Bool, explorerHeld: Int, rollupsHeld: Int) {
         let ready: [Waiter] = state.withLock { state in
             state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)

@@ -10,16 +10,19 @@ import LifelineStorage
 /// kept; the first histogram per metric name and the first duration histogram per signpost;
 /// buckets with a positive count and a finite bound; diagnostics as stored.
 ///
-/// **Version cells stay in memory between writes** (with a ``Deferral``: the server's writer). A
-/// version-day cell gathers every OS and device of its version and day: most folds touch it, for
-/// a document or two each, and rewriting its packed blobs at each was a fifth of what the server
-/// wrote. The fine cells are written with every fold; the version level's sums are merged in
-/// memory (``cache``) and written every ``Deferral/maxAge``, past ``Deferral/maxCells``, and
-/// whenever a fold must write everything (a reader waits, the writer stops). Their documents are
-/// those between `aggregation_state.rollup_version_through` (migration 0020, moved when the cache
-/// is written) and `folded_through`; when the cache is lost (a crash, a failed fold, another
-/// process writing the rows) they are read again into the version level only
-/// (``begin(versionThrough:foldedThrough:through:write:catchUp:)``).
+/// **Both levels' cells stay in memory between writes** (with a ``Deferral``: the server's
+/// writer). A version-day cell gathers every OS and device of its version and day: most folds
+/// touch it, for a document or two each, and rewriting its packed blobs at each was a fifth of
+/// what the server wrote. A fine cell is touched less often, but a fold's few dozen fine upserts
+/// land on as many pages all over each day's part of the tables: 30 of the ~77 KB written per
+/// payload on the reference load. The sums of both levels are merged in memory (``fineCache``,
+/// ``versionCache``) and written together every ``Deferral/maxAge``, past ``Deferral/maxCells``,
+/// and whenever a fold must write everything (a reader waits, the writer stops). Their documents
+/// are those above `aggregation_state.rollup_fine_through` and `rollup_version_through`
+/// (migrations 0024 and 0020, both moved when the caches are written) up to `folded_through`;
+/// when the caches are lost (a crash, a failed fold, another process writing the rows) those
+/// documents are read again from their raw copies into the levels that miss them
+/// (``begin(fineThrough:versionThrough:foldedThrough:through:write:catchUp:)``).
 final class RollupStage: ItemWriteStage {
     /// When the cached version cells are written.
     struct Deferral {
@@ -29,7 +32,9 @@ final class RollupStage: ItemWriteStage {
         var maxCells = 32_768
     }
 
-    static let readVersionWatermark = "SELECT rollup_version_through FROM aggregation_state WHERE id = 1"
+    static let readWatermarks = "SELECT rollup_fine_through, rollup_version_through FROM aggregation_state WHERE id = 1"
+    static let writeWatermarks = "UPDATE aggregation_state SET rollup_fine_through = ?1, rollup_version_through = ?1 WHERE id = 1"
+    static let writeFineWatermark = "UPDATE aggregation_state SET rollup_fine_through = ? WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET rollup_version_through = ? WHERE id = 1"
 
     /// Scalar metric names of the app time summed into `rollup_metrics`.
@@ -43,11 +48,12 @@ final class RollupStage: ItemWriteStage {
 
     let deferral: Deferral?
     private var deltas = RollupDeltas()
-    /// The version level's sums of the documents in (`cached.base`, `cached.through`], where `base`
-    /// is the stored `rollup_version_through` they sit on; `cached` is nil when nothing valid is
-    /// kept (at start, after a failure).
-    private var cache = RollupCells()
-    private var cached: (base: Int64, through: Int64)?
+    /// Each level's sums of the documents above its base up to `cached.through`, where the bases
+    /// are the stored `rollup_fine_through` and `rollup_version_through` they sit on; `cached` is
+    /// nil when nothing valid is kept (at start, after a failure).
+    private var fineCache = RollupCells()
+    private var versionCache = RollupCells()
+    private var cached: (fineBase: Int64, versionBase: Int64, through: Int64)?
     /// Documents in the cache, and when the first went there.
     private var cachedDocuments = 0
     private var cachedSince: ContinuousClock.Instant?
@@ -92,8 +98,8 @@ final class RollupStage: ItemWriteStage {
         foldThrough = nil
     }
 
-    /// Whether version cells are cached unwritten.
-    var holdsCache: Bool { cachedDocuments > 0 || !cache.isEmpty }
+    /// Whether cells are cached unwritten.
+    var holdsCache: Bool { cachedDocuments > 0 || !fineCache.isEmpty || !versionCache.isEmpty }
 
     /// When the cached cells fall due by age (their count is checked at each fold).
     var dueAt: ContinuousClock.Instant? {
@@ -101,53 +107,79 @@ final class RollupStage: ItemWriteStage {
         return cachedSince.map { $0 + deferral.maxAge }
     }
 
-    /// A fold begins (in its transaction) over the stored watermarks (`rollup_version_through` ≤
-    /// `folded_through`). A cache that does not sit on `versionThrough` or does not reach
-    /// `foldedThrough` is dropped, and the documents between the two are read again into the
-    /// version level only (`catchUp` hands their ids to the fold, which replays them through
-    /// ``write(_:in:)`` and ``requestReleased()``). `through` is where this fold will end; `write`
-    /// forces the cache out.
+    /// A fold begins (in its transaction) over the stored watermarks (`rollup_fine_through` and
+    /// `rollup_version_through`, each ≤ `folded_through`). Caches that do not sit on them or do
+    /// not reach `foldedThrough` are dropped, and the documents above each watermark are read
+    /// again into the level it stands for (`catchUp` hands their ids to the fold, which replays
+    /// them through ``write(_:in:)`` and ``requestReleased()``; once for both levels when the
+    /// watermarks are equal, as they are but after an upgrade from 0020). `through` is where this
+    /// fold will end; `write` forces the caches out.
     func begin(
-        versionThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        fineThrough: Int64, versionThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
         catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
         wroteThrough = nil
         foldDocuments = 0
-        if let cached, cached.base == versionThrough, cached.through == foldedThrough { return }
+        if let cached, cached.fineBase == fineThrough, cached.versionBase == versionThrough,
+            cached.through == foldedThrough
+        {
+            return
+        }
         dropCache()
-        cached = (versionThrough, foldedThrough)
-        guard versionThrough < foldedThrough else { return }
-        try catchUp(versionThrough, foldedThrough)
-        cache.merge(RollupCells(deltas, level: .byVersion))
-        deltas.clear()
-        cachedDocuments = max(1, foldDocuments)
+        cached = (fineThrough, versionThrough, foldedThrough)
+        var replayed = 0
+        for (from, levels) in Self.replays(fine: fineThrough, version: versionThrough, folded: foldedThrough) {
+            try catchUp(from, foldedThrough)
+            if levels.contains(.fine) { fineCache.merge(RollupCells(deltas, level: .fine)) }
+            if levels.contains(.byVersion) { versionCache.merge(RollupCells(deltas, level: .byVersion)) }
+            deltas.clear()
+            replayed = max(replayed, foldDocuments)
+            foldDocuments = 0
+        }
+        guard holdsCache || replayed > 0 else { return }
+        cachedDocuments = max(1, replayed)
         cachedSince = .now
-        foldDocuments = 0
     }
 
-    /// Writes the fold's fine cells, and its version cells: into the cache, written with it when
-    /// forced or due (moving `rollup_version_through` to this fold's end). A fold that did not
-    /// begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after the cache was written)
+    /// The replays a fold begins with: from each watermark below `folded`, the levels it misses.
+    private static func replays(fine: Int64, version: Int64, folded: Int64) -> [(from: Int64, levels: [RollupLevel])] {
+        if fine == version { return fine < folded ? [(fine, [.fine, .byVersion])] : [] }
+        return [(fine, [RollupLevel.fine]), (version, [.byVersion])].filter { $0.from < folded }
+    }
+
+    /// Adds the fold's cells of both levels to the caches, written when forced or due (moving
+    /// both watermarks to this fold's end). A fold that did not begin
+    /// (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after the caches were written)
     /// writes both levels at once.
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
-        try RollupFlusher.write(RollupCells(deltas, level: .fine), level: .fine, on: connection)
         if !deltas.isEmpty {
-            cache.merge(RollupCells(deltas, level: .byVersion))
+            Self.add(RollupCells(deltas, level: .fine), to: &fineCache)
+            Self.add(RollupCells(deltas, level: .byVersion), to: &versionCache)
             if cachedSince == nil { cachedSince = .now }
         }
         cachedDocuments += foldDocuments
         // Without a deferral `forceWrite` is set: every fold writes.
         let due =
             forceWrite || dueAt.map { ContinuousClock.now >= $0 } == true
-            || deferral.map { cache.count >= $0.maxCells } == true
+            || deferral.map { fineCache.count + versionCache.count >= $0.maxCells } == true
         guard due else { return }
-        try RollupFlusher.write(cache, level: .byVersion, on: connection)
-        try connection.run(Self.writeVersionWatermark, [.integer(through)])
+        try RollupFlusher.write(fineCache, level: .fine, on: connection)
+        try RollupFlusher.write(versionCache, level: .byVersion, on: connection)
+        try connection.run(Self.writeWatermarks, [.integer(through)])
         wroteThrough = through
+    }
+
+    /// `cells` added to `cache` (taken whole when the cache is empty: no merge).
+    private static func add(_ cells: RollupCells, to cache: inout RollupCells) {
+        if cache.isEmpty {
+            cache = cells
+        } else {
+            cache.merge(cells)
+        }
     }
 
     /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
@@ -161,15 +193,16 @@ final class RollupStage: ItemWriteStage {
         foldThrough = nil
         if let wroteThrough {
             dropCache()
-            cached = (wroteThrough, through)
+            cached = (wroteThrough, wroteThrough, through)
         } else {
-            cached = (cached?.base ?? through, through)
+            cached = (cached?.fineBase ?? through, cached?.versionBase ?? through, through)
         }
         return holdsCache ? max(1, cachedDocuments) : 0
     }
 
     private func dropCache() {
-        cache = RollupCells()
+        fineCache = RollupCells()
+        versionCache = RollupCells()
         cached = nil
         cachedDocuments = 0
         cachedSince = nil
