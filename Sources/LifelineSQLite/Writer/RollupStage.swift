@@ -33,7 +33,8 @@ final class RollupStage: ItemWriteStage {
     }
 
     static let readWatermarks = "SELECT rollup_fine_through, rollup_version_through FROM aggregation_state WHERE id = 1"
-    static let writeWatermarks = "UPDATE aggregation_state SET rollup_fine_through = ?1, rollup_version_through = ?1 WHERE id = 1"
+    static let writeWatermarks =
+        "UPDATE aggregation_state SET rollup_fine_through = ?1, rollup_version_through = ?1 WHERE id = 1"
     static let writeFineWatermark = "UPDATE aggregation_state SET rollup_fine_through = ? WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET rollup_version_through = ? WHERE id = 1"
 
