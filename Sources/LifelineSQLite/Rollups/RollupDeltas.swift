@@ -15,6 +15,11 @@ struct RollupDeltas {
 
         /// This cell at the version level.
         var byVersion: Cell { Cell(app: app, day: day, version: version, os: 0, device: 0) }
+
+        /// The rollup tables' key order (app, day, version, OS, device).
+        static func precedes(_ x: Cell, _ y: Cell) -> Bool {
+            (x.app, x.day, x.version, x.os, x.device) < (y.app, y.day, y.version, y.os, y.device)
+        }
     }
 
     /// Metric payloads (one per payload from the writer, a cell's count when rebuilding) and their app time.

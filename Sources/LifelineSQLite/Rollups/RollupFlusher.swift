@@ -9,6 +9,10 @@ import LifelineStorage
 /// - one upsert per version cell and histogram source, merged by `ll_merge_buckets`, and one per
 ///   fine cell with all its sources (``BucketCell``), merged by `ll_merge_bucket_cells`;
 /// - one upsert per (cell, kind, crash group) of diagnostics, `count = count + excluded.count`.
+///
+/// The upserts go in the tables' key order: a write of the cells held over a few seconds touches
+/// thousands of rows, and in key order each is found on or beside the page the one before it
+/// ended on.
 enum RollupFlusher {
     /// Where the fine level's histogram buckets go, by the migrations a database has reached.
     enum FineBuckets {
@@ -49,7 +53,7 @@ enum RollupFlusher {
     ) throws(StoreError) {
         guard !cells.isEmpty else { return }
         let statement = try connection.cached(level.upsertMetrics)
-        for (cell, sums) in cells {
+        for (cell, sums) in cells.sorted(by: { RollupDeltas.Cell.precedes($0.key, $1.key) }) {
             let next = try bind(cell, level: level, to: statement)
             try statement.bind(int: sums.payloads, at: next)
             try statement.bind(double: sums.foreground, at: next + 1)
@@ -65,7 +69,11 @@ enum RollupFlusher {
     ) throws(StoreError) {
         guard !cells.isEmpty else { return }
         let statement = try connection.cached(level.upsertBuckets)
-        for (key, packed) in cells {
+        let ordered = cells.sorted {
+            RollupDeltas.Cell.precedes($0.key.cell, $1.key.cell)
+                || ($0.key.cell == $1.key.cell && $0.key.source < $1.key.source)
+        }
+        for (key, packed) in ordered {
             let next = try bind(key.cell, level: level, to: statement)
             try statement.bind(int: key.source, at: next)
             try statement.bind(.blob(packed), at: next + 1)
@@ -81,7 +89,7 @@ enum RollupFlusher {
         var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
         for (key, packed) in cells { sources[key.cell, default: []].append((key.source, packed)) }
         let statement = try connection.cached(RollupLevel.upsertBucketCells)
-        for (cell, lists) in sources {
+        for (cell, lists) in sources.sorted(by: { RollupDeltas.Cell.precedes($0.key, $1.key) }) {
             let next = try bind(cell, level: .fine, to: statement)
             try statement.bind(.blob(BucketCell.encode(lists)), at: next)
             try statement.runToCompletion()
@@ -93,7 +101,11 @@ enum RollupFlusher {
     ) throws(StoreError) {
         guard !sums.isEmpty else { return }
         let statement = try connection.cached(level.upsertDiagnostics)
-        for (key, count) in sums {
+        let ordered = sums.sorted {
+            RollupDeltas.Cell.precedes($0.key.cell, $1.key.cell)
+                || ($0.key.cell == $1.key.cell && ($0.key.kind, $0.key.crashGroup) < ($1.key.kind, $1.key.crashGroup))
+        }
+        for (key, count) in ordered {
             let next = try bind(key.cell, level: level, to: statement)
             try statement.bind(.text(key.kind), at: next)
             try statement.bind(int: key.crashGroup, at: next + 1)
