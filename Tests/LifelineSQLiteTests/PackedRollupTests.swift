@@ -208,6 +208,42 @@ struct RollupBlobEncodingTests {
         }
     }
 
+    @Test("the fine cache's buckets packed per cell merge as their lists per source do")
+    func bucketsPackedPerCell() {
+        let cell = RollupDeltas.Cell(app: 1, day: 20_000, version: 2, os: 3, device: 4)
+        let other = RollupDeltas.Cell(app: 1, day: 20_000, version: 2, os: 5, device: 4)
+        func deltas(_ entries: [(RollupDeltas.Cell, Int64, Double, Int64)]) -> RollupDeltas {
+            var log = RollupDeltas()
+            for (cell, source, start, count) in entries {
+                log.appendBucket(cell: cell, source: source, start: start, end: start + 10, count: count)
+            }
+            return log
+        }
+        let first: [(RollupDeltas.Cell, Int64, Double, Int64)] = [
+            (cell, 7, 0, 2), (cell, 7, 10, 1), (cell, 3, 0, 5), (other, 7, 0, 1),
+        ]
+        let second: [(RollupDeltas.Cell, Int64, Double, Int64)] = [
+            (cell, 7, 10, 4), (cell, 9, 20, 1), (other, 3, 5, 2),
+        ]
+        // Each fold's cells packed, then merged in the cache…
+        var cache = RollupCells(deltas(first), level: .fine)
+        cache.packBucketsPerCell()
+        var next = RollupCells(deltas(second), level: .fine)
+        next.packBucketsPerCell()
+        cache.merge(next)
+        // …hold what the per-source lists of both folds at once pack into.
+        let whole = RollupCells(deltas(first + second), level: .fine)
+        var expected: [RollupDeltas.Cell: [UInt8]] = [:]
+        for key in Set(whole.buckets.keys.map(\.cell)) {
+            expected[key] = BucketCell.encode(
+                whole.buckets.filter { $0.key.cell == key }.map { ($0.key.source, $0.value) })
+        }
+        #expect(cache.buckets.isEmpty)
+        #expect(cache.bucketCells == expected)
+        // Six lists counted, (cell, 7) once per fold: the bound's count is an upper bound.
+        #expect(cache.count == 6)
+    }
+
     @Test("a damaged blob yields what was readable, never a crash")
     func damagedBlobs() {
         let counts: [CountEntry] = (0..<10).map { (index: Int) -> CountEntry in

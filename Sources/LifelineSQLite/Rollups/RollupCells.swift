@@ -36,6 +36,11 @@ struct RollupCells {
     private(set) var metrics: [RollupDeltas.Cell: Metric] = [:]
     /// Packed (``RollupBlob/encode(_:)``) bucket lists.
     private(set) var buckets: [SourceCell: [UInt8]] = [:]
+    /// Bucket lists of the fine level packed per cell (``BucketCell``, as `rollup_bucket_cells`
+    /// stores them) once ``packBucketsPerCell()`` moved them from ``buckets``; `packedSources`
+    /// counts their (cell, source) lists, an upper bound once cells merged.
+    private(set) var bucketCells: [RollupDeltas.Cell: [UInt8]] = [:]
+    private(set) var packedSources = 0
     private(set) var diagnostics: [DiagnosticKey: Int64] = [:]
 
     init() {}
@@ -86,10 +91,29 @@ struct RollupCells {
         }
     }
 
-    var isEmpty: Bool { metrics.isEmpty && buckets.isEmpty && diagnostics.isEmpty }
+    var isEmpty: Bool { metrics.isEmpty && buckets.isEmpty && bucketCells.isEmpty && diagnostics.isEmpty }
 
-    /// Cells of the three kinds (what a write upserts).
-    var count: Int { metrics.count + buckets.count + diagnostics.count }
+    /// Cells of the three kinds, a cell's bucket lists one per source.
+    var count: Int { metrics.count + buckets.count + packedSources + diagnostics.count }
+
+    /// Moves the bucket lists into one ``BucketCell`` blob per cell: what the fine level's cache
+    /// keeps (one array and one dictionary entry per cell instead of one per cell and source, and
+    /// what its write binds as it is).
+    mutating func packBucketsPerCell() {
+        guard !buckets.isEmpty else { return }
+        var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
+        for (key, packed) in buckets { sources[key.cell, default: []].append((key.source, packed)) }
+        packedSources += buckets.count
+        buckets = [:]
+        for (cell, lists) in sources {
+            let blob = BucketCell.encode(lists)
+            guard let mine = bucketCells[cell] else {
+                bucketCells[cell] = blob
+                continue
+            }
+            bucketCells[cell] = Self.mergeBucketCells(mine, blob)
+        }
+    }
 
     /// Adds `other`'s sums to these.
     mutating func merge(_ other: RollupCells) {
@@ -113,7 +137,20 @@ struct RollupCells {
             }
             buckets[key] = RollupCells.mergeBuckets(mine, packed)
         }
+        for (cell, blob) in other.bucketCells {
+            guard let mine = bucketCells[cell] else {
+                bucketCells[cell] = blob
+                continue
+            }
+            bucketCells[cell] = Self.mergeBucketCells(mine, blob)
+        }
+        packedSources += other.packedSources
         for (key, count) in other.diagnostics { diagnostics[key, default: 0] += count }
+    }
+
+    /// Two cells' ``BucketCell`` blobs merged (as `ll_merge_bucket_cells` merges them).
+    static func mergeBucketCells(_ x: [UInt8], _ y: [UInt8]) -> [UInt8] {
+        x.withUnsafeBytes { x in y.withUnsafeBytes { y in BucketCell.merge(x, y) } }
     }
 
     /// Two packed bucket lists merged (``RollupBlob/mergeBlobs(_:_:as:limit:finish:)``, coarsened

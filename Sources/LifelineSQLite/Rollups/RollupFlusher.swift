@@ -43,7 +43,9 @@ enum RollupFlusher {
         switch level == .byVersion ? .perSource : fineBuckets {
         case .absent: break
         case .perSource: try writeBuckets(cells.buckets, level: level, on: connection)
-        case .perCell: try writeBucketCells(cells.buckets, on: connection)
+        case .perCell:
+            try writeBucketCells(cells.buckets, on: connection)
+            try writeBucketCells(packed: cells.bucketCells, on: connection)
         }
         try writeDiagnostics(cells.diagnostics, level: level, on: connection)
     }
@@ -88,10 +90,18 @@ enum RollupFlusher {
         guard !cells.isEmpty else { return }
         var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
         for (key, packed) in cells { sources[key.cell, default: []].append((key.source, packed)) }
+        try writeBucketCells(packed: sources.mapValues(BucketCell.encode), on: connection)
+    }
+
+    /// The fine level's buckets already packed per cell (``RollupCells/packBucketsPerCell()``).
+    private static func writeBucketCells(
+        packed cells: [RollupDeltas.Cell: [UInt8]], on connection: Connection
+    ) throws(StoreError) {
+        guard !cells.isEmpty else { return }
         let statement = try connection.cached(RollupLevel.upsertBucketCells)
-        for (cell, lists) in sources.sorted(by: { RollupDeltas.Cell.precedes($0.key, $1.key) }) {
+        for (cell, blob) in cells.sorted(by: { RollupDeltas.Cell.precedes($0.key, $1.key) }) {
             let next = try bind(cell, level: .fine, to: statement)
-            try statement.bind(.blob(BucketCell.encode(lists)), at: next)
+            try statement.bind(.blob(blob), at: next)
             try statement.runToCompletion()
         }
     }

@@ -133,7 +133,7 @@ final class RollupStage: ItemWriteStage {
         var replayed = 0
         for (from, levels) in Self.replays(fine: fineThrough, version: versionThrough, folded: foldedThrough) {
             try catchUp(from, foldedThrough)
-            if levels.contains(.fine) { fineCache.merge(RollupCells(deltas, level: .fine)) }
+            if levels.contains(.fine) { fineCache.merge(Self.fineCells(deltas)) }
             if levels.contains(.byVersion) { versionCache.merge(RollupCells(deltas, level: .byVersion)) }
             deltas.clear()
             replayed = max(replayed, foldDocuments)
@@ -158,7 +158,7 @@ final class RollupStage: ItemWriteStage {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
         if !deltas.isEmpty {
-            Self.add(RollupCells(deltas, level: .fine), to: &fineCache)
+            Self.add(Self.fineCells(deltas), to: &fineCache)
             Self.add(RollupCells(deltas, level: .byVersion), to: &versionCache)
             if cachedSince == nil { cachedSince = .now }
         }
@@ -172,6 +172,13 @@ final class RollupStage: ItemWriteStage {
         try RollupFlusher.write(versionCache, level: .byVersion, on: connection)
         try connection.run(Self.writeWatermarks, [.integer(through)])
         wroteThrough = through
+    }
+
+    /// `deltas`' fine cells, their buckets packed per cell as the cache keeps them.
+    private static func fineCells(_ deltas: RollupDeltas) -> RollupCells {
+        var cells = RollupCells(deltas, level: .fine)
+        cells.packBucketsPerCell()
+        return cells
     }
 
     /// `cells` added to `cache` (taken whole when the cache is empty: no merge).
