@@ -164,7 +164,7 @@ extension AggregatorTests {
         options.explorerVersionRows = versionRows
         let image = TemporaryDirectory()
         let offlineImage = TemporaryDirectory()
-        let upgradedImage = TemporaryDirectory()
+        let oneLevelImages = [TemporaryDirectory(), TemporaryDirectory()]
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
             writer in
@@ -187,7 +187,7 @@ extension AggregatorTests {
             #expect(try sqlite.database.query("SELECT count(*) FROM rollup_metrics")[0] == [.integer(0)])
             #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
             // What a crash leaves: the committed state, the cache lost.
-            for copy in [image, offlineImage, upgradedImage] {
+            for copy in [image, offlineImage] + oneLevelImages {
                 try sqlite.database.execute("VACUUM INTO '\(copy.databasePath)'")
             }
             // A reader waits: the cache is written, and the answer is exact.
@@ -199,18 +199,26 @@ extension AggregatorTests {
             #expect(after.fine == after.rollups)
             #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
         }
-        // What a server of before migration 0024 left when it crashed: the fine rollups whole,
-        // only the version level behind. The fine level is not replayed (it would count twice).
-        let upgraded = try upgradedImage.openDatabase()
-        let copies = ["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"].map {
-            "DELETE FROM \($0); INSERT INTO \($0) SELECT * FROM whole.\($0);"
+        // One level whole, the other behind: what a crash leaves between the two writes of a busy
+        // server (one level per fold), or a server of before migration 0024 (fine cells whole).
+        // Only the level behind is replayed: replaying both would count the other twice.
+        let levels = [
+            (["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"], "rollup_fine_through"),
+            (
+                ["rollup_metrics_by_version", "rollup_buckets_by_version", "rollup_diagnostics_by_version"],
+                "rollup_version_through"
+            ),
+        ]
+        for ((tables, watermark), copy) in zip(levels, oneLevelImages) {
+            let partial = try copy.openDatabase()
+            let copies = tables.map { "DELETE FROM \($0); INSERT INTO \($0) SELECT * FROM whole.\($0);" }
+            try partial.execute(
+                "ATTACH '\(sqlite.path)' AS whole; \(copies.joined()) DETACH whole; "
+                    + "UPDATE aggregation_state SET \(watermark) = folded_through")
+            #expect(try partial.foldPending() == 0)
+            let figures = try await PostgresStoreTests.Figures.read(partial)
+            #expect(figures == expected, "\(watermark) whole, differ: \(Self.differences(figures, expected))")
         }
-        try upgraded.execute(
-            "ATTACH '\(sqlite.path)' AS whole; \(copies.joined()) DETACH whole; "
-                + "UPDATE aggregation_state SET rollup_fine_through = folded_through")
-        #expect(try upgraded.foldPending() == 0)
-        let upgradedFigures = try await PostgresStoreTests.Figures.read(upgraded)
-        #expect(upgradedFigures == expected, "differ: \(Self.differences(upgradedFigures, expected))")
         // The crash image starts, replays the documents above its watermarks into the levels
         // that miss them (the fine rollups and the version level), and answers exactly: nothing
         // lost or doubled. Read offline (`lifeline report` folds what is pending first, without a

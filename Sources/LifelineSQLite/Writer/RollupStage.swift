@@ -15,16 +15,17 @@ import LifelineStorage
 /// touch it, for a document or two each, and rewriting its packed blobs at each was a fifth of
 /// what the server wrote. A fine cell is touched less often, but a fold's few dozen fine upserts
 /// land on as many pages all over each day's part of the tables: 30 of the ~77 KB written per
-/// payload on the reference load. The sums of both levels are merged in memory (``fineCache``,
-/// ``versionCache``) and written together every ``Deferral/maxAge``, past ``Deferral/maxCells``,
-/// and whenever a fold must write everything (a reader waits, the writer stops). Their documents
+/// payload on the reference load. The sums of both levels are merged in memory, each level's
+/// written every ``Deferral/maxAge`` (one level per fold, so that two shorter writes hold the
+/// door back instead of one longer one), past ``Deferral/maxCells`` of both, and both whenever a
+/// fold must write everything (a reader waits, the writer stops). Their documents
 /// are those above `aggregation_state.rollup_fine_through` and `rollup_version_through`
-/// (migrations 0024 and 0020, both moved when the caches are written) up to `folded_through`;
+/// (migrations 0024 and 0020, each moved when its level's cache is written) up to `folded_through`;
 /// when the caches are lost (a crash, a failed fold, another process writing the rows) those
 /// documents are read again from their raw copies into the levels that miss them
 /// (``begin(fineThrough:versionThrough:foldedThrough:through:write:catchUp:)``).
 final class RollupStage: ItemWriteStage {
-    /// When the cached version cells are written.
+    /// When the cached cells are written.
     struct Deferral {
         /// Age of the first cached document at most: what a crash replays is bounded by it.
         var maxAge: Duration = .seconds(2)
@@ -33,8 +34,6 @@ final class RollupStage: ItemWriteStage {
     }
 
     static let readWatermarks = "SELECT rollup_fine_through, rollup_version_through FROM aggregation_state WHERE id = 1"
-    static let writeWatermarks =
-        "UPDATE aggregation_state SET rollup_fine_through = ?1, rollup_version_through = ?1 WHERE id = 1"
     static let writeFineWatermark = "UPDATE aggregation_state SET rollup_fine_through = ? WHERE id = 1"
     static let writeVersionWatermark = "UPDATE aggregation_state SET rollup_version_through = ? WHERE id = 1"
 
@@ -49,20 +48,41 @@ final class RollupStage: ItemWriteStage {
 
     let deferral: Deferral?
     private var deltas = RollupDeltas()
-    /// Each level's sums of the documents above its base up to `cached.through`, where the bases
-    /// are the stored `rollup_fine_through` and `rollup_version_through` they sit on; `cached` is
-    /// nil when nothing valid is kept (at start, after a failure).
-    private var fineCache = RollupCells()
-    private var versionCache = RollupCells()
-    private var cached: (fineBase: Int64, versionBase: Int64, through: Int64)?
-    /// Documents in the cache, and when the first went there.
-    private var cachedDocuments = 0
-    private var cachedSince: ContinuousClock.Instant?
-    /// The current fold: where it ends, whether it writes the cache, where its transaction moved
-    /// `rollup_version_through` (nil: not moved), its documents.
+
+    /// One level's cache: the sums of the documents above `base` (the stored watermark they sit
+    /// on: `rollup_fine_through` or `rollup_version_through`) up to `cachedThrough`, how many
+    /// documents that is, and when the first came.
+    private struct Level {
+        var cells = RollupCells()
+        var base: Int64 = 0
+        var documents = 0
+        var since: ContinuousClock.Instant?
+
+        init(base: Int64 = 0) { self.base = base }
+
+        var holds: Bool { documents > 0 || !cells.isEmpty }
+
+        mutating func add(_ new: RollupCells, documents count: Int) {
+            if cells.isEmpty {
+                cells = new
+            } else {
+                cells.merge(new)
+            }
+            documents += count
+            if since == nil, count > 0 || !new.isEmpty { since = .now }
+        }
+    }
+
+    private var fine = Level()
+    private var version = Level()
+    /// Where both caches end; nil when nothing valid is kept (at start, after a failure).
+    private var cachedThrough: Int64?
+    /// The current fold: where it ends, whether it writes both caches, which of them its
+    /// transaction wrote (moving their watermarks to `foldThrough`), its documents.
     private var foldThrough: Int64?
     private var forceWrite = false
-    private var wroteThrough: Int64?
+    private var wroteFine = false
+    private var wroteVersion = false
     private var foldDocuments = 0
 
     init(deferral: Deferral? = nil) {
@@ -91,8 +111,8 @@ final class RollupStage: ItemWriteStage {
 
     func requestRolledBack() { deltas.rollback() }
 
-    /// The fold did not commit: the cache may include its documents, so it is dropped and rebuilt
-    /// from the raw copies at the next fold.
+    /// The fold did not commit: the caches may include its documents, so they are dropped and
+    /// rebuilt from the raw copies at the next fold.
     func batchAborted() {
         deltas.clear()
         dropCache()
@@ -100,12 +120,13 @@ final class RollupStage: ItemWriteStage {
     }
 
     /// Whether cells are cached unwritten.
-    var holdsCache: Bool { cachedDocuments > 0 || !fineCache.isEmpty || !versionCache.isEmpty }
+    var holdsCache: Bool { fine.holds || version.holds }
 
-    /// When the cached cells fall due by age (their count is checked at each fold).
+    /// When cached cells fall due by age (their count is checked at each fold).
     var dueAt: ContinuousClock.Instant? {
-        guard let deferral, holdsCache else { return nil }
-        return cachedSince.map { $0 + deferral.maxAge }
+        guard let deferral else { return nil }
+        let due = [fine, version].compactMap { $0.holds ? $0.since.map { $0 + deferral.maxAge } : nil }
+        return due.min()
     }
 
     /// A fold begins (in its transaction) over the stored watermarks (`rollup_fine_through` and
@@ -113,35 +134,33 @@ final class RollupStage: ItemWriteStage {
     /// not reach `foldedThrough` are dropped, and the documents above each watermark are read
     /// again into the level it stands for (`catchUp` hands their ids to the fold, which replays
     /// them through ``write(_:in:)`` and ``requestReleased()``; once for both levels when the
-    /// watermarks are equal, as they are but after an upgrade from 0020). `through` is where this
-    /// fold will end; `write` forces the caches out.
+    /// watermarks are equal). `through` is where this fold will end; `write` forces both caches
+    /// out.
     func begin(
         fineThrough: Int64, versionThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
         catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
-        wroteThrough = nil
+        wroteFine = false
+        wroteVersion = false
         foldDocuments = 0
-        if let cached, cached.fineBase == fineThrough, cached.versionBase == versionThrough,
-            cached.through == foldedThrough
-        {
-            return
-        }
+        if cachedThrough == foldedThrough, fine.base == fineThrough, version.base == versionThrough { return }
         dropCache()
-        cached = (fineThrough, versionThrough, foldedThrough)
-        var replayed = 0
+        cachedThrough = foldedThrough
+        fine.base = fineThrough
+        version.base = versionThrough
         for (from, levels) in Self.replays(fine: fineThrough, version: versionThrough, folded: foldedThrough) {
             try catchUp(from, foldedThrough)
-            if levels.contains(.fine) { fineCache.merge(Self.fineCells(deltas)) }
-            if levels.contains(.byVersion) { versionCache.merge(RollupCells(deltas, level: .byVersion)) }
+            // At least one: the level's watermark must move even when no replayed document reads.
+            let documents = max(1, foldDocuments)
+            if levels.contains(.fine) { fine.add(Self.fineCells(deltas), documents: documents) }
+            if levels.contains(.byVersion) {
+                version.add(RollupCells(deltas, level: .byVersion), documents: documents)
+            }
             deltas.clear()
-            replayed = max(replayed, foldDocuments)
             foldDocuments = 0
         }
-        guard holdsCache || replayed > 0 else { return }
-        cachedDocuments = max(1, replayed)
-        cachedSince = .now
     }
 
     /// The replays a fold begins with: from each watermark below `folded`, the levels it misses.
@@ -150,28 +169,49 @@ final class RollupStage: ItemWriteStage {
         return [(fine, [RollupLevel.fine]), (version, [.byVersion])].filter { $0.from < folded }
     }
 
-    /// Adds the fold's cells of both levels to the caches, written when forced or due (moving
-    /// both watermarks to this fold's end). A fold that did not begin
+    /// Adds the fold's cells of both levels to the caches. When forced (a reader waits, the
+    /// writer stops, no deferral) both are written; otherwise at most one per fold, the one due
+    /// first by age (or the larger past ``Deferral/maxCells``): while the door is busy, two
+    /// shorter writes a few folds apart hold its batches back less than one of both levels. A
+    /// written level's watermark moves to this fold's end. A fold that did not begin
     /// (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after the caches were written)
     /// writes both levels at once.
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
-        if !deltas.isEmpty {
-            Self.add(Self.fineCells(deltas), to: &fineCache)
-            Self.add(RollupCells(deltas, level: .byVersion), to: &versionCache)
-            if cachedSince == nil { cachedSince = .now }
+        if !deltas.isEmpty || foldDocuments > 0 {
+            fine.add(Self.fineCells(deltas), documents: foldDocuments)
+            version.add(RollupCells(deltas, level: .byVersion), documents: foldDocuments)
         }
-        cachedDocuments += foldDocuments
-        // Without a deferral `forceWrite` is set: every fold writes.
-        let due =
-            forceWrite || dueAt.map { ContinuousClock.now >= $0 } == true
-            || deferral.map { fineCache.count + versionCache.count >= $0.maxCells } == true
-        guard due else { return }
-        try RollupFlusher.write(fineCache, level: .fine, on: connection)
-        try RollupFlusher.write(versionCache, level: .byVersion, on: connection)
-        try connection.run(Self.writeWatermarks, [.integer(through)])
-        wroteThrough = through
+        let (writeFine, writeVersion) = forceWrite ? (true, true) : due()
+        if writeFine {
+            try RollupFlusher.write(fine.cells, level: .fine, on: connection)
+            try connection.run(Self.writeFineWatermark, [.integer(through)])
+            wroteFine = true
+        }
+        if writeVersion {
+            try RollupFlusher.write(version.cells, level: .byVersion, on: connection)
+            try connection.run(Self.writeVersionWatermark, [.integer(through)])
+            wroteVersion = true
+        }
+    }
+
+    /// Which cache this fold writes when not forced: at most one.
+    private func due() -> (fine: Bool, version: Bool) {
+        guard let deferral else { return (true, true) }
+        let now = ContinuousClock.now
+        func byAge(_ level: Level) -> ContinuousClock.Instant? {
+            guard level.holds, let since = level.since, now >= since + deferral.maxAge else { return nil }
+            return since
+        }
+        switch (byAge(fine), byAge(version)) {
+        case (let f?, let v?): return f <= v ? (true, false) : (false, true)
+        case (.some, nil): return (true, false)
+        case (nil, .some): return (false, true)
+        case (nil, nil):
+            guard fine.cells.count + version.cells.count >= deferral.maxCells else { return (false, false) }
+            return fine.cells.count >= version.cells.count ? (true, false) : (false, true)
+        }
     }
 
     /// `deltas`' fine cells, their buckets packed per cell as the cache keeps them.
@@ -181,17 +221,8 @@ final class RollupStage: ItemWriteStage {
         return cells
     }
 
-    /// `cells` added to `cache` (taken whole when the cache is empty: no merge).
-    private static func add(_ cells: RollupCells, to cache: inout RollupCells) {
-        if cache.isEmpty {
-            cache = cells
-        } else {
-            cache.merge(cells)
-        }
-    }
-
     /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
-    /// Returns the documents whose version cells are cached (0: all are stored).
+    /// Returns the documents whose cells are cached in either level (0: all are stored).
     @discardableResult
     func committed() -> Int {
         guard let through = foldThrough else {
@@ -199,21 +230,16 @@ final class RollupStage: ItemWriteStage {
             return 0
         }
         foldThrough = nil
-        if let wroteThrough {
-            dropCache()
-            cached = (wroteThrough, wroteThrough, through)
-        } else {
-            cached = (cached?.fineBase ?? through, cached?.versionBase ?? through, through)
-        }
-        return holdsCache ? max(1, cachedDocuments) : 0
+        if wroteFine { fine = Level(base: through) }
+        if wroteVersion { version = Level(base: through) }
+        cachedThrough = through
+        return holdsCache ? max(1, fine.documents, version.documents) : 0
     }
 
     private func dropCache() {
-        fineCache = RollupCells()
-        versionCache = RollupCells()
-        cached = nil
-        cachedDocuments = 0
-        cachedSince = nil
+        fine = Level()
+        version = Level()
+        cachedThrough = nil
     }
 
     private func write(_ metric: MetricPayload, stored: StoredItem, in session: WriteSession) throws(StoreError) {
