@@ -220,18 +220,16 @@ struct RollupBlobEncodingTests {
             return log
         }
         let first: [(RollupDeltas.Cell, Int64, Double, Int64)] = [
-            (cell, 7, 0, 2), (cell, 7, 10, 1), (cell, 3, 0, 5), (other, 7, 0, 1),
+            (cell, 7, 0, 2), (cell, 3, 0, 5), (cell, 7, 10, 1), (other, 7, 0, 1),
         ]
         let second: [(RollupDeltas.Cell, Int64, Double, Int64)] = [
             (cell, 7, 10, 4), (cell, 9, 20, 1), (other, 3, 5, 2),
         ]
         // Each fold's cells packed, then merged in the cache…
-        var cache = RollupCells(deltas(first), level: .fine)
-        cache.packBucketsPerCell()
-        var next = RollupCells(deltas(second), level: .fine)
-        next.packBucketsPerCell()
-        cache.merge(next)
-        // …hold what the per-source lists of both folds at once pack into.
+        var cache = RollupCells.finePacked(deltas(first))
+        cache.merge(RollupCells.finePacked(deltas(second)))
+        // …hold what the per-source lists of both folds at once pack into, and so do both folds'
+        // logs packed at once (`cell` comes back after `other`: merged).
         let whole = RollupCells(deltas(first + second), level: .fine)
         var expected: [RollupDeltas.Cell: [UInt8]] = [:]
         for key in Set(whole.buckets.keys.map(\.cell)) {
@@ -240,6 +238,8 @@ struct RollupBlobEncodingTests {
         }
         #expect(cache.buckets.isEmpty)
         #expect(cache.bucketCells == expected)
+        #expect(RollupCells.finePacked(deltas(first + second)).bucketCells == expected)
+        #expect(cache.metrics.isEmpty && whole.metrics.isEmpty)
         // Six lists counted, (cell, 7) once per fold: the bound's count is an upper bound.
         #expect(cache.count == 6)
     }

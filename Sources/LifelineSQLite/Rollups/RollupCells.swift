@@ -37,8 +37,8 @@ struct RollupCells {
     /// Packed (``RollupBlob/encode(_:)``) bucket lists.
     private(set) var buckets: [SourceCell: [UInt8]] = [:]
     /// Bucket lists of the fine level packed per cell (``BucketCell``, as `rollup_bucket_cells`
-    /// stores them) once ``packBucketsPerCell()`` moved them from ``buckets``; `packedSources`
-    /// counts their (cell, source) lists, an upper bound once cells merged.
+    /// stores them: ``finePacked(_:)``, instead of ``buckets``); `packedSources` counts their
+    /// (cell, source) lists, an upper bound once cells merged.
     private(set) var bucketCells: [RollupDeltas.Cell: [UInt8]] = [:]
     private(set) var packedSources = 0
     private(set) var diagnostics: [DiagnosticKey: Int64] = [:]
@@ -48,6 +48,52 @@ struct RollupCells {
     /// `deltas` summed per cell of `level`. A document's entries sit together in the log (a
     /// histogram's buckets one after another), so each run of equal keys is hashed once.
     init(_ deltas: RollupDeltas, level: RollupLevel) {
+        self.init(counts: deltas, level: level)
+        let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
+        var entries: [SourceCell: [BucketEntry]] = [:]
+        Self.runs(of: deltas.buckets, key: { SourceCell(cell: project($0.cell), source: $0.source) }) { key, run in
+            entries[key, default: []].append(
+                contentsOf: run.lazy.map { BucketEntry(start: $0.start, end: $0.end, count: $0.count) })
+        }
+        buckets = entries.mapValues { RollupBlob.encode(RollupBlob.coarsen(RollupBlob.normalize($0))) }
+    }
+
+    /// `deltas` summed per fine cell, the buckets packed per cell (what ``init(_:level:)`` at the
+    /// fine level makes, its lists then grouped per cell and encoded by ``BucketCell``, without
+    /// the dictionaries of one entry per cell and source: the fold's cache takes this at every
+    /// fold). Each run of one cell's buckets
+    /// is grouped by source in place; a cell met again later in the log is merged.
+    static func finePacked(_ deltas: RollupDeltas) -> RollupCells {
+        var cells = RollupCells(counts: deltas, level: .fine)
+        var run: [RollupDeltas.Bucket] = []
+        var lists: [(source: Int64, buckets: [UInt8])] = []
+        runs(of: deltas.buckets, key: \.cell) { cell, bucketRun in
+            run.removeAll(keepingCapacity: true)
+            run.append(contentsOf: bucketRun)
+            // Stable: a source's buckets keep their order (normalize sorts and sums them anyway).
+            if !zip(run, run.dropFirst()).allSatisfy({ $0.source <= $1.source }) {
+                run = run.enumerated().sorted { ($0.element.source, $0.offset) < ($1.element.source, $1.offset) }
+                    .map(\.element)
+            }
+            lists.removeAll(keepingCapacity: true)
+            runs(of: run, key: \.source) { source, sourceRun in
+                let entries = sourceRun.map { BucketEntry(start: $0.start, end: $0.end, count: $0.count) }
+                lists.append((source, RollupBlob.encode(RollupBlob.coarsen(RollupBlob.normalize(entries)))))
+            }
+            cells.packedSources += lists.count
+            let blob = BucketCell.encode(lists)
+            if let mine = cells.bucketCells[cell] {
+                cells.bucketCells[cell] = mergeBucketCells(mine, blob)
+            } else {
+                cells.bucketCells[cell] = blob
+            }
+        }
+        return cells
+    }
+
+    /// The usage, exit counts, signpost totals and diagnostics of `deltas` summed per cell of
+    /// `level` (no buckets).
+    private init(counts deltas: RollupDeltas, level: RollupLevel) {
         let project: (RollupDeltas.Cell) -> RollupDeltas.Cell = level == .fine ? { $0 } : { $0.byVersion }
         for usage in deltas.usage {
             metrics[project(usage.cell), default: Metric()].add(usage)
@@ -65,12 +111,6 @@ struct RollupCells {
             metrics.values[index].exits = RollupBlob.normalize(metrics.values[index].exits)
             metrics.values[index].signposts = RollupBlob.normalize(metrics.values[index].signposts)
         }
-        var entries: [SourceCell: [BucketEntry]] = [:]
-        Self.runs(of: deltas.buckets, key: { SourceCell(cell: project($0.cell), source: $0.source) }) { key, run in
-            entries[key, default: []].append(
-                contentsOf: run.lazy.map { BucketEntry(start: $0.start, end: $0.end, count: $0.count) })
-        }
-        buckets = entries.mapValues { RollupBlob.encode(RollupBlob.coarsen(RollupBlob.normalize($0))) }
         let diagnosticKey = { (row: RollupDeltas.Diagnostic) in
             DiagnosticKey(cell: project(row.cell), kind: row.kind, crashGroup: row.crashGroup)
         }
@@ -95,25 +135,6 @@ struct RollupCells {
 
     /// Cells of the three kinds, a cell's bucket lists one per source.
     var count: Int { metrics.count + buckets.count + packedSources + diagnostics.count }
-
-    /// Moves the bucket lists into one ``BucketCell`` blob per cell: what the fine level's cache
-    /// keeps (one array and one dictionary entry per cell instead of one per cell and source, and
-    /// what its write binds as it is).
-    mutating func packBucketsPerCell() {
-        guard !buckets.isEmpty else { return }
-        var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
-        for (key, packed) in buckets { sources[key.cell, default: []].append((key.source, packed)) }
-        packedSources += buckets.count
-        buckets = [:]
-        for (cell, lists) in sources {
-            let blob = BucketCell.encode(lists)
-            guard let mine = bucketCells[cell] else {
-                bucketCells[cell] = blob
-                continue
-            }
-            bucketCells[cell] = Self.mergeBucketCells(mine, blob)
-        }
-    }
 
     /// Adds `other`'s sums to these.
     mutating func merge(_ other: RollupCells) {

@@ -93,7 +93,7 @@ enum RollupFlusher {
         try writeBucketCells(packed: sources.mapValues(BucketCell.encode), on: connection)
     }
 
-    /// The fine level's buckets already packed per cell (``RollupCells/packBucketsPerCell()``).
+    /// The fine level's buckets already packed per cell (``RollupCells/finePacked(_:)``).
     private static func writeBucketCells(
         packed cells: [RollupDeltas.Cell: [UInt8]], on connection: Connection
     ) throws(StoreError) {

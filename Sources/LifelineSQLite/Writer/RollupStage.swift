@@ -216,9 +216,7 @@ final class RollupStage: ItemWriteStage {
 
     /// `deltas`' fine cells, their buckets packed per cell as the cache keeps them.
     private static func fineCells(_ deltas: RollupDeltas) -> RollupCells {
-        var cells = RollupCells(deltas, level: .fine)
-        cells.packBucketsPerCell()
-        return cells
+        RollupCells.finePacked(deltas)
     }
 
     /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
