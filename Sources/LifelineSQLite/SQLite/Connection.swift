@@ -71,9 +71,8 @@ final class Connection {
             // Savepoint sub-journals and sort spills stay in memory: on disk, every request's
             // SAVEPOINT created and wrote a temp file, which capped ingest near 1,300 payloads/s.
             try execute("PRAGMA temp_store = MEMORY")
-            // 32 MiB of page cache (SQLite's default is 2 MiB): the writer's working set — the
-            // rightmost pages of every table, the dedup index, the rollup cells of recent days —
-            // must stay in memory, or each rollup upsert re-reads its page.
+            // 32 MiB of page cache (SQLite's default is 2 MiB): a query's pages stay in memory
+            // between its steps and runs. The ingest writer sets its own (`IngestWriter.writerCacheKiB`).
             try execute("PRAGMA cache_size = -32768")
             if let maxPageCount = options.maxPageCount {
                 _ = try query("PRAGMA max_page_count = \(maxPageCount)") { $0.int64(0) }
