@@ -74,6 +74,9 @@ extension BatchWriter {
     func fold(
         limit: Int, writeExplorer: Bool = false, onSkip: (Int64, StoreError) -> Void = { _, _ in }
     ) throws(StoreError) -> FoldResult {
+        // Not synced at COMMIT: a fold a power loss takes is folded again from the raw copies
+        // (``Connection/syncCommits(_:)``); the door's next commit syncs it with its own.
+        try connection.syncCommits(false)
         try connection.execute("BEGIN IMMEDIATE")
         var result = FoldResult()
         do throws(StoreError) {

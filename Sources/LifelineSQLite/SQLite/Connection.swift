@@ -20,6 +20,9 @@ final class Connection {
     /// The budget of the read this (read-only, leased) connection runs now: rows are counted into
     /// it and statements interrupted at its deadline (see ``bounded(by:_:)``). Nil otherwise.
     var budget: ReadBudget?
+    /// `PRAGMA synchronous` as configured, and as set now (``syncCommits(_:)``).
+    private let configuredSynchronous: StorageOptions.Synchronous
+    private var synchronous: StorageOptions.Synchronous
 
     /// SQLite's process-wide settings, applied once before the first connection opens: memory
     /// statistics off (``SQLiteLibrary``).
@@ -37,6 +40,8 @@ final class Connection {
             throw error
         }
         handle = db
+        configuredSynchronous = options.synchronous
+        synchronous = options.synchronous
         sqlite3_extended_result_codes(db, 1)
         // Waiting for a lock: poll every millisecond up to the timeout. SQLite's own busy timeout
         // backs off to 100 ms sleeps, so a writer that waited behind a short transaction of
@@ -99,6 +104,19 @@ final class Connection {
     }
 
     /// Runs one or more statements without parameters (migrations, pragmas, transaction control).
+    /// Whether the next transactions' commits are synced as configured (`durable`: the door's,
+    /// which acknowledge documents) or not (`PRAGMA synchronous = NORMAL` in WAL mode: no sync
+    /// at COMMIT; the aggregator's, whose every write is rebuilt from the raw copies if a power
+    /// loss takes it). The WAL is one file written in order, so the next synced commit makes
+    /// every frame before it durable too: an unsynced commit is lost only with everything after
+    /// it, and a lost fold is folded again. Set outside a transaction.
+    func syncCommits(_ durable: Bool) throws(StoreError) {
+        let level = durable ? configuredSynchronous : .normal
+        guard level != synchronous else { return }
+        try execute("PRAGMA synchronous = \(level.rawValue)")
+        synchronous = level
+    }
+
     func execute(_ sql: String) throws(StoreError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)

@@ -104,6 +104,8 @@ final class BatchWriter {
     ) {
         batchStored.removeAll(keepingCapacity: true)
         do throws(StoreError) {
+            // Acknowledged only once durable: this commit is synced (a fold before it may not be).
+            try connection.syncCommits(true)
             try connection.execute("BEGIN IMMEDIATE")
         } catch {
             return abort(requests.count, error, storage: true)
