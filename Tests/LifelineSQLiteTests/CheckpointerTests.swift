@@ -158,4 +158,27 @@ struct CheckpointerTests {
         #expect(try database.payloadCount(kind: .metric) == 0)
         #expect(!SQLiteLibrary.countsMemory)
     }
+
+    @Test("the door's commits are synced as configured, the fold's are not, whatever came before")
+    func foldCommitsUnsynced() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = BatchWriter(connection: try database.openConnection())
+        defer { writer.close() }
+        func synchronous() throws -> Int64 {
+            try writer.connection.first("PRAGMA synchronous") { $0.int64(0) } ?? -1
+        }
+        #expect(try synchronous() == 2)  // FULL, as opened
+        for seed in ["a", "b"] {
+            let request = IngestRequest(
+                app: Fixtures.app, items: [Fixtures.item(.metric(Fixtures.metric()), hashSeed: seed)])
+            let written = writer.write([request])
+            #expect(written.committed)
+            #expect(try synchronous() == 2)  // the door's commit was synced
+            let folded = try writer.fold(limit: 10)
+            #expect(folded.folded == 1)
+            #expect(try synchronous() == 1)  // NORMAL: the fold's was not
+        }
+        #expect(try database.query("SELECT folded_through FROM aggregation_state") == [[.integer(2)]])
+    }
 }

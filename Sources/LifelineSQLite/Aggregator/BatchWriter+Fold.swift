@@ -147,10 +147,10 @@ extension BatchWriter {
         }
     }
 
-    /// Replays the documents in (`from`, `through`] into the rollup stage alone (which keeps
-    /// their cells of the levels that miss them): metric documents from their raw copies, diagnostics from their
-    /// stored rows. A document that does not read or write is left out, as its fold left it out
-    /// of every figure.
+    /// Replays the documents in (`from`, `through`] into the rollup stage alone (which keeps their
+    /// cells of the levels that miss them): metric documents from their raw copies, diagnostics
+    /// from their stored rows. A document that does not read or write is left out, as its fold
+    /// left it out of every figure.
     private func replayRollups(_ rollups: RollupStage, from: Int64, through: Int64) throws(StoreError) {
         let rows = try connection.query(
             "SELECT id, app, kind FROM payloads WHERE id > ? AND id <= ? ORDER BY id",

@@ -61,8 +61,8 @@ struct RollupCells {
     /// `deltas` summed per fine cell, the buckets packed per cell (what ``init(_:level:)`` at the
     /// fine level makes, its lists then grouped per cell and encoded by ``BucketCell``, without
     /// the dictionaries of one entry per cell and source: the fold's cache takes this at every
-    /// fold). Each run of one cell's buckets
-    /// is grouped by source in place; a cell met again later in the log is merged.
+    /// fold). Each run of one cell's buckets is grouped by source in place; a cell met again later
+    /// in the log is merged.
     static func finePacked(_ deltas: RollupDeltas) -> RollupCells {
         var cells = RollupCells(counts: deltas, level: .fine)
         var run: [RollupDeltas.Bucket] = []

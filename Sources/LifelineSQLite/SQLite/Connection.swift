@@ -103,7 +103,6 @@ final class Connection {
         sqlite3_close_v2(handle)
     }
 
-    /// Runs one or more statements without parameters (migrations, pragmas, transaction control).
     /// Whether the next transactions' commits are synced as configured (`durable`: the door's,
     /// which acknowledge documents) or not (`PRAGMA synchronous = NORMAL` in WAL mode: no sync
     /// at COMMIT; the aggregator's, whose every write is rebuilt from the raw copies if a power
@@ -117,6 +116,7 @@ final class Connection {
         synchronous = level
     }
 
+    /// Runs one or more statements without parameters (migrations, pragmas, transaction control).
     func execute(_ sql: String) throws(StoreError) {
         var message: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(handle, sql, nil, nil, &message)

@@ -154,7 +154,7 @@ final class RollupStage: ItemWriteStage {
             try catchUp(from, foldedThrough)
             // At least one: the level's watermark must move even when no replayed document reads.
             let documents = max(1, foldDocuments)
-            if levels.contains(.fine) { fine.add(Self.fineCells(deltas), documents: documents) }
+            if levels.contains(.fine) { fine.add(RollupCells.finePacked(deltas), documents: documents) }
             if levels.contains(.byVersion) {
                 version.add(RollupCells(deltas, level: .byVersion), documents: documents)
             }
@@ -180,7 +180,7 @@ final class RollupStage: ItemWriteStage {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
         if !deltas.isEmpty || foldDocuments > 0 {
-            fine.add(Self.fineCells(deltas), documents: foldDocuments)
+            fine.add(RollupCells.finePacked(deltas), documents: foldDocuments)
             version.add(RollupCells(deltas, level: .byVersion), documents: foldDocuments)
         }
         let (writeFine, writeVersion) = forceWrite ? (true, true) : due()
@@ -212,11 +212,6 @@ final class RollupStage: ItemWriteStage {
             guard fine.cells.count + version.cells.count >= deferral.maxCells else { return (false, false) }
             return fine.cells.count >= version.cells.count ? (true, false) : (false, true)
         }
-    }
-
-    /// `deltas`' fine cells, their buckets packed per cell as the cache keeps them.
-    private static func fineCells(_ deltas: RollupDeltas) -> RollupCells {
-        RollupCells.finePacked(deltas)
     }
 
     /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
