@@ -1163,8 +1163,9 @@ package enum EmbeddedMigrations {
                 -- device) was upserted at every fold of a few dozen documents. On the reference load those
                 -- upserts land all over the day's part of each table, and their pages were 30 of the ~77 KB the
                 -- server wrote per payload (BENCHMARKS.md, "The fine rollups kept in memory"). The server now sums
-                -- the fine cells in memory beside the version cells and writes both levels together: every few
-                -- seconds, past a number of cells, when a reader waits, and when it stops.
+                -- the fine cells in memory beside the version cells and writes each level every few seconds (one
+                -- level per fold while ingest is busy), past a number of cells, and both when a reader waits and
+                -- when it stops.
                 --
                 -- Every document with an id at or below rollup_fine_through is in the fine rollups, none above;
                 -- rollup_fine_through <= folded_through. After a crash, the documents between the two are read
