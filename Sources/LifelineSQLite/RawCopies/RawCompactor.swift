@@ -311,12 +311,12 @@ package final class RawDictionaryCache {
 
     package init() {}
 
+    private static let select = "SELECT dictionary FROM raw_dictionaries WHERE id = ?"
+
     /// The dictionary with Adler-32 `id`, read from `raw_dictionaries` on `connection` the first time.
     func dictionary(_ id: UInt32, on connection: Connection) -> [UInt8]? {
         lookup(id) {
-            try? connection.first("SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))]) {
-                $0.blob(0)
-            }
+            try? connection.first(Self.select, [.integer(Int64(id))]) { $0.blob(0) }
         }
     }
 
@@ -324,9 +324,7 @@ package final class RawDictionaryCache {
     package func dictionary(_ id: UInt32, in database: Database) -> [UInt8]? {
         lookup(id) {
             guard
-                let row = try? database.query(
-                    "SELECT dictionary FROM raw_dictionaries WHERE id = ?", [.integer(Int64(id))]
-                ).first,
+                let row = try? database.query(Self.select, [.integer(Int64(id))]).first,
                 case .blob(let bytes) = row.first
             else { return nil }
             return bytes

@@ -30,12 +30,16 @@ enum RollupFlusher {
     ) throws(StoreError) {
         guard !deltas.isEmpty else { return }
         for level in RollupLevel.allCases {
-            try write(RollupCells(deltas, level: level), level: level, on: connection, fineBuckets: fineBuckets)
+            let cells =
+                level == .fine && fineBuckets == .perCell
+                ? RollupCells.finePacked(deltas) : RollupCells(deltas, level: level)
+            try write(cells, level: level, on: connection, fineBuckets: fineBuckets)
         }
     }
 
     /// Adds the sums `cells` of `level` to its tables. The version level's buckets are one row per
-    /// cell and source; `fineBuckets` says where the fine level's go.
+    /// cell and source; `fineBuckets` says where the fine level's go (`perCell`: cells made by
+    /// ``RollupCells/finePacked(_:)``, their buckets packed per cell already).
     static func write(
         _ cells: RollupCells, level: RollupLevel, on connection: Connection, fineBuckets: FineBuckets = .perCell
     ) throws(StoreError) {
@@ -43,9 +47,7 @@ enum RollupFlusher {
         switch level == .byVersion ? .perSource : fineBuckets {
         case .absent: break
         case .perSource: try writeBuckets(cells.buckets, level: level, on: connection)
-        case .perCell:
-            try writeBucketCells(cells.buckets, on: connection)
-            try writeBucketCells(packed: cells.bucketCells, on: connection)
+        case .perCell: try writeBucketCells(cells.bucketCells, on: connection)
         }
         try writeDiagnostics(cells.diagnostics, level: level, on: connection)
     }
@@ -83,19 +85,9 @@ enum RollupFlusher {
         }
     }
 
-    /// The fine level's buckets, one ``BucketCell`` blob per cell.
+    /// The fine level's buckets, one ``BucketCell`` blob per cell (``RollupCells/finePacked(_:)``).
     private static func writeBucketCells(
-        _ cells: [RollupCells.SourceCell: [UInt8]], on connection: Connection
-    ) throws(StoreError) {
-        guard !cells.isEmpty else { return }
-        var sources: [RollupDeltas.Cell: [(source: Int64, buckets: [UInt8])]] = [:]
-        for (key, packed) in cells { sources[key.cell, default: []].append((key.source, packed)) }
-        try writeBucketCells(packed: sources.mapValues(BucketCell.encode), on: connection)
-    }
-
-    /// The fine level's buckets already packed per cell (``RollupCells/finePacked(_:)``).
-    private static func writeBucketCells(
-        packed cells: [RollupDeltas.Cell: [UInt8]], on connection: Connection
+        _ cells: [RollupDeltas.Cell: [UInt8]], on connection: Connection
     ) throws(StoreError) {
         guard !cells.isEmpty else { return }
         let statement = try connection.cached(RollupLevel.upsertBucketCells)

@@ -108,7 +108,9 @@ final class Connection {
     /// at COMMIT; the aggregator's, whose every write is rebuilt from the raw copies if a power
     /// loss takes it). The WAL is one file written in order, so the next synced commit makes
     /// every frame before it durable too: an unsynced commit is lost only with everything after
-    /// it, and a lost fold is folded again. Set outside a transaction.
+    /// it, and a lost fold is folded again. The raw compactor's batches, written on the writer's
+    /// connection after a fold, keep its level: a lost batch is compacted again. Set outside a
+    /// transaction.
     func syncCommits(_ durable: Bool) throws(StoreError) {
         let level = durable ? configuredSynchronous : .normal
         guard level != synchronous else { return }

@@ -62,6 +62,11 @@ final class RollupStage: ItemWriteStage {
 
         var holds: Bool { documents > 0 || !cells.isEmpty }
 
+        /// When this level falls due by age; nil while it holds nothing.
+        func dueAt(after maxAge: Duration) -> ContinuousClock.Instant? {
+            holds ? since.map { $0 + maxAge } : nil
+        }
+
         mutating func add(_ new: RollupCells, documents count: Int) {
             if cells.isEmpty {
                 cells = new
@@ -125,8 +130,7 @@ final class RollupStage: ItemWriteStage {
     /// When cached cells fall due by age (their count is checked at each fold).
     var dueAt: ContinuousClock.Instant? {
         guard let deferral else { return nil }
-        let due = [fine, version].compactMap { $0.holds ? $0.since.map { $0 + deferral.maxAge } : nil }
-        return due.min()
+        return [fine, version].compactMap { $0.dueAt(after: deferral.maxAge) }.min()
     }
 
     /// A fold begins (in its transaction) over the stored watermarks (`rollup_fine_through` and
@@ -201,8 +205,7 @@ final class RollupStage: ItemWriteStage {
         guard let deferral else { return (true, true) }
         let now = ContinuousClock.now
         func byAge(_ level: Level) -> ContinuousClock.Instant? {
-            guard level.holds, let since = level.since, now >= since + deferral.maxAge else { return nil }
-            return since
+            level.dueAt(after: deferral.maxAge).flatMap { $0 <= now ? $0 : nil }
         }
         switch (byAge(fine), byAge(version)) {
         case (let f?, let v?): return f <= v ? (true, false) : (false, true)
