@@ -426,15 +426,25 @@ struct ExplorerCellTests {
             var map = ExplorerCellMap()
             var builder = ExplorerCellMapBuilder(category: .memory)
             var halves = [ExplorerCellMapBuilder(category: .memory), ExplorerCellMapBuilder(category: .launch)]
+            // The same adds kept as bytes, and replayed.
+            var pending = ExplorerPendingRow()
             for (n, sample) in Self.samples(seed: seed, count: 30).enumerated() {
                 let (entry, ordinal) = entries[Int(draws.uniform(0, Double(entries.count) - 0.001))]
                 let prepared = n % 11 == 0 ? nil : ExplorerCell.prepare(sample)
                 map.add(prepared, at: entry)
                 builder.add(prepared, at: entry, ordinal: ordinal)
+                if let ordinal, entry.subject.isEmpty, n % 3 == 0 {
+                    pending.add(prepared, ordinal: ordinal)
+                } else {
+                    pending.add(prepared, at: entry, ordinal: ordinal)
+                }
                 halves[n % 2].add(prepared, at: entry, ordinal: ordinal)
                 adds += 1
             }
             #expect(builder.map == map, "seed \(seed)")
+            let replayed = try pending.builder(category: .memory)
+            #expect(replayed.map == map, "seed \(seed)")
+            #expect(replayed.encoded() == builder.encoded(), "seed \(seed)")
             #expect(builder.map.encoded() == map.encoded(), "seed \(seed)")
             // Its bytes made without the map, and merged into a stored row, are the map's.
             #expect(builder.encoded() == map.encoded(), "seed \(seed)")
@@ -453,8 +463,33 @@ struct ExplorerCellTests {
         }
         #expect(adds == 1_200)
         #expect(ExplorerCellMapBuilder(category: .memory).map == ExplorerCellMap())
+        #expect(try ExplorerPendingRow().builder(category: .memory).map == ExplorerCellMap())
         #expect(ExplorerCellMapBuilder(category: nil).map == ExplorerCellMap())
         #expect(ExplorerCellMapBuilder(category: .memory).encoded() == ExplorerCellMap().encoded())
+    }
+
+    @Test("a pending row replays fractional, huge and zero numbers and histogram bounds bit for bit")
+    func pendingRowNumbersExact() throws {
+        let ordinals = try [
+            "memory.peak", "memory.average_suspended",
+        ].map { try #require(ExplorerCatalog.ordinals[$0]) }
+        let samples: [ExplorerSample] = [
+            .value(0.1), .value(-0.0), .value(0), .value(1e300), .value(0x1p53 + 2), .value(123_456.789),
+            .rate(numerator: 2.5, hours: 0.3), .rate(numerator: 7, hours: 1e-9),
+            .histogram([Bucket(start: 0.25, end: 10.75, count: 3), Bucket(start: 11, end: 1e12, count: 1)]),
+        ]
+        var builder = ExplorerCellMapBuilder(category: .memory)
+        var pending = ExplorerPendingRow()
+        for (n, sample) in samples.enumerated() {
+            let prepared = ExplorerCell.prepare(sample)
+            #expect(prepared != nil, "sample \(n)")
+            builder.add(prepared, ordinal: ordinals[n % 2])
+            pending.add(prepared, ordinal: ordinals[n % 2])
+        }
+        let replayed = try pending.builder(category: .memory)
+        #expect(replayed.encoded() == builder.encoded())
+        #expect(replayed.map == builder.map)
+        #expect(pending.byteCount < samples.count * 40)
     }
 
     @Test("histogram buckets already in a cell are added in place, to what the merge makes")

@@ -53,7 +53,7 @@ struct ExplorerWorkerTests {
         // are the later documents' alone.
         let prepared = try #require(worker.prepared)
         #expect(prepared.count == sealedRows)
-        #expect(worker.sealed.allSatisfy { $0.isEmpty })
+        #expect(worker.sealed.isEmpty)
         #expect(!worker.fine.isEmpty)
         #expect(worker.fine.keys.allSatisfy { $0.version == 2 })
         #expect(worker.byVersion.keys.allSatisfy { $0.version == 2 })
@@ -82,12 +82,12 @@ struct ExplorerWorkerTests {
         #expect(worker.submitSealAndPrepare(base: 7, versionBase: 0, versions: true))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
-        #expect(worker.sealed.map(\.count) == [fine, versions])
+        #expect(worker.sealed.fine.count == fine && worker.sealed.byVersion.count == versions)
         // Sealed again, with one stored fine row that does not read: every row is either
         // prepared or left sealed, and that one is left.
-        worker.fine = worker.sealed[0]
-        worker.byVersion = worker.sealed[1]
-        worker.sealed = []
+        worker.fine = worker.sealed.fine
+        worker.byVersion = worker.sealed.byVersion
+        worker.sealed = ExplorerWorker.SealedRows()
         worker.prepared = nil
         let broken = try #require(worker.fine.keys.first)
         let connection = try database.openConnection()
@@ -97,9 +97,9 @@ struct ExplorerWorkerTests {
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
         worker.drain()
         let prepared = try #require(worker.prepared)
-        let left = worker.sealed.map(\.count).reduce(0, +)
+        let left = worker.sealed.fine.count + worker.sealed.byVersion.count
         #expect(prepared.count + left == fine + versions)
-        #expect(worker.sealed[0][broken] != nil)
+        #expect(worker.sealed.fine[broken] != nil)
         #expect(!prepared.contains { $0.level == .fine && $0.key == broken })
     }
 
@@ -128,9 +128,9 @@ struct ExplorerWorkerTests {
         // The version rows were not sealed: the same rows, each now holding both documents.
         #expect(Set(worker.byVersion.keys) == Set(versions.keys))
         #expect(worker.heldVersionRows == versions.count)
-        for (key, builder) in worker.byVersion {
+        for (key, row) in worker.byVersion {
             let before = try #require(versions[key])
-            #expect(builder.encoded() != before.encoded())
+            #expect(try row.builder(for: key).encoded() != before.builder(for: key).encoded())
         }
         #expect(worker.fine.keys.allSatisfy { $0.os == 2 })
     }
@@ -193,7 +193,7 @@ struct ExplorerWorkerTests {
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
         worker.drain()
         let prepared = try #require(worker.prepared)
-        #expect(prepared.count == held.count && worker.sealed[0].isEmpty)
+        #expect(prepared.count == held.count && worker.sealed.fine.isEmpty)
         #expect(prepared.filter(\.mergesStored).count == held.count - ExplorerWorker.defaultFineProbe)
         for row in prepared {
             let sql = row.mergesStored ? RollupLevel.fine.upsertExplorer : RollupLevel.fine.replaceExplorer

@@ -213,3 +213,53 @@ package struct ExplorerCell: Sendable, Equatable {
         buckets = checkedBuckets
     }
 }
+
+extension ExplorerCell.Prepared {
+    /// Appends this sample's bytes (``ExplorerPendingRow``): its pair and buckets, each number as
+    /// its 8 bytes unless it is a whole number below 2^53 with a positive sign (then a varint), so
+    /// ``read(_:)`` gives back the same bits. The value is not written: ``prepare(_:)`` makes it
+    /// `y / x` in every case, and ``read(_:)`` divides the same numbers again.
+    func append(to out: inout [UInt8]) {
+        Self.writeNumber(x, into: &out)
+        Self.writeNumber(y, into: &out)
+        ByteWriter.varint(UInt64(buckets.count), into: &out)
+        for bucket in buckets {
+            Self.writeNumber(bucket.start, into: &out)
+            Self.writeNumber(bucket.end, into: &out)
+            ByteWriter.varint(ByteWriter.zigzag(bucket.count), into: &out)
+        }
+    }
+
+    /// The sample ``append(to:)`` wrote.
+    static func read(_ reader: inout ByteReader) throws(SketchDecodingError) -> Self {
+        let x = try readNumber(&reader)
+        let y = try readNumber(&reader)
+        let count = try reader.varint()
+        guard count <= UInt64(ExplorerCell.maxBuckets) * 64 else { throw .invalid("bucket count") }
+        var buckets: [BucketDistribution.Bucket] = []
+        buckets.reserveCapacity(Int(count))
+        for _ in 0..<Int(count) {
+            let start = try readNumber(&reader)
+            let end = try readNumber(&reader)
+            let n = ByteWriter.unzigzag(try reader.varint())
+            buckets.append(BucketDistribution.Bucket(start: start, end: end, count: n))
+        }
+        return Self(value: y / x, x: x, y: y, buckets: buckets)
+    }
+
+    private static func writeNumber(_ value: Double, into out: inout [UInt8]) {
+        if value.sign == .plus, value < 0x1p53, value.rounded() == value {
+            ByteWriter.varint(UInt64(value) << 1, into: &out)
+        } else {
+            ByteWriter.varint(1, into: &out)
+            ByteWriter.double(value, into: &out)
+        }
+    }
+
+    private static func readNumber(_ reader: inout ByteReader) throws(SketchDecodingError) -> Double {
+        let tag = try reader.varint()
+        if tag & 1 == 0 { return Double(tag >> 1) }
+        guard tag == 1 else { throw .invalid("unknown number tag") }
+        return try reader.double()
+    }
+}

@@ -1,6 +1,7 @@
 import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
+import LifelineStorage
 
 /// `lifeline bench explorer-fold`: the explorer's fold of metric documents in memory, timed by
 /// step on one thread, with the code the ``ExplorerWorker`` runs (``ExplorerRowSet``), no
@@ -10,8 +11,12 @@ package enum ExplorerFoldBenchmark {
     package struct Pass: Sendable {
         /// Extracting the observations only.
         package var extract: Duration
-        /// Extracting and adding them to the rows of both levels (the worker's job per document).
+        /// Extracting and adding them to the rows of both levels (the worker's job per document;
+        /// a version row's observations are kept as bytes, ``ExplorerPendingRow``).
         package var add: Duration
+        /// Replaying the version rows' observations into their cells (what their prepare does
+        /// first).
+        package var replay: Duration
         /// Encoding every row made (what a write of rows that are new costs).
         package var encode: Duration
         /// Merging every row made into its encoded self, from its bytes
@@ -22,11 +27,13 @@ package enum ExplorerFoldBenchmark {
         package var observations: Int
         package var fineRows: Int
         package var versionRows: Int
+        /// The version rows' observations held as bytes (``ExplorerPendingRow/byteCount``).
+        package var pendingBytes: Int
     }
 
     /// Times `items`' metric documents once per step. Versions, OS versions and devices are
     /// numbered as a store interns them; the app is one.
-    package static func run(_ items: [IngestItem]) -> Pass {
+    package static func run(_ items: [IngestItem]) throws(StoreError) -> Pass {
         var ids: [String: Int64] = [:]
         func id(_ name: String) -> Int64 {
             if let id = ids[name] { return id }
@@ -53,22 +60,34 @@ package enum ExplorerFoldBenchmark {
         let add = clock.measure {
             for document in documents { rows.add(document) }
         }
+        var versionRows: [ExplorerCellMapBuilder] = []
+        versionRows.reserveCapacity(rows.byVersion.count)
+        var replayError: StoreError?
+        let replay = clock.measure {
+            do throws(StoreError) {
+                for (key, row) in rows.byVersion { versionRows.append(try row.builder(for: key)) }
+            } catch {
+                replayError = error
+            }
+        }
+        if let replayError { throw replayError }
         var bytes = 0
         var stored: [[UInt8]] = []
-        stored.reserveCapacity(rows.fine.count + rows.byVersion.count)
+        stored.reserveCapacity(rows.fine.count + versionRows.count)
         let encode = clock.measure {
             for builder in rows.fine.values { stored.append(builder.encoded()) }
-            for builder in rows.byVersion.values { stored.append(builder.encoded()) }
+            for builder in versionRows { stored.append(builder.encoded()) }
         }
-        let builders = Array(rows.fine.values) + Array(rows.byVersion.values)  // the order encoded above
+        let builders = Array(rows.fine.values) + versionRows  // the order encoded above
         let merge = clock.measure {
             for (builder, cells) in zip(builders, stored) {
                 bytes &+= ((try? builder.merged(into: cells)) ?? []).count
             }
         }
         return Pass(
-            extract: extract, add: add, encode: encode, merge: merge, documents: documents.count,
+            extract: extract, add: add, replay: replay, encode: encode, merge: merge, documents: documents.count,
             observations: observations,
-            fineRows: rows.fine.count, versionRows: rows.byVersion.count)
+            fineRows: rows.fine.count, versionRows: rows.byVersion.count,
+            pendingBytes: rows.byVersion.values.reduce(0) { $0 + $1.byteCount })
     }
 }

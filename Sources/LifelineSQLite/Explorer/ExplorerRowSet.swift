@@ -1,12 +1,15 @@
 import LifelineAnalysis
 import LifelineModel
+import LifelineStorage
 
 /// Explorer rows not written yet, at both levels, and how a released document is added to them:
 /// the ``ExplorerWorker``'s (one per worker, its thread only), and what `lifeline bench
 /// explorer-fold` drives without a database.
 struct ExplorerRowSet {
     var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
-    var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
+    /// The version-level rows' observations, merged when their seal is prepared
+    /// (``ExplorerPendingRow``: a version row gathers documents for seconds).
+    var byVersion: [ExplorerRowKey: ExplorerPendingRow] = [:]
     /// One document's prepared samples, by observation, reused (prepared once for both levels;
     /// `nil`: refused, its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
     private var samples: [ExplorerCell.Prepared?] = []
@@ -64,13 +67,13 @@ struct ExplorerRowSet {
     }
 
     /// Static: a method of the set would copy it, both dictionaries with it, to pass `rows` inout.
-    private static func add(
+    private static func add<Row: ExplorerRowAdding>(
         _ run: Range<Int>, of observations: [ExplorerObservation], _ samples: [ExplorerCell.Prepared?],
-        at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: ExplorerCellMapBuilder]
+        at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: Row]
     ) {
         var slot = rows.index(forKey: key)
         if slot == nil {
-            rows[key] = ExplorerCellMapBuilder(category: ExplorerCategory(rawValue: key.category))
+            rows[key] = Row(category: ExplorerCategory(rawValue: key.category))
             slot = rows.index(forKey: key)
         }
         guard let slot else { return }
@@ -83,6 +86,30 @@ struct ExplorerRowSet {
                     samples[index], at: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
                     ordinal: observation.ordinal)
             }
+        }
+    }
+}
+
+/// A row observations are added to: cells at once, or their bytes, merged later.
+protocol ExplorerRowAdding {
+    init(category: ExplorerCategory?)
+    mutating func add(_ sample: ExplorerCell.Prepared?, ordinal: Int)
+    mutating func add(_ sample: ExplorerCell.Prepared?, at entry: ExplorerCellMap.Key, ordinal: Int?)
+}
+
+extension ExplorerCellMapBuilder: ExplorerRowAdding {}
+
+extension ExplorerPendingRow: ExplorerRowAdding {
+    init(category: ExplorerCategory?) { self.init() }
+}
+
+extension ExplorerPendingRow {
+    /// ``builder(category:)`` of the row at `key`, its failure a ``StoreError``.
+    func builder(for key: ExplorerRowKey) throws(StoreError) -> ExplorerCellMapBuilder {
+        do {
+            return try builder(category: ExplorerCategory(rawValue: key.category))
+        } catch {
+            throw StoreError(.internal, "internal storage error", cause: "explorer row not replayed: \(error)")
         }
     }
 }

@@ -28,14 +28,17 @@ struct ExplorerRowWriter {
         try connection.run(sql, key.bindings(level, state: state) + [.blob(cells)])
     }
 
-    /// The rows of both levels (fine, then version), each merged into its stored row in SQL.
+    /// The rows of both levels (fine, then version, each version row's observations replayed
+    /// into its cells), each merged into its stored row in SQL.
     mutating func merge(
-        _ levels: [[ExplorerRowKey: ExplorerCellMapBuilder]], on connection: Connection
+        fine: [ExplorerRowKey: ExplorerCellMapBuilder], versions: [ExplorerRowKey: ExplorerPendingRow],
+        on connection: Connection
     ) throws(StoreError) {
-        for (level, rows) in zip([RollupLevel.fine, .byVersion], levels) {
-            for (key, cells) in rows {
-                try write(cells.encoded(), at: key, level, merging: true, on: connection)
-            }
+        for (key, cells) in fine {
+            try write(cells.encoded(), at: key, .fine, merging: true, on: connection)
+        }
+        for (key, row) in versions {
+            try write(row.builder(for: key).encoded(), at: key, .byVersion, merging: true, on: connection)
         }
     }
 

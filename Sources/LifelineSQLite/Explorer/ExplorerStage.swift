@@ -192,7 +192,7 @@ final class ExplorerStage: ItemWriteStage {
         worker.drain()
         worker.fine = [:]
         worker.byVersion = [:]
-        worker.sealed = []
+        worker.sealed = ExplorerWorker.SealedRows()
         worker.prepared = nil
         worker.versionCache = [:]
         sealed = nil
@@ -239,7 +239,7 @@ final class ExplorerStage: ItemWriteStage {
             try connection.run(Self.writeWatermark, [.integer(sealed.through)])
             wroteThrough = sealed.through
             worker.dispose(worker.sealed, worker.prepared)
-            worker.sealed = []
+            worker.sealed = ExplorerWorker.SealedRows()
             worker.prepared = nil
             self.sealed = nil
         }
@@ -288,7 +288,7 @@ final class ExplorerStage: ItemWriteStage {
 
     /// The worker's rows, merged into the stored ones in SQL.
     private func writeRows(on connection: Connection) throws(StoreError) {
-        try rowWriter.merge([worker.fine, worker.byVersion], on: connection)
+        try rowWriter.merge(fine: worker.fine, versions: worker.byVersion, on: connection)
     }
 
     /// The cached version rows, as they are (nothing written when none is cached), and
@@ -331,10 +331,13 @@ final class ExplorerStage: ItemWriteStage {
         }
         cachedDocuments += seal.documents
         if cachedSince == nil { cachedSince = .now }
-        guard worker.sealed.contains(where: { !$0.isEmpty }) else { return }
-        guard seal.versions else { return try rowWriter.merge(worker.sealed, on: connection) }
+        guard !worker.sealed.isEmpty else { return }
+        let sealedRows = worker.sealed
+        guard seal.versions else {
+            return try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
+        }
         try writeCache(on: connection)
-        try rowWriter.merge(worker.sealed, on: connection)
+        try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
         try connection.run(Self.writeVersionWatermark, [.integer(seal.through)])
         wroteVersionThrough = seal.through
     }

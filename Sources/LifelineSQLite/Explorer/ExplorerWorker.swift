@@ -88,16 +88,23 @@ final class ExplorerWorker: @unchecked Sendable {
         get { rows.fine }
         set { rows.fine = newValue }
     }
-    var byVersion: [ExplorerRowKey: ExplorerCellMapBuilder] {
+    var byVersion: [ExplorerRowKey: ExplorerPendingRow] {
         get { rows.byVersion }
         set { rows.byVersion = newValue }
     }
-    /// Rows sealed for a write, per level (fine, version), and the writes of those prepared
-    /// (``prepare(base:versionBase:)``): a prepared row leaves ``sealed``; those left there when
-    /// the snapshot's `explorer_through` was not the sealed rows' base, a stored row did not read
-    /// or a read failed are merged in SQL by the writer, as without a worker. `prepared` is `nil`
-    /// until the prepare ends (and without a read connection).
-    var sealed: [[ExplorerRowKey: ExplorerCellMapBuilder]] = []
+    /// Rows sealed for a write, per level.
+    struct SealedRows {
+        var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
+        var byVersion: [ExplorerRowKey: ExplorerPendingRow] = [:]
+
+        var isEmpty: Bool { fine.isEmpty && byVersion.isEmpty }
+    }
+    /// Rows sealed for a write, and the writes of those prepared (``prepare(base:versionBase:)``):
+    /// a prepared row leaves ``sealed``; those left there when the snapshot's `explorer_through`
+    /// was not the sealed rows' base, a stored row did not read or a read failed are merged in SQL
+    /// by the writer, as without a worker. `prepared` is `nil` until the prepare ends (and without
+    /// a read connection).
+    var sealed = SealedRows()
     var prepared: [PreparedRow]?
     /// Version-level rows kept in memory between writes (``ExplorerStage``): encoded, merged with
     /// their stored cells and every document up to `explorer_through` above
@@ -115,9 +122,9 @@ final class ExplorerWorker: @unchecked Sendable {
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
-        case dispose([[ExplorerRowKey: ExplorerCellMapBuilder]], [PreparedRow]?)
+        case dispose(SealedRows, [PreparedRow]?)
         /// Sealed rows a prepare merged, released here as it goes on (see ``dispose``).
-        case release([ExplorerCellMapBuilder])
+        case release([ExplorerCellMapBuilder], [ExplorerPendingRow])
     }
 
     private let condition = NSCondition()
@@ -208,7 +215,7 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// Releases `rows` and `prepared` (the sealed rows once written) on this thread.
-    func dispose(_ rows: [[ExplorerRowKey: ExplorerCellMapBuilder]], _ prepared: [PreparedRow]?) {
+    func dispose(_ rows: SealedRows, _ prepared: [PreparedRow]?) {
         enqueue(.dispose(rows, prepared))
     }
 
@@ -274,7 +281,7 @@ final class ExplorerWorker: @unchecked Sendable {
                 case .sealAndPrepare(let base, let versionBase, let versions):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
-                    sealed = [fine, versions ? byVersion : [:]]
+                    sealed = SealedRows(fine: fine, byVersion: versions ? byVersion : [:])
                     fine = [:]
                     if versions { byVersion = [:] }
                     condition.lock()
@@ -328,61 +335,88 @@ final class ExplorerWorker: @unchecked Sendable {
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
-        var spent: [ExplorerCellMapBuilder] = []
-        defer { if !spent.isEmpty { enqueue(.release(spent)) } }
-        func release(_ builder: ExplorerCellMapBuilder) {
-            spent.append(builder)
-            if spent.count == Self.releaseBatch {
-                enqueue(.release(spent))
-                spent = []
-            }
+        var spent: (builders: [ExplorerCellMapBuilder], pending: [ExplorerPendingRow]) = ([], [])
+        defer {
+            if !spent.builders.isEmpty || !spent.pending.isEmpty { enqueue(.release(spent.builders, spent.pending)) }
+        }
+        func release() {
+            guard spent.builders.count + spent.pending.count >= Self.releaseBatch else { return }
+            enqueue(.release(spent.builders, spent.pending))
+            spent = ([], [])
         }
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
             let watermarks = try reader.first(ExplorerStage.readWatermarks, []) { ($0.int64(0), $0.int64(1)) }
             guard let watermarks, watermarks == (base, versionBase) else { return [] }
-            for (index, level) in [RollupLevel.fine, .byVersion].enumerated() where index < sealed.count {
-                let select = level.selectExplorer
-                var probe = (read: 0, found: 0)
-                while let (key, builder) = sealed[index].popFirst() {
-                    if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
-                        written.append(
-                            PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
-                        release(builder)
-                        continue
-                    }
-                    var stored = level == .byVersion ? versionCache[key] : nil
-                    do throws(StoreError) {
-                        // A state without an id has no stored row.
-                        if stored == nil, let state = try states.id(of: key.appState, on: reader) {
-                            stored = try reader.first(select, key.bindings(level, state: state)) { $0.blob(0) }
-                        }
-                    } catch {
-                        sealed[index][key] = builder
-                        throw error
-                    }
-                    if level == .fine {
-                        probe.read += 1
-                        if stored != nil { probe.found += 1 }
-                    }
-                    if let stored {
-                        // A stored row that does not read is left to the SQL merge (and its repair).
-                        guard let cells = try? builder.merged(into: stored) else {
-                            sealed[index][key] = builder
-                            return written
-                        }
-                        written.append(PreparedRow(level: level, key: key, cells: cells))
-                    } else {
-                        written.append(PreparedRow(level: level, key: key, cells: builder.encoded()))
-                    }
-                    release(builder)
+            var probe = (read: 0, found: 0)
+            while let (key, builder) = sealed.fine.popFirst() {
+                if probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
+                    written.append(PreparedRow(level: .fine, key: key, cells: builder.encoded(), mergesStored: true))
+                    spent.builders.append(builder)
+                    release()
+                    continue
                 }
+                let stored: [UInt8]?
+                do throws(StoreError) {
+                    stored = try storedRow(key, .fine, on: reader)
+                } catch {
+                    sealed.fine[key] = builder
+                    throw error
+                }
+                probe.read += 1
+                if stored != nil { probe.found += 1 }
+                guard let row = Self.row(.fine, key, builder, merging: stored) else {
+                    sealed.fine[key] = builder
+                    return written
+                }
+                written.append(row)
+                spent.builders.append(builder)
+                release()
+            }
+            while let (key, pending) = sealed.byVersion.popFirst() {
+                // The cells are made here, merged and freed on this thread.
+                guard let builder = try? pending.builder(for: key) else {
+                    sealed.byVersion[key] = pending
+                    return written
+                }
+                var stored = versionCache[key]
+                do throws(StoreError) {
+                    if stored == nil { stored = try storedRow(key, .byVersion, on: reader) }
+                } catch {
+                    sealed.byVersion[key] = pending
+                    throw error
+                }
+                guard let row = Self.row(.byVersion, key, builder, merging: stored) else {
+                    sealed.byVersion[key] = pending
+                    return written
+                }
+                written.append(row)
+                spent.pending.append(pending)
+                release()
             }
             return written
         } catch {
             return written
         }
+    }
+
+    /// `key`'s stored cells at `level`, if any (a state without an id has no stored row).
+    private func storedRow(_ key: ExplorerRowKey, _ level: RollupLevel, on reader: Connection) throws(StoreError)
+        -> [UInt8]?
+    {
+        guard let state = try states.id(of: key.appState, on: reader) else { return nil }
+        return try reader.first(level.selectExplorer, key.bindings(level, state: state)) { $0.blob(0) }
+    }
+
+    /// `builder`'s write at `key`: merged into its `stored` cells, or as it is without any; `nil`
+    /// when the stored cells do not read (left to the SQL merge, and its repair).
+    private static func row(
+        _ level: RollupLevel, _ key: ExplorerRowKey, _ builder: ExplorerCellMapBuilder, merging stored: [UInt8]?
+    ) -> PreparedRow? {
+        guard let stored else { return PreparedRow(level: level, key: key, cells: builder.encoded()) }
+        guard let cells = try? builder.merged(into: stored) else { return nil }
+        return PreparedRow(level: level, key: key, cells: cells)
     }
 
     /// Sealed rows handed back to the adding thread at a time, once merged.

@@ -1,0 +1,85 @@
+/// A packed row's observations not merged yet, as bytes: what a fold adds to a row it will merge
+/// into its stored cells much later (the SQLite explorer's version-level rows, held across seals
+/// until its version cache falls due). ``builder(category:)`` replays them, in order, into the
+/// ``ExplorerCellMapBuilder`` adding them directly would have made.
+///
+/// Held as builders, a version row's cells (a sketch, moments and histogram buckets per metric)
+/// took ~6× their encoded size, and the reference load's ~7,000 version rows (15,000 for iOS 27
+/// reports) went past the server's memory target; a device-day's observation here takes its
+/// numbers' few bytes (BENCHMARKS.md, "The explorer's version rows pending as bytes").
+///
+/// An entry: a varint `o`: `o ≥ 1` is catalog metric `o − 1` without a series (``add(_:ordinal:)``);
+/// `0` is a keyed entry (``add(_:at:ordinal:)``): metric and subject (each a varint length and
+/// UTF-8), then a varint ordinal + 1 (0: none). Then one byte, 0 for a refused sample (the cell is
+/// made empty) or 1 followed by the sample (``ExplorerCell/Prepared/append(to:)``).
+package struct ExplorerPendingRow: Sendable {
+    private var bytes: [UInt8] = []
+
+    package init() {}
+
+    /// The bytes held.
+    package var byteCount: Int { bytes.count }
+
+    /// Whether nothing was added.
+    package var isEmpty: Bool { bytes.isEmpty }
+
+    /// As ``ExplorerCellMapBuilder/add(_:ordinal:)``.
+    package mutating func add(_ sample: ExplorerCell.Prepared?, ordinal: Int) {
+        ByteWriter.varint(UInt64(ordinal) + 1, into: &bytes)
+        append(sample)
+    }
+
+    /// As ``ExplorerCellMapBuilder/add(_:at:ordinal:)``.
+    package mutating func add(_ sample: ExplorerCell.Prepared?, at entry: ExplorerCellMap.Key, ordinal: Int?) {
+        bytes.append(0)
+        for text in [entry.metric, entry.subject] {
+            ByteWriter.varint(UInt64(text.utf8.count), into: &bytes)
+            bytes.append(contentsOf: text.utf8)
+        }
+        ByteWriter.varint(ordinal.map { UInt64($0) + 1 } ?? 0, into: &bytes)
+        append(sample)
+    }
+
+    private mutating func append(_ sample: ExplorerCell.Prepared?) {
+        guard let sample else { return bytes.append(0) }
+        bytes.append(1)
+        sample.append(to: &bytes)
+    }
+
+    /// The observations replayed, in the order they came, into a builder of `category`'s row.
+    /// Throws only on bytes this type did not write.
+    package func builder(category: ExplorerCategory?) throws(SketchDecodingError) -> ExplorerCellMapBuilder {
+        var builder = ExplorerCellMapBuilder(category: category)
+        var reader = ByteReader(bytes)
+        while !reader.atEnd {
+            let tag = try reader.varint()
+            if tag > 0 {
+                guard tag <= UInt64(ExplorerCatalog.metrics.count) else { throw .invalid("metric ordinal") }
+                builder.add(try Self.sample(&reader), ordinal: Int(tag - 1))
+                continue
+            }
+            let metric = try Self.text(&reader)
+            let subject = try Self.text(&reader)
+            let ordinal = try reader.varint()
+            guard ordinal <= UInt64(ExplorerCatalog.metrics.count) else { throw .invalid("metric ordinal") }
+            builder.add(
+                try Self.sample(&reader), at: ExplorerCellMap.Key(metric: metric, subject: subject),
+                ordinal: ordinal == 0 ? nil : Int(ordinal - 1))
+        }
+        return builder
+    }
+
+    private static func text(_ reader: inout ByteReader) throws(SketchDecodingError) -> String {
+        let count = try reader.varint()
+        guard count <= UInt64(Int32.max) else { throw .truncated }
+        return String(decoding: try reader.take(Int(count)), as: UTF8.self)
+    }
+
+    private static func sample(_ reader: inout ByteReader) throws(SketchDecodingError) -> ExplorerCell.Prepared? {
+        switch reader.byte() {
+        case 0: return nil
+        case 1: return try ExplorerCell.Prepared.read(&reader)
+        default: throw .invalid("sample tag")
+        }
+    }
+}
