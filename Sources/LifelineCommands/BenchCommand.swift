@@ -138,10 +138,10 @@ struct BenchCommand: ParsableCommand {
                 Decodes the payloads of a file made by shared/bench/make_payloads.py or \
                 Benchmarks/make-fleet-payloads.sh, then times on one thread, --runs times: extracting \
                 their explorer observations; extracting and adding them to the rows of both levels (the \
-                explorer thread's job per document); replaying the version rows' observations into their \
-                cells; encoding the rows made; merging each row into its \
-                own bytes, as a prepare merges rows that are stored already. Prints the median of each in \
-                microseconds per document.
+                explorer thread's job per document); replaying the rows' observations into their \
+                cells; encoding the rows made; merging each row into its own bytes, as a prepare \
+                merges rows that are stored already. Prints the median of each in microseconds per \
+                document.
                 """
         )
 
@@ -174,13 +174,14 @@ struct BenchCommand: ParsableCommand {
             }
             print(
                 "\(first.documents) documents, \(first.observations / first.documents) observations each; "
-                    + "rows: \(first.fineRows) fine, \(first.versionRows) version-level "
-                    + "(their observations \(first.pendingBytes / first.documents) bytes per document)")
+                    + "rows: \(first.fineRows) fine, \(first.versionRows) version-level (their observations "
+                    + "\(first.pendingBytes.fine / first.documents) + \(first.pendingBytes.byVersion / first.documents) "
+                    + "bytes per document)")
             print(String(format: "extract:        %7.2f µs per document (median of %d)", median(\.extract), runs))
             print(String(format: "extract + add:  %7.2f µs per document", median(\.add)))
             print(
                 String(
-                    format: "replay version: %7.2f µs per document (their observations into cells)", median(\.replay)))
+                    format: "replay rows:    %7.2f µs per document (their observations into cells)", median(\.replay)))
             print(String(format: "encode rows:    %7.2f µs per document", median(\.encode)))
             print(String(format: "merge rows:     %7.2f µs per document (each into its own bytes)", median(\.merge)))
         }

@@ -47,7 +47,7 @@ struct ConfigFile: Decodable {
         /// `explorer_write_seconds`: how long the SQLite writer holds the explorer's rows (0…60).
         var explorerWriteSeconds: Double?
         /// `explorer_version_rows`: the explorer's version rows the SQLite writer holds unsealed
-        /// (0…1,000,000; 0 seals them with the fine rows).
+        /// (0…1,000,000, default 12,288; 0 seals them with the fine rows).
         var explorerVersionRows: Int?
         /// `raw_compaction`: whether the SQLite server re-deflates raw copies against a preset
         /// dictionary behind the fold (default true).

@@ -34,10 +34,12 @@ package struct StorageOptions: Sendable, Equatable {
     /// documents into each write (more ingest) and makes each write longer (a slower p99).
     package var explorerWriteSeconds: Double = 1
     /// SQLite: the explorer's version-level rows the writer holds unsealed at most
-    /// (`database.explorer_version_rows`; 0, the default, seals them with the fine rows). Above 0
-    /// they gather documents in memory between the version cache's writes: less work per payload
-    /// for more memory (README, "Architecture").
-    package var explorerVersionRows: Int = 0
+    /// (`database.explorer_version_rows`; 0 seals them with the fine rows). Above 0 they gather
+    /// documents in memory, as bytes, between the version cache's writes: less work per payload
+    /// for more memory. 12,288 (the default) holds every version row of the reference load and
+    /// most of the iOS 27 one's within the 150 MB target (BENCHMARKS.md, "The explorer's rows
+    /// pending as bytes").
+    package var explorerVersionRows: Int = 12_288
     /// SQLite: whether the server re-deflates raw copies against a preset dictionary per app and
     /// kind behind the fold, when the door is idle (`database.raw_compaction`, default true;
     /// migration 0023). `lifeline compact` does it offline either way.

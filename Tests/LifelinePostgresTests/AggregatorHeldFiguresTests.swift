@@ -94,8 +94,8 @@ extension AggregatorTests {
         try await Self.expectAnswersAsRefolded(sqlite)
     }
 
-    /// `database.explorer_version_rows` of the tests below: version rows sealed with the fine ones
-    /// (the default), or held unsealed between the cache's writes.
+    /// `database.explorer_version_rows` of the tests below: version rows sealed with the fine ones,
+    /// or held unsealed between the cache's writes (the server's default holds 12,288).
     static let versionRowBounds = [0, 1_000_000]
 
     /// `explorerFineProbe` of the test below: the default (fine rows read, then written unread when

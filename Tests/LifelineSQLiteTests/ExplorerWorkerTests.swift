@@ -187,7 +187,7 @@ struct ExplorerWorkerTests {
         #expect(held.count > ExplorerWorker.defaultFineProbe * 2)
         // One row stored already, holding the same cells once more.
         let storedKey = try #require(held.keys.first)
-        let storedCells = try #require(held[storedKey]).encoded()
+        let storedCells = try #require(held[storedKey]).builder(for: storedKey).encoded()
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
         #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
@@ -199,7 +199,8 @@ struct ExplorerWorkerTests {
             let sql = row.mergesStored ? RollupLevel.fine.upsertExplorer : RollupLevel.fine.replaceExplorer
             _ = try connection.run(sql, row.key.bindings(.fine, state: 0) + [.blob(row.cells)])
         }
-        for (key, builder) in held {
+        for (key, row) in held {
+            let builder = try row.builder(for: key)
             let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, state: 0)) {
                 $0.blob(0)
             }

@@ -17,9 +17,9 @@ struct CrashRecoveryTests {
         var snapshot: [Int: Int] { map.withLock { $0 } }
     }
 
-    /// `versionRows`: `database.explorer_version_rows` of the killed server (0: the default). Above
-    /// 0 its held rows are sealed every 50 ms without their version rows, which it holds unsealed
-    /// when it dies: they are replayed at the restart.
+    /// `versionRows`: `database.explorer_version_rows` of the killed server (0: sealed with the fine
+    /// rows). Above 0 its held rows are sealed every 50 ms without their version rows, which it
+    /// holds unsealed when it dies: they are replayed at the restart.
     @Test(
         "every acknowledged payload survives SIGKILL under load, and the database is intact",
         arguments: [0, 100_000])
@@ -31,8 +31,8 @@ struct CrashRecoveryTests {
         let config = try env.write(
             "unlimited.yaml",
             "limits:\n  ingest_rate_per_key: 0\n  ingest_rate_per_ip: 0\n"
-                + (versionRows > 0
-                    ? "database:\n  explorer_version_rows: \(versionRows)\n  explorer_write_seconds: 0.05\n" : ""))
+                + "database:\n  explorer_version_rows: \(versionRows)\n"
+                + (versionRows > 0 ? "  explorer_write_seconds: 0.05\n" : ""))
         let server = try Lifeline.Server(database: env.path, extra: ["--config", config])
         try await server.waitUntilReady()
 

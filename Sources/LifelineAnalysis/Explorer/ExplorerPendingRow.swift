@@ -1,12 +1,12 @@
 /// A packed row's observations not merged yet, as bytes: what a fold adds to a row it will merge
-/// into its stored cells much later (the SQLite explorer's version-level rows, held across seals
-/// until its version cache falls due). ``builder(category:)`` replays them, in order, into the
-/// ``ExplorerCellMapBuilder`` adding them directly would have made.
+/// into its stored cells later (the SQLite explorer's held rows: fine ones until their seal,
+/// version-level ones until the version cache falls due). ``builder(category:)`` replays them, in
+/// order, into the ``ExplorerCellMapBuilder`` adding them directly would have made.
 ///
-/// Held as builders, a version row's cells (a sketch, moments and histogram buckets per metric)
-/// took ~6× their encoded size, and the reference load's ~7,000 version rows (15,000 for iOS 27
-/// reports) went past the server's memory target; a device-day's observation here takes its
-/// numbers' few bytes (BENCHMARKS.md, "The explorer's version rows pending as bytes").
+/// Held as builders, a row's cells (a sketch, moments and histogram buckets per metric) took ~6×
+/// their encoded size, and the reference load's ~7,000 version rows (16,000 for iOS 27 reports)
+/// went past the server's memory target; a device-day's observation here takes its numbers' few
+/// bytes (BENCHMARKS.md, "The explorer's rows pending as bytes").
 ///
 /// An entry: a varint `o`: `o ≥ 1` is catalog metric `o − 1` without a series (``add(_:ordinal:)``);
 /// `0` is a keyed entry (``add(_:at:ordinal:)``): metric and subject (each a varint length and
@@ -22,6 +22,16 @@ package struct ExplorerPendingRow: Sendable {
 
     /// Whether nothing was added.
     package var isEmpty: Bool { bytes.isEmpty }
+
+    /// Appends `other`'s observations after this row's.
+    package mutating func append(_ other: ExplorerPendingRow) {
+        bytes.append(contentsOf: other.bytes)
+    }
+
+    /// Drops every observation, keeping the memory (a row reused as scratch).
+    package mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+    }
 
     /// As ``ExplorerCellMapBuilder/add(_:ordinal:)``.
     package mutating func add(_ sample: ExplorerCell.Prepared?, ordinal: Int) {

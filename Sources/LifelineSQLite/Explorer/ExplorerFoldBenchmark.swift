@@ -11,11 +11,10 @@ package enum ExplorerFoldBenchmark {
     package struct Pass: Sendable {
         /// Extracting the observations only.
         package var extract: Duration
-        /// Extracting and adding them to the rows of both levels (the worker's job per document;
-        /// a version row's observations are kept as bytes, ``ExplorerPendingRow``).
+        /// Extracting and adding them to the rows of both levels (the worker's job per document:
+        /// a row's observations are kept as bytes, ``ExplorerPendingRow``).
         package var add: Duration
-        /// Replaying the version rows' observations into their cells (what their prepare does
-        /// first).
+        /// Replaying every row's observations into its cells (what a prepare does first).
         package var replay: Duration
         /// Encoding every row made (what a write of rows that are new costs).
         package var encode: Duration
@@ -27,8 +26,8 @@ package enum ExplorerFoldBenchmark {
         package var observations: Int
         package var fineRows: Int
         package var versionRows: Int
-        /// The version rows' observations held as bytes (``ExplorerPendingRow/byteCount``).
-        package var pendingBytes: Int
+        /// The rows' observations held as bytes, per level (``ExplorerPendingRow/byteCount``).
+        package var pendingBytes: (fine: Int, byVersion: Int)
     }
 
     /// Times `items`' metric documents once per step. Versions, OS versions and devices are
@@ -60,12 +59,13 @@ package enum ExplorerFoldBenchmark {
         let add = clock.measure {
             for document in documents { rows.add(document) }
         }
-        var versionRows: [ExplorerCellMapBuilder] = []
-        versionRows.reserveCapacity(rows.byVersion.count)
+        var builders: [ExplorerCellMapBuilder] = []
+        builders.reserveCapacity(rows.fine.count + rows.byVersion.count)
         var replayError: StoreError?
         let replay = clock.measure {
             do throws(StoreError) {
-                for (key, row) in rows.byVersion { versionRows.append(try row.builder(for: key)) }
+                for (key, row) in rows.fine { builders.append(try row.builder(for: key)) }
+                for (key, row) in rows.byVersion { builders.append(try row.builder(for: key)) }
             } catch {
                 replayError = error
             }
@@ -73,12 +73,10 @@ package enum ExplorerFoldBenchmark {
         if let replayError { throw replayError }
         var bytes = 0
         var stored: [[UInt8]] = []
-        stored.reserveCapacity(rows.fine.count + versionRows.count)
+        stored.reserveCapacity(builders.count)
         let encode = clock.measure {
-            for builder in rows.fine.values { stored.append(builder.encoded()) }
-            for builder in versionRows { stored.append(builder.encoded()) }
+            for builder in builders { stored.append(builder.encoded()) }
         }
-        let builders = Array(rows.fine.values) + versionRows  // the order encoded above
         let merge = clock.measure {
             for (builder, cells) in zip(builders, stored) {
                 bytes &+= ((try? builder.merged(into: cells)) ?? []).count
@@ -88,6 +86,8 @@ package enum ExplorerFoldBenchmark {
             extract: extract, add: add, replay: replay, encode: encode, merge: merge, documents: documents.count,
             observations: observations,
             fineRows: rows.fine.count, versionRows: rows.byVersion.count,
-            pendingBytes: rows.byVersion.values.reduce(0) { $0 + $1.byteCount })
+            pendingBytes: (
+                rows.fine.values.reduce(0) { $0 + $1.byteCount }, rows.byVersion.values.reduce(0) { $0 + $1.byteCount }
+            ))
     }
 }

@@ -6,13 +6,12 @@ import LifelineStorage
 /// the ``ExplorerWorker``'s (one per worker, its thread only), and what `lifeline bench
 /// explorer-fold` drives without a database.
 struct ExplorerRowSet {
-    var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
-    /// The version-level rows' observations, merged when their seal is prepared
-    /// (``ExplorerPendingRow``: a version row gathers documents for seconds).
+    /// The rows' observations, per level, replayed into cells when their seal is prepared
+    /// (``ExplorerPendingRow``: a fraction of the decoded cells' memory while they are held).
+    var fine: [ExplorerRowKey: ExplorerPendingRow] = [:]
     var byVersion: [ExplorerRowKey: ExplorerPendingRow] = [:]
-    /// One document's prepared samples, by observation, reused (prepared once for both levels;
-    /// `nil`: refused, its cell is made empty, as ``ExplorerCellMap/add(_:at:)`` does).
-    private var samples: [ExplorerCell.Prepared?] = []
+    /// One row's run of observations as bytes (reused).
+    private var run = ExplorerPendingRow()
 
     /// The row an observation goes to besides its app state: its catalog metric's category, or
     /// the category key of a metric outside the catalog.
@@ -42,8 +41,6 @@ struct ExplorerRowSet {
         let extraction = ExplorerExtractor.extract(document.metric)
         let observations = extraction.observations
         guard extraction.isDeviceDay, !observations.isEmpty else { return }
-        samples.reserveCapacity(observations.count)
-        for observation in observations { samples.append(ExplorerCell.prepare(observation.sample)) }
         // Observations come in runs of one row (a category of an app state): each row's key is
         // made and found once per run and level, not per observation.
         var start = 0
@@ -59,48 +56,25 @@ struct ExplorerRowSet {
             let key = ExplorerRowKey(
                 app: document.app, day: document.day, version: document.version, os: document.os,
                 device: document.device, appState: appState, category: category.key)
-            if !document.versionOnly { Self.add(start..<end, of: observations, samples, at: key, to: &fine) }
-            Self.add(start..<end, of: observations, samples, at: key.byVersion, to: &byVersion)
+            // Each sample is checked once (`nil`: refused, its cell is made empty, as
+            // ``ExplorerCellMap/add(_:at:)`` does) and written once for both levels.
+            run.removeAll()
+            for observation in observations[start..<end] {
+                let sample = ExplorerCell.prepare(observation.sample)
+                if let ordinal = observation.ordinal, observation.subject.isEmpty {
+                    run.add(sample, ordinal: ordinal)
+                } else {
+                    run.add(
+                        sample,
+                        at: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
+                        ordinal: observation.ordinal)
+                }
+            }
+            if !document.versionOnly { fine[key, default: ExplorerPendingRow()].append(run) }
+            byVersion[key.byVersion, default: ExplorerPendingRow()].append(run)
             start = end
         }
-        samples.removeAll(keepingCapacity: true)
     }
-
-    /// Static: a method of the set would copy it, both dictionaries with it, to pass `rows` inout.
-    private static func add<Row: ExplorerRowAdding>(
-        _ run: Range<Int>, of observations: [ExplorerObservation], _ samples: [ExplorerCell.Prepared?],
-        at key: ExplorerRowKey, to rows: inout [ExplorerRowKey: Row]
-    ) {
-        var slot = rows.index(forKey: key)
-        if slot == nil {
-            rows[key] = Row(category: ExplorerCategory(rawValue: key.category))
-            slot = rows.index(forKey: key)
-        }
-        guard let slot else { return }
-        for index in run {
-            let observation = observations[index]
-            if let ordinal = observation.ordinal, observation.subject.isEmpty {
-                rows.values[slot].add(samples[index], ordinal: ordinal)
-            } else {
-                rows.values[slot].add(
-                    samples[index], at: ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject),
-                    ordinal: observation.ordinal)
-            }
-        }
-    }
-}
-
-/// A row observations are added to: cells at once, or their bytes, merged later.
-protocol ExplorerRowAdding {
-    init(category: ExplorerCategory?)
-    mutating func add(_ sample: ExplorerCell.Prepared?, ordinal: Int)
-    mutating func add(_ sample: ExplorerCell.Prepared?, at entry: ExplorerCellMap.Key, ordinal: Int?)
-}
-
-extension ExplorerCellMapBuilder: ExplorerRowAdding {}
-
-extension ExplorerPendingRow: ExplorerRowAdding {
-    init(category: ExplorerCategory?) { self.init() }
 }
 
 extension ExplorerPendingRow {

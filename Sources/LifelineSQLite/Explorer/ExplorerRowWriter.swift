@@ -28,17 +28,16 @@ struct ExplorerRowWriter {
         try connection.run(sql, key.bindings(level, state: state) + [.blob(cells)])
     }
 
-    /// The rows of both levels (fine, then version, each version row's observations replayed
-    /// into its cells), each merged into its stored row in SQL.
+    /// The rows of both levels (fine, then version), each row's observations replayed into its
+    /// cells and merged into its stored row in SQL.
     mutating func merge(
-        fine: [ExplorerRowKey: ExplorerCellMapBuilder], versions: [ExplorerRowKey: ExplorerPendingRow],
+        fine: [ExplorerRowKey: ExplorerPendingRow], versions: [ExplorerRowKey: ExplorerPendingRow],
         on connection: Connection
     ) throws(StoreError) {
-        for (key, cells) in fine {
-            try write(cells.encoded(), at: key, .fine, merging: true, on: connection)
-        }
-        for (key, row) in versions {
-            try write(row.builder(for: key).encoded(), at: key, .byVersion, merging: true, on: connection)
+        for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, versions)] {
+            for (key, row) in rows {
+                try write(row.builder(for: key).encoded(), at: key, level, merging: true, on: connection)
+            }
         }
     }
 

@@ -24,14 +24,15 @@ extension ExplorerStage {
         /// memory").
         var versionMaxAge: Duration = .seconds(2)
         var versionMaxBytes = 8 << 20
-        /// Version rows held unsealed at most (`database.explorer_version_rows`). 0 (the default):
-        /// every seal takes the version rows too, and ``maxRows`` counts both levels. Above 0, the
-        /// version rows stay in the worker (``ExplorerWorker/byVersion``) gathering documents while
-        /// the fine rows are sealed on their own (``maxRows`` then counts fine rows only), until
-        /// the cache falls due or this many are held: a version row is then merged into its bytes
-        /// once per cache write instead of once per seal. It trades memory for the writer's and
-        /// the prepare's time (BENCHMARKS.md, "The explorer's version rows held unsealed, and the
-        /// sketch's sparse buckets").
+        /// Version rows held unsealed at most (`database.explorer_version_rows`, 12,288 unless set:
+        /// ``StorageOptions/explorerVersionRows``). 0: every seal takes the version rows too, and
+        /// ``maxRows`` counts both levels. Above 0, the version rows stay in the worker
+        /// (``ExplorerWorker/byVersion``) gathering documents while the fine rows are sealed on
+        /// their own (``maxRows`` then counts fine rows only), until the cache falls due or this
+        /// many are held: a version row is then merged into its bytes once per cache write instead
+        /// of once per seal. It trades memory for the writer's and the prepare's time
+        /// (BENCHMARKS.md, "The explorer's version rows held unsealed, and the sketch's sparse
+        /// buckets", "The explorer's rows pending as bytes").
         var versionMaxRows = 0
 
         /// Fine rows a prepare reads before it may write the rest unread

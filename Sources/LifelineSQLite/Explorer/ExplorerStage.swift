@@ -9,8 +9,9 @@ import LifelineStorage
 /// category's metrics in one ``ExplorerCellMap``: ~7 rows a document per level, and a query reads
 /// only the rows of the categories it asks for.
 ///
-/// A document's cells are kept or dropped with its savepoint, and rows of equal key are merged in
-/// memory, each as an ``ExplorerCellMapBuilder`` (cells by metric ordinal) until it is written.
+/// A document's cells are kept or dropped with its savepoint, and rows of equal key gather their
+/// observations in memory, each as an ``ExplorerPendingRow`` (bytes), replayed into an
+/// ``ExplorerCellMapBuilder`` (cells by metric ordinal) when it is written.
 /// The extraction and the adds run on the stage's ``ExplorerWorker`` thread, beside the fold's
 /// other stages; the rows are read only once it has added every released document. Without a ``Deferral`` (refold, offline folds) they are upserted at every fold, just
 /// before COMMIT, merged into the stored rows by `ll_merge_explorer_map`. With one (the server's

@@ -84,7 +84,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// The rows not written yet, per level. See the class's comment for who may touch them.
     private var rows = ExplorerRowSet()
-    var fine: [ExplorerRowKey: ExplorerCellMapBuilder] {
+    var fine: [ExplorerRowKey: ExplorerPendingRow] {
         get { rows.fine }
         set { rows.fine = newValue }
     }
@@ -94,7 +94,7 @@ final class ExplorerWorker: @unchecked Sendable {
     }
     /// Rows sealed for a write, per level.
     struct SealedRows {
-        var fine: [ExplorerRowKey: ExplorerCellMapBuilder] = [:]
+        var fine: [ExplorerRowKey: ExplorerPendingRow] = [:]
         var byVersion: [ExplorerRowKey: ExplorerPendingRow] = [:]
 
         var isEmpty: Bool { fine.isEmpty && byVersion.isEmpty }
@@ -124,7 +124,7 @@ final class ExplorerWorker: @unchecked Sendable {
         /// showed the writer waiting there).
         case dispose(SealedRows, [PreparedRow]?)
         /// Sealed rows a prepare merged, released here as it goes on (see ``dispose``).
-        case release([ExplorerCellMapBuilder], [ExplorerPendingRow])
+        case release([ExplorerPendingRow])
     }
 
     private let condition = NSCondition()
@@ -335,14 +335,14 @@ final class ExplorerWorker: @unchecked Sendable {
     private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
-        var spent: (builders: [ExplorerCellMapBuilder], pending: [ExplorerPendingRow]) = ([], [])
-        defer {
-            if !spent.builders.isEmpty || !spent.pending.isEmpty { enqueue(.release(spent.builders, spent.pending)) }
-        }
-        func release() {
-            guard spent.builders.count + spent.pending.count >= Self.releaseBatch else { return }
-            enqueue(.release(spent.builders, spent.pending))
-            spent = ([], [])
+        var spent: [ExplorerPendingRow] = []
+        defer { if !spent.isEmpty { enqueue(.release(spent)) } }
+        func release(_ row: ExplorerPendingRow) {
+            spent.append(row)
+            if spent.count == Self.releaseBatch {
+                enqueue(.release(spent))
+                spent = []
+            }
         }
         do throws(StoreError) {
             try reader.execute("BEGIN")
@@ -350,50 +350,40 @@ final class ExplorerWorker: @unchecked Sendable {
             let watermarks = try reader.first(ExplorerStage.readWatermarks, []) { ($0.int64(0), $0.int64(1)) }
             guard let watermarks, watermarks == (base, versionBase) else { return [] }
             var probe = (read: 0, found: 0)
-            while let (key, builder) = sealed.fine.popFirst() {
-                if probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
-                    written.append(PreparedRow(level: .fine, key: key, cells: builder.encoded(), mergesStored: true))
-                    spent.builders.append(builder)
-                    release()
-                    continue
+            for level in [RollupLevel.fine, .byVersion] {
+                while let (key, pending) = level == .fine ? sealed.fine.popFirst() : sealed.byVersion.popFirst() {
+                    func putBack() {
+                        if level == .fine { sealed.fine[key] = pending } else { sealed.byVersion[key] = pending }
+                    }
+                    // The cells are made here, merged and freed on this thread.
+                    guard let builder = try? pending.builder(for: key) else {
+                        putBack()
+                        return written
+                    }
+                    if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
+                        written.append(
+                            PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
+                        release(pending)
+                        continue
+                    }
+                    var stored = level == .byVersion ? versionCache[key] : nil
+                    do throws(StoreError) {
+                        if stored == nil { stored = try storedRow(key, level, on: reader) }
+                    } catch {
+                        putBack()
+                        throw error
+                    }
+                    if level == .fine {
+                        probe.read += 1
+                        if stored != nil { probe.found += 1 }
+                    }
+                    guard let row = Self.row(level, key, builder, merging: stored) else {
+                        putBack()
+                        return written
+                    }
+                    written.append(row)
+                    release(pending)
                 }
-                let stored: [UInt8]?
-                do throws(StoreError) {
-                    stored = try storedRow(key, .fine, on: reader)
-                } catch {
-                    sealed.fine[key] = builder
-                    throw error
-                }
-                probe.read += 1
-                if stored != nil { probe.found += 1 }
-                guard let row = Self.row(.fine, key, builder, merging: stored) else {
-                    sealed.fine[key] = builder
-                    return written
-                }
-                written.append(row)
-                spent.builders.append(builder)
-                release()
-            }
-            while let (key, pending) = sealed.byVersion.popFirst() {
-                // The cells are made here, merged and freed on this thread.
-                guard let builder = try? pending.builder(for: key) else {
-                    sealed.byVersion[key] = pending
-                    return written
-                }
-                var stored = versionCache[key]
-                do throws(StoreError) {
-                    if stored == nil { stored = try storedRow(key, .byVersion, on: reader) }
-                } catch {
-                    sealed.byVersion[key] = pending
-                    throw error
-                }
-                guard let row = Self.row(.byVersion, key, builder, merging: stored) else {
-                    sealed.byVersion[key] = pending
-                    return written
-                }
-                written.append(row)
-                spent.pending.append(pending)
-                release()
             }
             return written
         } catch {
