@@ -203,7 +203,7 @@ extension ExplorerCell {
 
     private static let exactLimit: Double = 9_007_199_254_740_992  // 2^53
 
-    private static func writeNumber(_ value: Double, into out: inout [UInt8]) {
+    static func writeNumber(_ value: Double, into out: inout [UInt8]) {
         if value >= 0, value < exactLimit, value.rounded() == value {
             ByteWriter.varint(UInt64(value) << 1, into: &out)
         } else {
@@ -212,7 +212,7 @@ extension ExplorerCell {
         }
     }
 
-    private static func readNumber(_ reader: inout ByteReader) throws(SketchDecodingError) -> Double {
+    static func readNumber(_ reader: inout ByteReader) throws(SketchDecodingError) -> Double {
         let tag = try reader.varint()
         if tag & 1 == 0 {
             let value = tag >> 1

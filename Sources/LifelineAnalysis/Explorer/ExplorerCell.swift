@@ -216,9 +216,10 @@ package struct ExplorerCell: Sendable, Equatable {
 
 extension ExplorerCell.Prepared {
     /// Appends this sample's bytes (``ExplorerPendingRow``): its pair and buckets, each number as
-    /// its 8 bytes unless it is a whole number below 2^53 with a positive sign (then a varint), so
-    /// ``read(_:)`` gives back the same bits. The value is not written: ``prepare(_:)`` makes it
-    /// `y / x` in every case, and ``read(_:)`` divides the same numbers again.
+    /// a cell's encoding writes it (a varint for a whole number below 2^53, else its 8 bytes),
+    /// but a negative zero as its 8 bytes, so ``read(_:)`` gives back the same bits. The value is
+    /// not written: ``prepare(_:)`` makes it `y / x` in every case, and ``read(_:)`` divides the
+    /// same numbers again.
     func append(to out: inout [UInt8]) {
         Self.writeNumber(x, into: &out)
         Self.writeNumber(y, into: &out)
@@ -247,19 +248,15 @@ extension ExplorerCell.Prepared {
         return Self(value: y / x, x: x, y: y, buckets: buckets)
     }
 
+    /// A cell's number (``ExplorerCell``'s encoding), except a negative zero, kept as its 8 bytes
+    /// (the cell's encoding writes it as the integer 0).
     private static func writeNumber(_ value: Double, into out: inout [UInt8]) {
-        if value.sign == .plus, value < 0x1p53, value.rounded() == value {
-            ByteWriter.varint(UInt64(value) << 1, into: &out)
-        } else {
-            ByteWriter.varint(1, into: &out)
-            ByteWriter.double(value, into: &out)
-        }
+        guard value == 0, value.sign == .minus else { return ExplorerCell.writeNumber(value, into: &out) }
+        ByteWriter.varint(1, into: &out)
+        ByteWriter.double(value, into: &out)
     }
 
     private static func readNumber(_ reader: inout ByteReader) throws(SketchDecodingError) -> Double {
-        let tag = try reader.varint()
-        if tag & 1 == 0 { return Double(tag >> 1) }
-        guard tag == 1 else { throw .invalid("unknown number tag") }
-        return try reader.double()
+        try ExplorerCell.readNumber(&reader)
     }
 }
