@@ -207,4 +207,9 @@ package final class ReadGate: Sendable {
 /// not wait for a backlog, and the lag gauges beside them say how far behind they are.
 package enum ReadFreshness {
     @TaskLocal package static var waitsForFold = true
+    /// Whether the read may read the explorer's rows (true unless said otherwise). A SQLite
+    /// server's writer holds the explorer's rows in memory for seconds and writes them when a
+    /// reader waits; a read that says it reads none waits for the rollups alone, and an
+    /// explorer read in it fails instead of answering from rows not written yet.
+    @TaskLocal package static var readsExplorer = true
 }

@@ -1,3 +1,4 @@
+import LifelineAnalysis
 import LifelineIngest
 import LifelineSQLite
 import LifelineStorage
@@ -92,6 +93,48 @@ extension AggregatorTests {
         }
         #expect(caughtUp >= 5, "waves whose rows were written without a reader: \(caughtUp)")
         try await Self.expectAnswersAsRefolded(sqlite)
+    }
+
+    @Test(
+        "a read of the rollups alone makes the writer write the held rollups, not the explorer's held rows: exact rollups, the explorer still held, an explorer read in it refused; an explorer read then writes them"
+    )
+    func rollupReadsLeaveTheExplorerHeld() async throws {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        let expected = try await Self.folded(items).1
+        let sqlite = try TemporaryDatabase()
+        var options = IngestWriter.Options()
+        options.explorerDelay = 3_600
+        options.explorerVersionDelay = 3_600
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            try await Self.ingest(items, into: writer)
+            let scope = Scope(app: Self.app, days: DayRange(from: "2026-09-25", to: "2026-10-20"))
+            let (exits, usage, refused) = try await ReadFreshness.$readsExplorer.withValue(false) {
+                try await AnalysisRunner(source: sqlite.database).analyze { analyzer in
+                    let exits = try await analyzer.exits(scope.grouped(by: [.version]))
+                    let usage = try await analyzer.usage(scope.grouped(by: [.device])).sorted { $0.key < $1.key }
+                    var refused = false
+                    do { _ = try await analyzer.reader.explorerCells(scope, metrics: []) } catch { refused = true }
+                    return (exits, usage, refused)
+                }
+            }
+            #expect(exits == expected.exitsByVersion)
+            #expect(usage == expected.usage)
+            #expect(refused)
+            let row = try sqlite.database.query(
+                "SELECT folded_through, explorer_through, rollup_fine_through, rollup_version_through FROM aggregation_state"
+            )[0]
+            #expect(row[0] == row[2] && row[0] == row[3], "rollups written through the fold: \(row)")
+            #expect(row[1] != row[0], "the explorer's rows stayed held: \(row)")
+            #expect(writer.statistics.aggregationExplorerHeldDocuments > 0)
+            // A read of everything waits for the explorer's rows too: written, and exact.
+            let read = try await PostgresStoreTests.Figures.read(sqlite.database)
+            #expect(read == expected, "differ: \(Self.differences(read, expected))")
+            #expect(writer.statistics.aggregationExplorerHeldDocuments == 0)
+            let after = try Self.watermarks(sqlite)
+            #expect(after.explorer == after.folded)
+        }
     }
 
     /// `database.explorer_version_rows` of the tests below: version rows sealed with the fine ones,

@@ -69,10 +69,12 @@ extension BatchWriter {
         return (folded, min(explorer, rollups, folded), head, Int(pending))
     }
 
-    /// Folds up to `limit` documents above the watermark in one transaction. `writeExplorer`: the
-    /// explorer's held rows are written too (a reader waits for them), whatever their age.
+    /// Folds up to `limit` documents above the watermark in one transaction. `writeRollups`: the
+    /// rollups' held cells are written too (a reader waits for them), whatever their age;
+    /// `writeExplorer`: the explorer's held rows and the rollups' (a reader of the explorer waits).
     func fold(
-        limit: Int, writeExplorer: Bool = false, onSkip: (Int64, StoreError) -> Void = { _, _ in }
+        limit: Int, writeRollups: Bool = false, writeExplorer: Bool = false,
+        onSkip: (Int64, StoreError) -> Void = { _, _ in }
     ) throws(StoreError) -> FoldResult {
         // Not synced at COMMIT: a fold a power loss takes is folded again from the raw copies
         // (``Connection/syncCommits(_:)``); the door's next commit syncs it with its own.
@@ -88,7 +90,8 @@ extension BatchWriter {
             let batch = Array(ids.prefix(limit))
             result.through = batch.last ?? watermark
             try beginExplorer(foldedThrough: watermark, through: result.through, write: writeExplorer)
-            try beginRollups(foldedThrough: watermark, through: result.through, write: writeExplorer)
+            try beginRollups(
+                foldedThrough: watermark, through: result.through, write: writeRollups || writeExplorer)
             let counts = try foldItems(batch, useRetained: true, onSkip: onSkip)
             result.folded = counts.folded
             result.skipped = counts.skipped

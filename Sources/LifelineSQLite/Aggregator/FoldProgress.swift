@@ -10,12 +10,17 @@ import Synchronization
 /// Payload ids grow in commit order on SQLite (one writer connection), so "folded through id N"
 /// is exact: every document with an id ≤ N is in the rollups, none above. The explorer's rows
 /// and the rollups of both levels have watermarks of their own, at most the fold's
-/// (``ExplorerStage`` and ``RollupStage`` hold them across folds): a reader waits for all, and its
-/// wait makes the writer write what is held.
+/// (``ExplorerStage`` and ``RollupStage`` hold them across folds): a reader waits for the rollups,
+/// and for the explorer's rows too when it reads them (``ReadFreshness/readsExplorer``), and its
+/// wait makes the writer write what it needs of what is held. A query that reads no explorer row
+/// does not make the writer merge the explorer's held rows (up to 2 s of version rows: a second of
+/// a reader's wait on the reference load; BENCHMARKS.md, "The explorer's rows pending as bytes").
 package final class FoldProgress: Sendable {
     private struct Waiter {
         var id: UInt64
         var through: Int64
+        /// It reads the explorer's rows (it waits for them too).
+        var explorer: Bool
         var continuation: CheckedContinuation<Bool, Never>
     }
 
@@ -24,21 +29,25 @@ package final class FoldProgress: Sendable {
         var acknowledged: Int64 = 0
         /// Watermark: every payload id ≤ this is folded.
         var folded: Int64 = 0
-        /// Every payload id ≤ this is in the explorer's stored rows and both rollup levels
-        /// too (≤ `folded`).
+        /// Every payload id ≤ this is in both rollup levels' stored rows (≤ `folded`).
+        var rollups: Int64 = 0
+        /// Every payload id ≤ this is in the explorer's stored rows (≤ `folded`).
         var explorer: Int64 = 0
         /// Folded documents whose explorer rows the writer holds in memory.
         var explorerHeld = 0
-        /// What a reader sees whole: both watermarks.
-        var readable: Int64 { min(folded, explorer) }
+        /// What a reader sees whole: the fold's and the rollups' watermarks, and the explorer's
+        /// when it reads the explorer's rows.
+        func readable(explorer reads: Bool) -> Int64 { reads ? min(folded, rollups, explorer) : min(folded, rollups) }
         /// Documents acknowledged and not folded yet (this process's count; the start's backlog included).
         var pendingDocuments = 0
         /// (highest id of a committed door batch, when it committed, epoch ms), oldest first, for the lag in seconds.
         var marks: [(through: Int64, at: Int64)] = []
         var waiters: [Waiter] = []
         var nextWaiter: UInt64 = 0
-        /// A reader waits: fold before the next door batch.
+        /// A reader waits: fold before the next door batch (and write the explorer's held rows
+        /// when one of them reads those: `requestedExplorer`).
         var requested = false
+        var requestedExplorer = false
         /// Wakes the writer thread (nil while no writer runs in this process).
         var wake: (@Sendable () -> Void)?
     }
@@ -47,8 +56,8 @@ package final class FoldProgress: Sendable {
 
     package init() {}
 
-    /// A writer thread started: it folds from `folded` (the explorer's rows from `explorer`);
-    /// `acknowledged` is the highest stored id.
+    /// A writer thread started: it folds from `folded` (the explorer's rows and the rollups from
+    /// `explorer`, the lowest of their watermarks); `acknowledged` is the highest stored id.
     func attach(
         acknowledged: Int64, folded: Int64, explorer: Int64, pending: Int, wake: @escaping @Sendable () -> Void
     ) {
@@ -56,6 +65,7 @@ package final class FoldProgress: Sendable {
             state.acknowledged = acknowledged
             state.folded = folded
             state.explorer = min(explorer, folded)
+            state.rollups = state.explorer
             state.pendingDocuments = pending
             state.marks = acknowledged > folded ? [(acknowledged, WallClock.nowMilliseconds())] : []
             state.wake = wake
@@ -91,15 +101,17 @@ package final class FoldProgress: Sendable {
         let ready: [Waiter] = state.withLock { state in
             state.folded = max(state.folded, caughtUp ? max(through, state.acknowledged) : through)
             state.explorerHeld = explorerHeld
-            if explorerHeld == 0, rollupsHeld == 0 { state.explorer = state.folded }
+            if explorerHeld == 0 { state.explorer = state.folded }
+            if rollupsHeld == 0 { state.rollups = state.folded }
             state.pendingDocuments = max(0, state.pendingDocuments - count)
             if state.folded >= state.acknowledged { state.pendingDocuments = 0 }
             state.marks.removeAll { $0.through <= state.folded }
-            state.requested = false
-            let readable = state.readable
-            let ready = state.waiters.filter { $0.through <= readable }
-            state.waiters.removeAll { $0.through <= readable }
-            if !state.waiters.isEmpty { state.requested = true }
+            let readable = (rollups: state.readable(explorer: false), all: state.readable(explorer: true))
+            let isReady = { (waiter: Waiter) in waiter.through <= (waiter.explorer ? readable.all : readable.rollups) }
+            let ready = state.waiters.filter(isReady)
+            state.waiters.removeAll(where: isReady)
+            state.requested = !state.waiters.isEmpty
+            state.requestedExplorer = state.waiters.contains { $0.explorer }
             return ready
         }
         for waiter in ready { waiter.continuation.resume(returning: true) }
@@ -108,18 +120,19 @@ package final class FoldProgress: Sendable {
     /// Whether acknowledged documents wait for the fold.
     var hasBacklog: Bool { state.withLock { $0.folded < $0.acknowledged } }
 
-    /// Whether folded documents are not in the explorer's stored rows yet.
-    var explorerBehind: Bool { state.withLock { $0.explorer < $0.folded } }
+    /// Whether folded documents are not in the explorer's or the rollups' stored rows yet.
+    var explorerBehind: Bool { state.withLock { min($0.explorer, $0.rollups) < $0.folded } }
 
-    /// Whether a reader waits (the next fold writes the explorer's held rows too).
-    var readerWaits: Bool { state.withLock { $0.requested } }
+    /// Whether a reader waits (the next fold writes the rollups' held cells), and whether one
+    /// of them reads the explorer's rows (it writes the explorer's held rows too).
+    var readerWaits: (any: Bool, explorer: Bool) { state.withLock { ($0.requested, $0.requestedExplorer) } }
 
     /// Whether the writer should fold before its next door batch: documents wait and a reader
     /// waits for them (or for the explorer's held rows), or `batch` of them wait, or the oldest is
     /// `delay` seconds old.
     func foldDue(batch: Int, delay: Double) -> Bool {
         state.withLock { state in
-            if state.requested, state.readable < state.acknowledged { return true }
+            if state.requested, state.readable(explorer: state.requestedExplorer) < state.acknowledged { return true }
             guard state.folded < state.acknowledged else { return false }
             if state.pendingDocuments >= batch { return true }
             guard let oldest = state.marks.first?.at else { return false }
@@ -130,8 +143,8 @@ package final class FoldProgress: Sendable {
     /// The watermark.
     package var foldedThrough: Int64 { state.withLock { $0.folded } }
 
-    /// The explorer's watermark (≤ ``foldedThrough``).
-    package var explorerThrough: Int64 { state.withLock { $0.explorer } }
+    /// The lowest of the explorer's and the rollups' watermarks (≤ ``foldedThrough``).
+    package var explorerThrough: Int64 { state.withLock { min($0.explorer, $0.rollups) } }
 
     /// Documents acknowledged and not yet folded.
     package var lagDocuments: Int { state.withLock { $0.pendingDocuments } }
@@ -147,20 +160,27 @@ package final class FoldProgress: Sendable {
     }
 
     /// Returns once everything acknowledged when it was called is folded (at once when no writer
-    /// runs in this process). Throws ``StoreError/Code/unavailable`` after `timeout` seconds.
-    package func waitForFold(timeout: Double) async throws(StoreError) {
+    /// runs in this process), in the rollups' stored rows and, when `explorer`, in the explorer's.
+    /// Throws ``StoreError/Code/unavailable`` after `timeout` seconds.
+    package func waitForFold(timeout: Double, explorer: Bool = true) async throws(StoreError) {
         let registration: (id: UInt64, wake: (@Sendable () -> Void)?)? = state.withLock { state in
-            guard state.wake != nil, state.readable < state.acknowledged else { return nil }
+            guard state.wake != nil, state.readable(explorer: explorer) < state.acknowledged else { return nil }
             state.nextWaiter &+= 1
             state.requested = true
+            if explorer { state.requestedExplorer = true }
             return (state.nextWaiter, state.wake)
         }
         guard let registration else { return }
         let caughtUp = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let resumeNow = state.withLock { state -> Bool in
-                guard state.wake != nil, state.readable < state.acknowledged else { return true }
+                guard state.wake != nil, state.readable(explorer: explorer) < state.acknowledged else { return true }
                 state.waiters.append(
-                    Waiter(id: registration.id, through: state.acknowledged, continuation: continuation))
+                    Waiter(
+                        id: registration.id, through: state.acknowledged, explorer: explorer,
+                        continuation: continuation))
+                // Asked again: a fold between the registration and this may have cleared it.
+                state.requested = true
+                if explorer { state.requestedExplorer = true }
                 return false
             }
             if resumeNow {
@@ -184,7 +204,9 @@ package final class FoldProgress: Sendable {
     private func expire(_ id: UInt64) {
         let expired = state.withLock { state -> Waiter? in
             guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiters.remove(at: index)
+            let waiter = state.waiters.remove(at: index)
+            state.requestedExplorer = state.waiters.contains { $0.explorer }
+            return waiter
         }
         expired?.continuation.resume(returning: false)
     }

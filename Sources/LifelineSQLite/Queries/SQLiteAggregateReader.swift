@@ -9,6 +9,9 @@ struct SQLiteAggregateReader: AggregateReader {
     let lease: ReadPool.Lease
     let names: DimensionNames
     let symbols: SymbolSource?
+    /// Whether the read waited for the explorer's rows (``ReadFreshness/readsExplorer``): when it
+    /// did not, the writer may hold some of them, and an explorer read fails.
+    var readsExplorer = true
 
     /// Runs `query` with the rollup reader of this transaction on a reader thread, within the
     /// read's budget (``ReadBudget/current``): rows counted, the statement interrupted at the deadline.
@@ -44,7 +47,11 @@ struct SQLiteAggregateReader: AggregateReader {
     }
 
     func explorerCells(_ scope: Scope, metrics: [String]) async throws -> [ExplorerCellRow] {
-        try await onReader { try $0.explorerCells(scope, metrics: metrics) }
+        guard readsExplorer else {
+            throw StoreError(
+                .internal, "internal storage error", cause: "explorer rows read by a read that did not wait for them")
+        }
+        return try await onReader { try $0.explorerCells(scope, metrics: metrics) }
     }
 
     func crashGroups(app: String, ids: [Int64]) async throws -> [CrashGroupInfo] {

@@ -51,7 +51,10 @@ package final class Database: Sendable, AggregateSource {
     package func read<T: Sendable>(
         _ body: @escaping @Sendable (any AggregateReader) async throws -> T
     ) async throws -> T {
-        if ReadFreshness.waitsForFold { try await fold.waitForFold(timeout: Double(max(1, options.timeoutSeconds))) }
+        let readsExplorer = ReadFreshness.readsExplorer
+        if ReadFreshness.waitsForFold {
+            try await fold.waitForFold(timeout: Double(max(1, options.timeoutSeconds)), explorer: readsExplorer)
+        }
         let lease = try await readers.lease()
         let symbols = symbolicator.map { SymbolSource(directory: symbolDirectory, symbolicator: $0) }
         let result: Result<T, any Error>
@@ -61,7 +64,9 @@ package final class Database: Sendable, AggregateSource {
                 try lease.connection.execute("BEGIN")
             }
             do {
-                result = .success(try await body(SQLiteAggregateReader(lease: lease, names: names, symbols: symbols)))
+                let reader = SQLiteAggregateReader(
+                    lease: lease, names: names, symbols: symbols, readsExplorer: readsExplorer)
+                result = .success(try await body(reader))
             } catch {
                 result = .failure(error)
             }

@@ -159,13 +159,17 @@ final class WriterQueue: Sendable {
             checkpointer?.committed()
             walLimit?.enforce(on: writer.connection, logger: logger)
         }
-        /// Folds once; false when there was nothing to fold or it failed. The explorer's held rows
-        /// are written when a reader waits, or `writeExplorer`.
+        /// Folds once; false when there was nothing to fold or it failed. Every held figure is
+        /// written when `writeExplorer` or a reader of the explorer's rows waits; the rollups'
+        /// alone when only other readers wait.
         func foldOnce(writeExplorer: Bool = false) -> Bool {
             if let retryAfter, ContinuousClock.now < retryAfter { return false }
             do throws(StoreError) {
-                let write = writeExplorer || progress.readerWaits
-                let result = try writer.fold(limit: options.foldBatch, writeExplorer: write) { id, error in
+                let readers = progress.readerWaits
+                let result = try writer.fold(
+                    limit: options.foldBatch, writeRollups: readers.any,
+                    writeExplorer: writeExplorer || readers.explorer
+                ) { id, error in
                     logger.warning(
                         "a document could not be folded: it stays stored raw and counts nowhere",
                         metadata: ["payload": "\(id)", "error": "\(error)"])

@@ -110,10 +110,14 @@ struct QueryController: Sendable {
         }
     }
 
+    /// These answers read the rollups alone: their reads do not wait for the explorer's held rows
+    /// (``ReadFreshness/readsExplorer``).
     private func analyze<T: Sendable>(
         _ scope: Scope, _ body: @escaping @Sendable (Analyzer) async throws -> T
     ) async throws -> T {
-        try await analysis.analyze(knownApp: scope.app, body)
+        try await ReadFreshness.$readsExplorer.withValue(false) {
+            try await analysis.analyze(knownApp: scope.app, body)
+        }
     }
 
     /// A launch histogram's percentiles of one group.
