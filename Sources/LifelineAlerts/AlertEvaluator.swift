@@ -212,15 +212,18 @@ package actor AlertEvaluator: Service {
         var maximum: Double?
         var failure: String?
         do {
-            // One read transaction per rule, on the store's threads.
-            let values = try await analysis.analyze { analyzer in
-                var apps: [String]
-                if let app = rule.app { apps = [app] } else { apps = try await analyzer.apps().map(\.bundleID) }
-                var values: [(String, [MeasureValue])] = []
-                for app in apps {
-                    values.append((app, try await analyzer.evaluate(rule.measure, rule.scope(app: app, day: day))))
+            // One read transaction per rule, on the store's threads; a rule over the rollups alone
+            // does not wait for the explorer's held rows.
+            let values = try await ReadFreshness.$readsExplorer.withValue(rule.measure.readsExplorer) {
+                try await analysis.analyze { analyzer in
+                    var apps: [String]
+                    if let app = rule.app { apps = [app] } else { apps = try await analyzer.apps().map(\.bundleID) }
+                    var values: [(String, [MeasureValue])] = []
+                    for app in apps {
+                        values.append((app, try await analyzer.evaluate(rule.measure, rule.scope(app: app, day: day))))
+                    }
+                    return values
                 }
-                return values
             }
             for (app, appValues) in values {
                 for value in appValues {

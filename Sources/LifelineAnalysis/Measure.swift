@@ -38,6 +38,18 @@ package indirect enum Measure: Sendable, Equatable, Hashable {
     case ratio(Measure, Measure)
     /// A measure scaled by a constant (e.g. 1,000 for per-mille).
     case scaled(Measure, Double)
+
+    /// Whether computing it reads the metrics explorer's rows (``ReadFreshness/readsExplorer``).
+    package var readsExplorer: Bool {
+        switch self {
+        case .explorer, .regression: true
+        case .ratio(let numerator, let denominator): numerator.readsExplorer || denominator.readsExplorer
+        case .scaled(let measure, _): measure.readsExplorer
+        case .deviceDays, .exits, .exitRate, .signposts, .diagnostics, .watchdogTerminations, .newCrashGroups,
+            .percentile, .handlerImbalanceRatio, .handlerImbalance, .restorationErrorRate:
+            false
+        }
+    }
 }
 
 /// What ``Measure/explorer(metric:statistic:)`` reads of an explorer row.

@@ -54,6 +54,17 @@ struct QueryParserTests {
         let measure = try QueryParser.parse(text)
         #expect(measure == expected)
         #expect(try QueryParser.parse(QueryFormatter.format(measure)) == measure)
+        // Only the explorer's measures (alone or inside another) make a rule's read wait for the
+        // explorer's held rows.
+        #expect(measure.readsExplorer == (text.hasPrefix("explorer") || text.hasPrefix("regression")))
+    }
+
+    @Test("a measure reads the explorer's rows when any part of it does")
+    func readsExplorerWhenAnyPartDoes() {
+        let explorer = Measure.explorer(metric: "memory.peak", statistic: .p90)
+        #expect(Measure.ratio(.deviceDays, explorer).readsExplorer)
+        #expect(Measure.scaled(.ratio(explorer, .deviceDays), 2).readsExplorer)
+        #expect(!Measure.scaled(.ratio(.exits(state: nil, reason: nil), .deviceDays), 1000).readsExplorer)
     }
 
     @Test(
