@@ -246,18 +246,20 @@ extension AggregatorTests {
         // server (one level per fold), or a server of before migration 0024 (fine cells whole).
         // Only the level behind is replayed: replaying both would count the other twice.
         let levels = [
-            (["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"], "rollup_fine_through"),
+            (["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"], "rollup_fine_through", 0),
             (
                 ["rollup_metrics_by_version", "rollup_buckets_by_version", "rollup_diagnostics_by_version"],
-                "rollup_version_through"
+                "rollup_version_through", 1
             ),
         ]
-        for ((tables, watermark), copy) in zip(levels, oneLevelImages) {
+        for ((tables, watermark, level), copy) in zip(levels, oneLevelImages) {
             let partial = try copy.openDatabase()
             let copies = tables.map { "DELETE FROM \($0); INSERT INTO \($0) SELECT * FROM whole.\($0);" }
             try partial.execute(
                 "ATTACH '\(sqlite.path)' AS whole; \(copies.joined()) DETACH whole; "
-                    + "UPDATE aggregation_state SET \(watermark) = folded_through")
+                    + "UPDATE aggregation_state SET \(watermark) = folded_through; "
+                    + "UPDATE rollup_watermarks SET through = (SELECT folded_through FROM aggregation_state) "
+                    + "WHERE level = \(level)")
             #expect(try partial.foldPending() == 0)
             let figures = try await PostgresStoreTests.Figures.read(partial)
             #expect(figures == expected, "\(watermark) whole, differ: \(Self.differences(figures, expected))")

@@ -114,8 +114,8 @@ extension BatchWriter {
 
     /// Writes the explorer's rows and the rollups of both levels up to the fold's watermark,
     /// inside the caller's transaction (the refold's, before it rebuilds: a server may hold the
-    /// documents above `explorer_through`, `rollup_fine_through` and `rollup_version_through` in
-    /// memory, which this replays from their raw copies).
+    /// documents above `explorer_through` and the rollup parts' watermarks in memory, which this
+    /// replays from their raw copies).
     func catchUpHeld() throws(StoreError) {
         let watermark = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
         if let explorer {
@@ -132,22 +132,37 @@ extension BatchWriter {
 
     private func beginRollups(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let rollups else { return }
-        var (fine, version) =
-            try connection.first(RollupStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
-        // Only a hand-edited file holds a watermark above the fold's (put back).
-        if fine > foldedThrough {
-            try connection.run(RollupStage.writeFineWatermark, [.integer(foldedThrough)])
-            fine = foldedThrough
-        }
-        if version > foldedThrough {
-            try connection.run(RollupStage.writeVersionWatermark, [.integer(foldedThrough)])
-            version = foldedThrough
-        }
         try rollups.begin(
-            fineThrough: fine, versionThrough: version, foldedThrough: foldedThrough, through: through, write: write
+            watermarks: try rollupWatermarks(foldedThrough: foldedThrough), foldedThrough: foldedThrough,
+            through: through, write: write
         ) { from, through throws(StoreError) in
             try replayRollups(rollups, from: from, through: through)
         }
+    }
+
+    /// Every rollup part's stored watermark, ordered as ``RollupStage/index(_:part:)``: a part
+    /// without a row (only a hand-edited file lacks one) sits on its level's lowest.
+    private func rollupWatermarks(foldedThrough: Int64) throws(StoreError) -> [Int64] {
+        let (fine, version) =
+            try connection.first(RollupStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        var marks = (0..<2 * RollupParts.count).map { RollupStage.place($0).level == .fine ? fine : version }
+        let rows = try connection.query(RollupStage.readPartWatermarks) { ($0.int64(0), $0.int64(1), $0.int64(2)) }
+        let parts = 0..<Int64(RollupParts.count)
+        for (level, part, through) in rows where (0...1).contains(level) && parts.contains(part) {
+            marks[RollupStage.index(level == 0 ? .fine : .byVersion, part: Int(part))] = through
+        }
+        // Only a hand-edited file holds a watermark above the fold's (put back).
+        if marks.contains(where: { $0 > foldedThrough }) {
+            try connection.run("UPDATE rollup_watermarks SET through = min(through, ?)", [.integer(foldedThrough)])
+            marks = marks.map { min($0, foldedThrough) }
+            try connection.run(
+                RollupStage.writeLevelWatermarks,
+                [
+                    .integer(marks[..<RollupParts.count].min() ?? foldedThrough),
+                    .integer(marks[RollupParts.count...].min() ?? foldedThrough),
+                ])
+        }
+        return marks
     }
 
     /// Replays the documents in (`from`, `through`] into the rollup stage alone (which keeps their

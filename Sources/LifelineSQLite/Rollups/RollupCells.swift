@@ -185,3 +185,26 @@ struct RollupCells {
         }
     }
 }
+
+extension RollupCells {
+    /// These cells in ``RollupParts/count`` parts, each row in the part ``RollupParts/part(_:)``
+    /// gives it. ``packedSources`` (an upper bound used only to bound the cache) is shared out by
+    /// each part's bucket cells.
+    func parts() -> [RollupCells] {
+        var parts = Array(repeating: RollupCells(), count: RollupParts.count)
+        for (cell, sums) in metrics { parts[RollupParts.part(cell)].metrics[cell] = sums }
+        for (key, packed) in buckets { parts[RollupParts.part(key.cell)].buckets[key] = packed }
+        for (cell, blob) in bucketCells { parts[RollupParts.part(cell)].bucketCells[cell] = blob }
+        for (key, count) in diagnostics { parts[RollupParts.part(key.cell)].diagnostics[key] = count }
+        if packedSources > 0, !bucketCells.isEmpty {
+            var left = packedSources
+            for index in parts.indices {
+                let share = packedSources * parts[index].bucketCells.count / bucketCells.count
+                parts[index].packedSources = share
+                left -= share
+            }
+            parts[0].packedSources += left
+        }
+        return parts
+    }
+}

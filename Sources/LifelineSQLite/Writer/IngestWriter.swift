@@ -45,6 +45,10 @@ package final class IngestWriter: Service, Sendable {
         /// (``ExplorerWorker/defaultFineProbe``); `nil`: that default. Tests set 0, so every fine
         /// row goes through the writer's SQL merge.
         package var explorerFineProbe: Int?
+        /// Aggregator: the rollup cells kept in memory past which a part is written whatever its
+        /// age (``RollupStage/Deferral/maxCells``); `nil`: that default. Tests set 1, so a fold
+        /// writes one part (the largest) and the parts' watermarks part ways.
+        package var rollupMaxCells: Int?
         /// The WAL's hard cap, in pages: past it the writer itself truncates the log after its
         /// commit, waiting for the readers (``WALLimit``).
         package var walHardCapPages: Int = 2 * IngestWriter.safetyCheckpointPages
@@ -115,7 +119,12 @@ package final class IngestWriter: Service, Sendable {
         let batchWriter = BatchWriter(
             connection: connection,
             foldStages: DefaultStages.make(
-                explorer: deferral, rollups: deferral.map { RollupStage.Deferral(maxAge: $0.versionMaxAge) },
+                explorer: deferral,
+                rollups: deferral.map {
+                    var rollups = RollupStage.Deferral(maxAge: $0.versionMaxAge)
+                    if let cells = options.rollupMaxCells { rollups.maxCells = max(1, cells) }
+                    return rollups
+                },
                 reader: reader, onPrepared: { shared.wake() }))
         // What the last run acknowledged and did not fold is folded from the raw copies first.
         let start = try batchWriter.foldState()

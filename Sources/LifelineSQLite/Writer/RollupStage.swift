@@ -15,15 +15,16 @@ import LifelineStorage
 /// touch it, for a document or two each, and rewriting its packed blobs at each was a fifth of
 /// what the server wrote. A fine cell is touched less often, but a fold's few dozen fine upserts
 /// land on as many pages all over each day's part of the tables: 30 of the ~77 KB written per
-/// payload on the reference load. The sums of both levels are merged in memory, each level's
-/// written every ``Deferral/maxAge`` (one level per fold, so that two shorter writes hold the
-/// door back instead of one longer one), past ``Deferral/maxCells`` of both, and both whenever a
-/// fold must write everything (a reader waits, the writer stops). Their documents
-/// are those above `aggregation_state.rollup_fine_through` and `rollup_version_through`
-/// (migrations 0024 and 0020, each moved when its level's cache is written) up to `folded_through`;
-/// when the caches are lost (a crash, a failed fold, another process writing the rows) those
-/// documents are read again from their raw copies into the levels that miss them
-/// (``begin(fineThrough:versionThrough:foldedThrough:through:write:catchUp:)``).
+/// payload on the reference load. The sums are merged in memory, in ``RollupParts/count`` parts
+/// per level (migration 0025), and a part is written every ``Deferral/maxAge``, past
+/// ``Deferral/maxCells`` of all of them, and every part whenever a fold must write everything (a
+/// reader waits, the writer stops). A busy writer writes one part per fold: a whole level at once
+/// (the version level's ~9,400 rows: 46–72 ms) held the door's batches back that long. A part's
+/// documents are those above its watermark (`rollup_watermarks`; `aggregation_state
+/// .rollup_fine_through` and `rollup_version_through` keep the lowest of each level's) up to
+/// `folded_through`; when the caches are lost (a crash, a failed fold, another process writing
+/// the rows) those documents are read again from their raw copies into the parts that miss them
+/// (``begin(watermarks:foldedThrough:through:write:catchUp:)``).
 final class RollupStage: ItemWriteStage {
     /// When the cached cells are written.
     struct Deferral {
@@ -33,9 +34,16 @@ final class RollupStage: ItemWriteStage {
         var maxCells = 32_768
     }
 
+    /// The lowest watermark of each level's parts.
     static let readWatermarks = "SELECT rollup_fine_through, rollup_version_through FROM aggregation_state WHERE id = 1"
-    static let writeFineWatermark = "UPDATE aggregation_state SET rollup_fine_through = ? WHERE id = 1"
-    static let writeVersionWatermark = "UPDATE aggregation_state SET rollup_version_through = ? WHERE id = 1"
+    static let writeLevelWatermarks =
+        "UPDATE aggregation_state SET rollup_fine_through = ?, rollup_version_through = ? WHERE id = 1"
+    /// Each part's watermark (level 0 the fine level, 1 the version level).
+    static let readPartWatermarks = "SELECT level, part, through FROM rollup_watermarks"
+    static let writePartWatermark = """
+        INSERT INTO rollup_watermarks (level, part, through) VALUES (?, ?, ?)
+        ON CONFLICT (level, part) DO UPDATE SET through = excluded.through
+        """
 
     /// Scalar metric names of the app time summed into `rollup_metrics`.
     static let foregroundTime = "applicationTimeMetrics.cumulativeForegroundTime"
@@ -49,9 +57,8 @@ final class RollupStage: ItemWriteStage {
     let deferral: Deferral?
     private var deltas = RollupDeltas()
 
-    /// One level's cache: the sums of the documents above `base` (the stored watermark they sit
-    /// on: `rollup_fine_through` or `rollup_version_through`) up to `cachedThrough`, how many
-    /// documents that is, and when the first came.
+    /// One part's cache: the sums of the documents above `base` (the stored watermark of the part)
+    /// up to `cachedThrough`, how many documents that is, and when the first came.
     private struct Level {
         var cells = RollupCells()
         var base: Int64 = 0
@@ -62,7 +69,7 @@ final class RollupStage: ItemWriteStage {
 
         var holds: Bool { documents > 0 || !cells.isEmpty }
 
-        /// When this level falls due by age; nil while it holds nothing.
+        /// When this part falls due by age; nil while it holds nothing.
         func dueAt(after maxAge: Duration) -> ContinuousClock.Instant? {
             holds ? since.map { $0 + maxAge } : nil
         }
@@ -78,17 +85,27 @@ final class RollupStage: ItemWriteStage {
         }
     }
 
-    private var fine = Level()
-    private var version = Level()
-    /// Where both caches end; nil when nothing valid is kept (at start, after a failure).
+    /// Every part's cache: the fine level's ``RollupParts/count`` first, then the version level's
+    /// (``index(_:part:)``).
+    private var parts = Array(repeating: Level(), count: 2 * RollupParts.count)
+    /// Where the caches end; nil when nothing valid is kept (at start, after a failure).
     private var cachedThrough: Int64?
-    /// The current fold: where it ends, whether it writes both caches, which of them its
-    /// transaction wrote (moving their watermarks to `foldThrough`), its documents.
+    /// The current fold: where it ends, whether it writes every part, which parts its transaction
+    /// wrote (moving their watermarks to `foldThrough`), its documents.
     private var foldThrough: Int64?
     private var forceWrite = false
-    private var wroteFine = false
-    private var wroteVersion = false
+    private var written: [Int] = []
     private var foldDocuments = 0
+
+    /// The position of `part` of `level` in ``parts`` (and in the watermarks of ``begin``).
+    static func index(_ level: RollupLevel, part: Int) -> Int {
+        (level == .fine ? 0 : RollupParts.count) + part
+    }
+
+    /// The level and part at `index`, and the level's number in `rollup_watermarks`.
+    static func place(_ index: Int) -> (level: RollupLevel, part: Int, number: Int64) {
+        index < RollupParts.count ? (.fine, index, 0) : (.byVersion, index - RollupParts.count, 1)
+    }
 
     init(deferral: Deferral? = nil) {
         self.deferral = deferral
@@ -122,103 +139,110 @@ final class RollupStage: ItemWriteStage {
         deltas.clear()
         dropCache()
         foldThrough = nil
+        written = []
     }
 
     /// Whether cells are cached unwritten.
-    var holdsCache: Bool { fine.holds || version.holds }
+    var holdsCache: Bool { parts.contains { $0.holds } }
 
     /// When cached cells fall due by age (their count is checked at each fold).
     var dueAt: ContinuousClock.Instant? {
         guard let deferral else { return nil }
-        return [fine, version].compactMap { $0.dueAt(after: deferral.maxAge) }.min()
+        return parts.compactMap { $0.dueAt(after: deferral.maxAge) }.min()
     }
 
-    /// A fold begins (in its transaction) over the stored watermarks (`rollup_fine_through` and
-    /// `rollup_version_through`, each ≤ `folded_through`). Caches that do not sit on them or do
+    /// A fold begins (in its transaction) over the stored watermarks of every part (`watermarks`,
+    /// ordered as ``index(_:part:)``, each ≤ `foldedThrough`). Caches that do not sit on them or do
     /// not reach `foldedThrough` are dropped, and the documents above each watermark are read
-    /// again into the level it stands for (`catchUp` hands their ids to the fold, which replays
-    /// them through ``write(_:in:)`` and ``requestReleased()``; once for both levels when the
-    /// watermarks are equal). `through` is where this fold will end; `write` forces both caches
-    /// out.
+    /// again into the parts it stands for: one replay per range between two watermarks (`catchUp`
+    /// hands the range's ids to the fold, which replays them through ``write(_:in:)`` and
+    /// ``requestReleased()``), added to every part whose watermark is at or below the range's
+    /// start. `through` is where this fold will end; `write` forces every part out.
     func begin(
-        fineThrough: Int64, versionThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        watermarks: [Int64], foldedThrough: Int64, through: Int64, write: Bool,
         catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
-        wroteFine = false
-        wroteVersion = false
+        written = []
         foldDocuments = 0
-        if cachedThrough == foldedThrough, fine.base == fineThrough, version.base == versionThrough { return }
+        if cachedThrough == foldedThrough, parts.map(\.base) == watermarks { return }
+        guard watermarks.count == parts.count else {
+            throw StoreError(.internal, "internal storage error", cause: "rollup watermarks: \(watermarks.count) parts")
+        }
         dropCache()
         cachedThrough = foldedThrough
-        fine.base = fineThrough
-        version.base = versionThrough
-        for (from, levels) in Self.replays(fine: fineThrough, version: versionThrough, folded: foldedThrough) {
-            try catchUp(from, foldedThrough)
-            // At least one: the level's watermark must move even when no replayed document reads.
-            let documents = max(1, foldDocuments)
-            if levels.contains(.fine) { fine.add(RollupCells.finePacked(deltas), documents: documents) }
-            if levels.contains(.byVersion) {
-                version.add(RollupCells(deltas, level: .byVersion), documents: documents)
-            }
+        for index in parts.indices { parts[index].base = watermarks[index] }
+        let starts = Set(watermarks.filter { $0 < foldedThrough }).sorted()
+        for (position, from) in starts.enumerated() {
+            try catchUp(from, position + 1 < starts.count ? starts[position + 1] : foldedThrough)
+            // At least one: a part's watermark must move even when no replayed document reads.
+            add(deltas, documents: max(1, foldDocuments)) { watermarks[$0] <= from }
             deltas.clear()
             foldDocuments = 0
         }
     }
 
-    /// The replays a fold begins with: from each watermark below `folded`, the levels it misses.
-    private static func replays(fine: Int64, version: Int64, folded: Int64) -> [(from: Int64, levels: [RollupLevel])] {
-        if fine == version { return fine < folded ? [(fine, [.fine, .byVersion])] : [] }
-        return [(fine, [RollupLevel.fine]), (version, [.byVersion])].filter { $0.from < folded }
+    /// Adds `deltas` summed per cell of both levels to the parts `receives` accepts.
+    private func add(_ deltas: RollupDeltas, documents: Int, to receives: (Int) -> Bool) {
+        for level in RollupLevel.allCases {
+            let indices = (0..<RollupParts.count).map { Self.index(level, part: $0) }
+            guard indices.contains(where: receives) else { continue }
+            let cells = level == .fine ? RollupCells.finePacked(deltas) : RollupCells(deltas, level: .byVersion)
+            for (index, part) in zip(indices, cells.parts()) where receives(index) {
+                parts[index].add(part, documents: documents)
+            }
+        }
     }
 
-    /// Adds the fold's cells of both levels to the caches. When forced (a reader waits, the
-    /// writer stops, no deferral) both are written; otherwise at most one per fold, the one due
-    /// first by age (or the larger past ``Deferral/maxCells``): while the door is busy, two
-    /// shorter writes a few folds apart hold its batches back less than one of both levels. A
-    /// written level's watermark moves to this fold's end. A fold that did not begin
-    /// (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after the caches were written)
-    /// writes both levels at once.
+    /// Adds the fold's cells to the caches. When forced (a reader waits, the writer stops, no
+    /// deferral) every part is written; otherwise at most one per fold (``due()``): while the door
+    /// is busy, short writes a few folds apart hold its batches back less than one of a whole
+    /// level. A written part's watermark moves to this fold's end, and each level's lowest with
+    /// it. A fold that did not begin (``BatchWriter/foldAgain(_:)``, each chunk of a refold, after
+    /// the caches were written) writes both levels at once.
     func beforeCommit(on connection: Connection) throws(StoreError) {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
-        if !deltas.isEmpty || foldDocuments > 0 {
-            fine.add(RollupCells.finePacked(deltas), documents: foldDocuments)
-            version.add(RollupCells(deltas, level: .byVersion), documents: foldDocuments)
+        if !deltas.isEmpty || foldDocuments > 0 { add(deltas, documents: foldDocuments) { _ in true } }
+        let due = forceWrite ? Array(parts.indices) : due()
+        guard !due.isEmpty else { return }
+        for index in due {
+            let place = Self.place(index)
+            try RollupFlusher.write(parts[index].cells, level: place.level, on: connection)
+            try connection.run(
+                Self.writePartWatermark, [.integer(place.number), .integer(Int64(place.part)), .integer(through)])
         }
-        let (writeFine, writeVersion) = forceWrite ? (true, true) : due()
-        if writeFine {
-            try RollupFlusher.write(fine.cells, level: .fine, on: connection)
-            try connection.run(Self.writeFineWatermark, [.integer(through)])
-            wroteFine = true
-        }
-        if writeVersion {
-            try RollupFlusher.write(version.cells, level: .byVersion, on: connection)
-            try connection.run(Self.writeVersionWatermark, [.integer(through)])
-            wroteVersion = true
-        }
+        written = due
+        let after = parts.indices.map { due.contains($0) ? through : parts[$0].base }
+        try connection.run(
+            Self.writeLevelWatermarks,
+            [
+                .integer(after[..<RollupParts.count].min() ?? through),
+                .integer(after[RollupParts.count...].min() ?? through),
+            ])
     }
 
-    /// Which cache this fold writes when not forced: at most one.
-    private func due() -> (fine: Bool, version: Bool) {
-        guard let deferral else { return (true, true) }
+    /// The part this fold writes when not forced, if any: the one due first by age, or, past
+    /// ``Deferral/maxCells`` cached in all, the largest.
+    private func due() -> [Int] {
+        guard let deferral else { return Array(parts.indices) }
         let now = ContinuousClock.now
-        func byAge(_ level: Level) -> ContinuousClock.Instant? {
-            level.dueAt(after: deferral.maxAge).flatMap { $0 <= now ? $0 : nil }
+        var oldest: (index: Int, at: ContinuousClock.Instant)?
+        var cells = 0
+        var largest = 0
+        for index in parts.indices {
+            cells += parts[index].cells.count
+            if parts[index].cells.count > parts[largest].cells.count { largest = index }
+            guard let at = parts[index].dueAt(after: deferral.maxAge), at <= now else { continue }
+            if oldest.map({ at < $0.at }) ?? true { oldest = (index, at) }
         }
-        switch (byAge(fine), byAge(version)) {
-        case (let f?, let v?): return f <= v ? (true, false) : (false, true)
-        case (.some, nil): return (true, false)
-        case (nil, .some): return (false, true)
-        case (nil, nil):
-            guard fine.cells.count + version.cells.count >= deferral.maxCells else { return (false, false) }
-            return fine.cells.count >= version.cells.count ? (true, false) : (false, true)
-        }
+        if let oldest { return [oldest.index] }
+        return cells >= deferral.maxCells ? [largest] : []
     }
 
-    /// The fold committed: a written cache is emptied, the rest is kept up to the fold's end.
-    /// Returns the documents whose cells are cached in either level (0: all are stored).
+    /// The fold committed: a written part is emptied, the rest is kept up to the fold's end.
+    /// Returns the documents whose cells are cached in any part (0: all are stored).
     @discardableResult
     func committed() -> Int {
         guard let through = foldThrough else {
@@ -226,15 +250,14 @@ final class RollupStage: ItemWriteStage {
             return 0
         }
         foldThrough = nil
-        if wroteFine { fine = Level(base: through) }
-        if wroteVersion { version = Level(base: through) }
+        for index in written { parts[index] = Level(base: through) }
+        written = []
         cachedThrough = through
-        return holdsCache ? max(1, fine.documents, version.documents) : 0
+        return holdsCache ? max(1, parts.map(\.documents).max() ?? 0) : 0
     }
 
     private func dropCache() {
-        fine = Level()
-        version = Level()
+        parts = Array(repeating: Level(), count: 2 * RollupParts.count)
         cachedThrough = nil
     }
 
