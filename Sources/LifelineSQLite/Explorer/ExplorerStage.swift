@@ -245,7 +245,9 @@ final class ExplorerStage: ItemWriteStage {
             self.sealed = nil
         }
         if forceWrite { return try writeAll(through: through, on: connection) }
-        guard let deferral, sealed == nil else { return }
+        // A fold that wrote sealed rows writes nothing more, so that the cache's write and the
+        // next seal's are not added to it: the door's next batch waits for the whole fold.
+        guard let deferral, sealed == nil, wroteThrough == nil else { return }
         // The cache falls due: written now, or, while unsealed version rows hold some of its
         // documents, by the fold after the seal that takes them.
         var versionsDue = !deferral.holdsVersions || worker.heldVersionRows >= deferral.versionMaxRows
