@@ -132,6 +132,10 @@ final class WriterQueue: Sendable {
     static let compactionInterval: Duration = .seconds(1)
     static let compactionQuiet: Duration = .milliseconds(250)
 
+    /// Documents folded at most in one fold while requests wait at the door (no reader waiting):
+    /// the door's next batch waits for the fold.
+    static let busyFoldBatch = 128
+
     /// The writer thread's body: door batches as they come, and the fold behind them — when a
     /// reader waits for it, when the oldest unfolded document is older than
     /// ``IngestWriter/Options/foldDelay``, when ``IngestWriter/Options/foldBatch`` documents wait,
@@ -162,12 +166,13 @@ final class WriterQueue: Sendable {
         /// Folds once; false when there was nothing to fold or it failed. Every held figure is
         /// written when `writeExplorer` or a reader of the explorer's rows waits; the rollups'
         /// alone when only other readers wait.
-        func foldOnce(writeExplorer: Bool = false) -> Bool {
+        func foldOnce(writeExplorer: Bool = false, doorWaits: Bool = false) -> Bool {
             if let retryAfter, ContinuousClock.now < retryAfter { return false }
             do throws(StoreError) {
                 let readers = progress.readerWaits
                 let result = try writer.fold(
-                    limit: options.foldBatch, writeRollups: readers.any,
+                    limit: doorWaits && !readers.any ? min(options.foldBatch, Self.busyFoldBatch) : options.foldBatch,
+                    writeRollups: readers.any,
                     writeExplorer: writeExplorer || readers.explorer
                 ) { id, error in
                     logger.warning(
@@ -208,7 +213,9 @@ final class WriterQueue: Sendable {
             }
         }
         loop: while true {
-            if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) { _ = foldOnce() }
+            if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) {
+                _ = foldOnce(doorWaits: queue.state.withLock { !$0.queue.isEmpty })
+            }
             switch queue.next() {
             case .batch(let batch):
                 lastDoorBatch = .now
