@@ -30,7 +30,7 @@ struct ExplorerWorkerTests {
         let sealedRows = worker.heldRows + worker.heldVersionRows
         #expect(worker.heldRows > 0 && worker.heldVersionRows > 0)
         // Sealed on the documents' thread, prepared against the migrated file's watermarks (0, 0).
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: true))
         #expect(entered.wait(timeout: .now() + 5) == .success, "the prepare did not end")
         // The prepare's thread is held: documents handed over now are still added, more than the
         // queue holds, so none of the submits waits for the prepare (the writer's thread would).
@@ -79,7 +79,7 @@ struct ExplorerWorkerTests {
         let versions = worker.byVersion.count
         #expect(fine > 3)
         // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
-        #expect(worker.submitSealAndPrepare(base: 7, versionBase: 0, versions: true))
+        #expect(worker.submitSealAndPrepare(base: 7, versionBases: Array(repeating: 0, count: 8), versions: true))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
         #expect(worker.sealed.fine.count == fine && worker.sealed.byVersion.count == versions)
@@ -94,7 +94,7 @@ struct ExplorerWorkerTests {
         defer { connection.close() }
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: true))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: true))
         worker.drain()
         let prepared = try #require(worker.prepared)
         let left = worker.sealed.fine.count + worker.sealed.byVersion.count
@@ -118,7 +118,7 @@ struct ExplorerWorkerTests {
         let fine = worker.heldRows
         let versions = worker.byVersion
         #expect(fine > 0 && !versions.isEmpty)
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
         worker.submit(document(os: 2))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -190,7 +190,7 @@ struct ExplorerWorkerTests {
         let storedCells = try #require(held[storedKey]).builder(for: storedKey).encoded()
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
         worker.drain()
         let prepared = try #require(worker.prepared)
         #expect(prepared.count == held.count && worker.sealed.fine.isEmpty)
@@ -210,7 +210,7 @@ struct ExplorerWorkerTests {
         // The same cells again: every one is stored now, and every one is read.
         worker.prepared = nil
         submitDocuments()
-        #expect(worker.submitSealAndPrepare(base: 0, versionBase: 0, versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
         worker.drain()
         let again = try #require(worker.prepared)
         #expect(again.count == held.count && !again.contains(where: \.mergesStored))

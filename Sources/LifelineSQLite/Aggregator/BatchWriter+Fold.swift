@@ -193,21 +193,23 @@ extension BatchWriter {
 
     private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let explorer else { return }
-        var (stored, version) =
-            try connection.first(ExplorerStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        var stored = try connection.first(ExplorerStage.readWatermarks) { $0.int64(0) } ?? 0
         if stored > foldedThrough {
             // Only a hand-edited file holds this (the fold's watermark put back): the explorer's
             // watermark goes back with it, and its documents are folded again into fresh rows.
             try connection.run(ExplorerStage.writeWatermark, [.integer(foldedThrough)])
             stored = foldedThrough
         }
-        if version > stored {
-            // The same for the version rows' watermark.
-            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(stored)])
-            version = stored
+        var versions = try ExplorerStage.versionWatermarks(on: connection)
+        if versions.contains(where: { $0 > stored }) {
+            // The same for the version parts' watermarks.
+            try connection.run(
+                "UPDATE rollup_watermarks SET through = min(through, ?) WHERE level = 2", [.integer(stored)])
+            versions = versions.map { min($0, stored) }
+            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(versions.min() ?? stored)])
         }
         try explorer.begin(
-            versionThrough: version, explorerThrough: stored, foldedThrough: foldedThrough, through: through,
+            versionThroughs: versions, explorerThrough: stored, foldedThrough: foldedThrough, through: through,
             write: write
         ) { from, through, versionOnly throws(StoreError) in
             try replayExplorer(explorer, from: from, through: through, versionOnly: versionOnly)

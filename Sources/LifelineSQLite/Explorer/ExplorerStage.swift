@@ -35,6 +35,7 @@ import LifelineStorage
 final class ExplorerStage: ItemWriteStage {
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
+    /// The lowest of the version rows' part watermarks.
     static let writeVersionWatermark = "UPDATE aggregation_state SET explorer_version_through = ? WHERE id = 1"
 
     let deferral: Deferral?
@@ -42,20 +43,25 @@ final class ExplorerStage: ItemWriteStage {
     /// yet, per level: the current fold's, and with a deferral those of the folds before it since
     /// the last write. Read and changed here only after ``ExplorerWorker/drain()``. With a read
     /// connection it also prepares the merge of sealed rows.
-    private let worker: ExplorerWorker
+    let worker: ExplorerWorker
     /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
     /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
     /// The sealed rows (if any) hold (`base`, `sealed.through`], the worker's rows the rest.
-    private var held: (base: Int64, through: Int64)?
-    /// The stored `explorer_version_through` the version rows in memory
-    /// (``ExplorerWorker/versionCache``) sit on, with the documents above it up to `held.base`
-    /// (`nil` with `held`). Version rows are kept there only when the worker prepares writes.
-    private var versionBase: Int64?
+    var held: (base: Int64, through: Int64)?
+    /// The stored watermarks of the version rows' parts (``RollupParts``, migration 0026) the
+    /// version rows in memory (``ExplorerWorker/versionCache``) sit on, each with the documents of
+    /// its part above it up to `held.base` (`nil` with `held`). Version rows are kept there only
+    /// when the worker prepares writes.
+    var versionBases: [Int64]?
     /// Documents whose version rows are in the worker's cache only, when the first went there, and
     /// the cache's bytes.
-    private var cachedDocuments = 0
-    private var cachedSince: ContinuousClock.Instant?
-    private var cachedBytes = 0
+    var cachedDocuments = 0
+    var cachedSince: ContinuousClock.Instant?
+    var cachedBytes = 0
+    /// The cache being written one part per fold (``writeNextCachePart(on:)``): the parts left, and
+    /// the watermark each takes (`explorer_through` when the write began: the cache then held
+    /// every document up to it, and takes no more until the last part is written).
+    var cacheWrite: (parts: [Int], through: Int64)?
     /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
@@ -63,7 +69,7 @@ final class ExplorerStage: ItemWriteStage {
     /// worker prepares; written as prepared by a later fold.
     private var sealed: Seal?
     /// Binds and writes the rows.
-    private var rowWriter = ExplorerRowWriter()
+    var rowWriter = ExplorerRowWriter()
     /// A seal: its documents, up to `through`, and whether it took the version rows too.
     private struct Seal {
         var through: Int64
@@ -72,14 +78,15 @@ final class ExplorerStage: ItemWriteStage {
     }
     /// The worker's unsealed version rows (``ExplorerWorker/byVersion``) hold documents whose fine
     /// rows were sealed without them: the cache cannot be written until a seal takes them.
-    private var versionsUnsealed = false
+    var versionsUnsealed = false
     /// The current fold: where it ends, whether it must write every row, where its transaction
     /// moved `explorer_through` (nil: not moved), whether it wrote every row, what it sealed.
     private var foldThrough: Int64?
     private var forceWrite = false
-    private var wroteThrough: Int64?
-    /// Where the current fold's transaction moved `explorer_version_through` (nil: not moved).
-    private var wroteVersionThrough: Int64?
+    var wroteThrough: Int64?
+    /// The version rows' part watermarks as the current fold's transaction left them (nil: not
+    /// moved).
+    var wroteVersionBases: [Int64]?
     private var wroteAll = false
     private var sealedNow: Seal?
     /// The current document, until its savepoint is released (then handed to the worker) or
@@ -123,32 +130,32 @@ final class ExplorerStage: ItemWriteStage {
     /// Whether held rows are due to be written.
     var writeDue: Bool { dueAt.map { ContinuousClock.now >= $0 } ?? false }
 
-    /// A fold begins (in its transaction) over the stored watermarks
-    /// (`explorer_version_through` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not
-    /// sit on `versionThrough` and `explorerThrough` or do not reach `foldedThrough` are dropped,
-    /// and the documents between them are read again (`catchUp` hands their ids to the fold, which
-    /// replays them through ``write(_:in:)``): those up to `explorerThrough` into the version rows
-    /// only (`versionOnly`), the others into both. `through` is where this fold will end; `write`
-    /// forces the rows out.
+    /// A fold begins (in its transaction) over the stored watermarks (each version part's in
+    /// `versionThroughs` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not sit on
+    /// them or do not reach `foldedThrough` are dropped, and the documents between them are read
+    /// again (`catchUp` hands their ids to the fold, which replays them through
+    /// ``write(_:in:)``): those up to `explorerThrough` into the version rows only
+    /// (`versionOnly`), each only when it is above its part's watermark; the others into both.
+    /// `through` is where this fold will end; `write` forces the rows out.
     func begin(
-        versionThrough: Int64, explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
+        versionThroughs: [Int64], explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
         catchUp: (_ from: Int64, _ through: Int64, _ versionOnly: Bool) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
         wroteThrough = nil
-        wroteVersionThrough = nil
+        wroteVersionBases = nil
         wroteAll = false
         sealedNow = nil
-        if let held, held.base == explorerThrough, held.through == foldedThrough, versionBase == versionThrough {
+        if let held, held.base == explorerThrough, held.through == foldedThrough, versionBases == versionThroughs {
             return
         }
         dropHeld()
         held = (explorerThrough, foldedThrough)
-        versionBase = versionThrough
-        if versionThrough < explorerThrough {
+        versionBases = versionThroughs
+        if let lowest = versionThroughs.min(), lowest < explorerThrough {
             heldSince = .now
-            try catchUp(versionThrough, explorerThrough, true)
+            try catchUp(lowest, explorerThrough, true)
         }
         if explorerThrough < foldedThrough {
             heldSince = .now
@@ -162,9 +169,16 @@ final class ExplorerStage: ItemWriteStage {
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content, metric.isDeviceDay else { return }
         let meta = metric.meta
+        let day = Int64(RollupDeltas.day(epochSeconds: stored.occurredAt))
+        let version = try session.id(.appVersion, meta.appVersion) ?? 0
+        // A version-only replay skips a document its part's stored version rows already hold.
+        if replaysVersionOnly, let bases = versionBases,
+            stored.payloadID <= bases[Self.part(app: stored.appID, day: day, version: version)]
+        {
+            return
+        }
         document = ExplorerWorker.Document(
-            app: stored.appID, day: Int64(RollupDeltas.day(epochSeconds: stored.occurredAt)),
-            version: try session.id(.appVersion, meta.appVersion) ?? 0,
+            app: stored.appID, day: day, version: version,
             os: try session.id(.osVersion, meta.osVersion) ?? 0,
             device: try session.id(.deviceType, meta.deviceType) ?? 0, metric: metric,
             versionOnly: replaysVersionOnly)
@@ -200,19 +214,20 @@ final class ExplorerStage: ItemWriteStage {
         sealedNow = nil
         versionsUnsealed = false
         held = nil
-        versionBase = nil
+        versionBases = nil
         heldDocuments = 0
         heldSince = nil
         cachedDocuments = 0
         cachedSince = nil
         cachedBytes = 0
+        cacheWrite = nil
     }
 
     /// Writes what is due, and moves `explorer_through` with it: sealed rows once the worker
     /// prepared them (their version rows into the worker's cache when it keeps them); every row
-    /// when forced (a reader waits, the writer stops, no deferral); the cached version rows when
-    /// due, moving `explorer_version_through`; and seals the worker's rows when they are due by
-    /// age, documents or rows (written by a later fold, once prepared).
+    /// when forced (a reader waits, the writer stops, no deferral); one part of the cached version
+    /// rows per fold once the cache is due, moving that part's watermark; and seals the worker's
+    /// rows when they are due by age, documents or rows (written by a later fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
         rowWriter.transactionBegins()
         guard let through = foldThrough else {
@@ -248,13 +263,18 @@ final class ExplorerStage: ItemWriteStage {
         // A fold that wrote sealed rows writes nothing more, so that the cache's write and the
         // next seal's are not added to it: the door's next batch waits for the whole fold.
         guard let deferral, sealed == nil, wroteThrough == nil else { return }
-        // The cache falls due: written now, or, while unsealed version rows hold some of its
-        // documents, by the fold after the seal that takes them.
+        // The cache falls due: its write begins now, or, while unsealed version rows hold some of
+        // its documents, at the fold after the seal that takes them. It is written one part per
+        // fold, and no seal takes version rows into it meanwhile.
         var versionsDue = !deferral.holdsVersions || worker.heldVersionRows >= deferral.versionMaxRows
-        if let cachedSince,
+        if cacheWrite == nil, let cachedSince,
             ContinuousClock.now >= cachedSince + deferral.versionMaxAge || cachedBytes >= deferral.versionMaxBytes
         {
-            if versionsUnsealed { versionsDue = true } else { try writeCache(on: connection) }
+            if versionsUnsealed { versionsDue = true } else { try beginCacheWrite() }
+        }
+        if cacheWrite != nil {
+            versionsDue = false
+            try writeNextCachePart(on: connection)
         }
         guard heldDocuments > 0 || (versionsDue && versionsUnsealed) else { return }
         let due =
@@ -280,41 +300,16 @@ final class ExplorerStage: ItemWriteStage {
         // The unsealed version rows are merged in SQL right after the cache (a failing fold drops
         // them with everything held).
         versionsUnsealed = false
-        try writeCache(on: connection)
+        try writeCache(through: through, on: connection)
         try writeRows(on: connection)
         try connection.run(Self.writeWatermark, [.integer(through)])
-        try connection.run(Self.writeVersionWatermark, [.integer(through)])
         wroteThrough = through
-        wroteVersionThrough = through
         wroteAll = true
     }
 
     /// The worker's rows, merged into the stored ones in SQL.
     private func writeRows(on connection: Connection) throws(StoreError) {
         try rowWriter.merge(fine: worker.fine, versions: worker.byVersion, on: connection)
-    }
-
-    /// The cached version rows, as they are (nothing written when none is cached), and
-    /// `explorer_version_through` moved to `explorer_through` as this transaction left it: the
-    /// cache holds every document between the two.
-    private func writeCache(on connection: Connection) throws(StoreError) {
-        guard !worker.versionCache.isEmpty || cachedDocuments > 0 else { return }
-        guard !versionsUnsealed else {
-            throw StoreError(.internal, "internal storage error", cause: "explorer cache written without its rows")
-        }
-        // Where `explorer_through` stands in this transaction (a fold that began has `held`).
-        guard let through = wroteThrough ?? held?.base else {
-            throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
-        }
-        for (key, cells) in worker.versionCache {
-            try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
-        }
-        try connection.run(Self.writeVersionWatermark, [.integer(through)])
-        wroteVersionThrough = through
-        worker.versionCache = [:]
-        cachedDocuments = 0
-        cachedSince = nil
-        cachedBytes = 0
     }
 
     /// The sealed rows: those the worker prepared as they are, the version ones into its cache (a
@@ -339,10 +334,8 @@ final class ExplorerStage: ItemWriteStage {
         guard seal.versions else {
             return try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
         }
-        try writeCache(on: connection)
+        try writeCache(through: seal.through, on: connection)
         try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
-        try connection.run(Self.writeVersionWatermark, [.integer(seal.through)])
-        wroteVersionThrough = seal.through
     }
 
     /// The fold committed: the rows it wrote are gone from memory, sealed rows go to the worker to
@@ -358,7 +351,7 @@ final class ExplorerStage: ItemWriteStage {
         foldThrough = nil
         let base = wroteThrough ?? held?.base ?? through
         held = (base, through)
-        if let wroteVersionThrough { versionBase = wroteVersionThrough }
+        if let wroteVersionBases { versionBases = wroteVersionBases }
         if wroteAll {
             worker.fine = [:]
             worker.byVersion = [:]
@@ -372,7 +365,9 @@ final class ExplorerStage: ItemWriteStage {
             heldDocuments = 0
             heldSince = nil
             versionsUnsealed = !sealedNow.versions
-            _ = worker.submitSealAndPrepare(base: base, versionBase: versionBase ?? base, versions: sealedNow.versions)
+            _ = worker.submitSealAndPrepare(
+                base: base, versionBases: versionBases ?? Array(repeating: base, count: RollupParts.count),
+                versions: sealedNow.versions)
         }
         let cached = cachedDocuments > 0 || !worker.versionCache.isEmpty ? max(cachedDocuments, 1) : 0
         return heldDocuments + (sealed?.documents ?? 0) + cached

@@ -10,7 +10,7 @@ import LifelineStorage
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitSealAndPrepare(base:versionBase:versions:)``): a thread of its own reads their stored cells in a snapshot where
+/// (``submitSealAndPrepare(base:versionBases:versions:)``): a thread of its own reads their stored cells in a snapshot where
 /// `explorer_through` is still `base`, merges them as bytes with the sealed ones and hands back the
 /// finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
 /// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
@@ -22,7 +22,7 @@ import LifelineStorage
 /// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
 /// which returns once every submitted job and the prepare are done; the writer reads, writes or
 /// clears them only after a drain and before its next submit. ``sealed``, ``prepared`` and
-/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBase:versions:)`` until
+/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBases:versions:)`` until
 /// ``isPreparing`` turns false (or a drain): this thread seals (moves the rows to ``sealed``), then
 /// only the prepare's thread touches them until it ends; then they are the writer's until its next
 /// seal. No two threads touch the same rows at once (the condition's lock orders their memory).
@@ -70,7 +70,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
         var isEmpty: Bool { fine.isEmpty && byVersion.isEmpty }
     }
-    /// Rows sealed for a write, and the writes of those prepared (``prepare(base:versionBase:)``):
+    /// Rows sealed for a write, and the writes of those prepared (``prepare(base:versionBases:)``):
     /// a prepared row leaves ``sealed``; those left there when the snapshot's `explorer_through`
     /// was not the sealed rows' base, a stored row did not read or a read failed are merged in SQL
     /// by the writer, as without a worker. `prepared` is `nil` until the prepare ends (and without
@@ -89,7 +89,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     private enum Job {
         case document(Document)
-        case sealAndPrepare(base: Int64, versionBase: Int64, versions: Bool)
+        case sealAndPrepare(base: Int64, versionBases: [Int64], versions: Bool)
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -107,7 +107,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Whether a prepare is queued or running.
     private var preparing = false
     /// A sealed prepare for the prepare's thread: the watermarks its snapshot must show.
-    private var prepareRequest: (base: Int64, versionBase: Int64)?
+    private var prepareRequest: (base: Int64, versionBases: [Int64])?
     /// The adding thread ended (stopped, its queue empty): the prepare's thread ends once it has
     /// no prepare left.
     private var addsEnded = false
@@ -118,7 +118,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Fine rows a prepare reads before it may write the rest unread (``defaultFineProbe``).
     private let fineProbe: Int
 
-    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBase:versions:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBases:versions:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     /// `fineProbe`: see ``defaultFineProbe``.
     init(
@@ -155,17 +155,17 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
     /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
-    /// must be `base` and `explorer_version_through` `versionBase`. `versions`: the version rows
+    /// must be `base` and the version parts' watermarks `versionBases`. `versions`: the version rows
     /// are sealed too; otherwise they stay in ``byVersion``, gathering the next documents (a
     /// version row is touched by most seals, for a document or two each, and merging it into its
     /// cached bytes at every seal was most of a prepare). Returns `false` without a read
     /// connection.
-    func submitSealAndPrepare(base: Int64, versionBase: Int64, versions: Bool) -> Bool {
+    func submitSealAndPrepare(base: Int64, versionBases: [Int64], versions: Bool) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.sealAndPrepare(base: base, versionBase: versionBase, versions: versions))
+        enqueue(.sealAndPrepare(base: base, versionBases: versionBases, versions: versions))
         return true
     }
 
@@ -178,7 +178,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Whether a prepare is queued or running: until it ends, only the workers touch ``sealed``
     /// and ``prepared``; after it, only the writer, until its next
-    /// ``submitSealAndPrepare(base:versionBase:versions:)``.
+    /// ``submitSealAndPrepare(base:versionBases:versions:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -249,14 +249,14 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): rows.add(document)
-                case .sealAndPrepare(let base, let versionBase, let versions):
+                case .sealAndPrepare(let base, let versionBases, let versions):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
                     sealed = SealedRows(fine: fine, byVersion: versions ? byVersion : [:])
                     fine = [:]
                     if versions { byVersion = [:] }
                     condition.lock()
-                    prepareRequest = (base, versionBase)
+                    prepareRequest = (base, versionBases)
                     condition.broadcast()
                     condition.unlock()
                 case .dispose, .release: break
@@ -283,7 +283,7 @@ final class ExplorerWorker: @unchecked Sendable {
             }
             prepareRequest = nil
             condition.unlock()
-            prepared = prepare(base: request.base, versionBase: request.versionBase)
+            prepared = prepare(base: request.base, versionBases: request.versionBases)
             condition.lock()
             preparing = false
             condition.broadcast()
@@ -293,8 +293,8 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// The sealed rows merged with their stored cells (a version row's kept in ``versionCache``
-    /// when it is there), read in one snapshot whose `explorer_through` is `base` and
-    /// `explorer_version_through` `versionBase` (what the writer will still find when it writes
+    /// when it is there), read in one snapshot whose `explorer_through` is `base` and the version
+    /// parts' watermarks `versionBases` (what the writer will still find when it writes
     /// them: only it and a refold, which moves those watermarks, write these rows). Each sealed
     /// row leaves ``sealed`` once merged, and goes back to the adding thread to be freed in
     /// batches as the prepare goes on (the rows added meanwhile reuse its memory). The rows it
@@ -303,7 +303,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// the first failed read, on (none prepared when the snapshot could not begin). Past
     /// ``fineProbe`` fine rows, when few of them were stored, the rest go unread
     /// (``PreparedRow/mergesStored``). `nil` without a read connection.
-    private func prepare(base: Int64, versionBase: Int64) -> [PreparedRow]? {
+    private func prepare(base: Int64, versionBases: [Int64]) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
         var spent: [ExplorerPendingRow] = []
@@ -318,8 +318,8 @@ final class ExplorerWorker: @unchecked Sendable {
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
-            let watermarks = try reader.first(ExplorerStage.readWatermarks, []) { ($0.int64(0), $0.int64(1)) }
-            guard let watermarks, watermarks == (base, versionBase) else { return [] }
+            let stored = try reader.first(ExplorerStage.readWatermarks, []) { $0.int64(0) }
+            guard stored == base, try ExplorerStage.versionWatermarks(on: reader) == versionBases else { return [] }
             var probe = (read: 0, found: 0)
             for level in [RollupLevel.fine, .byVersion] {
                 while let (key, pending) = level == .fine ? sealed.fine.popFirst() : sealed.byVersion.popFirst() {

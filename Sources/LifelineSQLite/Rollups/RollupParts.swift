@@ -10,9 +10,9 @@
 /// watermarks on disk say which documents each part's stored rows hold, so a replay after a
 /// crash must put every row in the part it was written in. Never change it without a migration
 /// that writes every part whole first.
-enum RollupParts {
+package enum RollupParts {
     /// Parts per level.
-    static let count = 8
+    package static let count = 8
 
     /// The part of the rows of `cell` (its version-day's).
     static func part(_ cell: RollupDeltas.Cell) -> Int {
@@ -20,6 +20,11 @@ enum RollupParts {
         hash = mix(hash ^ UInt64(bitPattern: cell.day))
         hash = mix(hash ^ UInt64(bitPattern: cell.version))
         return Int(hash % UInt64(count))
+    }
+
+    /// The part of the rows of a version-day (tests delete a part's rows to rebuild it alone).
+    package static func part(app: Int64, day: Int64, version: Int64) -> Int {
+        part(RollupDeltas.Cell(app: app, day: day, version: version, os: 0, device: 0))
     }
 
     /// SplitMix64's finalizer.
