@@ -41,17 +41,28 @@ extension ExplorerStage {
     }
 
     /// Writes the cached rows of the next part of the cache's write (``cacheWrite``) as they are,
-    /// and moves that part's watermark; the last part ends the write, and the cache is empty.
+    /// and moves that part's watermark (and those of the parts before the next one with cached
+    /// rows, which have none to write); the last part ends the write, and the cache is empty.
     func writeNextCachePart(on connection: Connection) throws(StoreError) {
         guard var write = cacheWrite, !write.parts.isEmpty else { return }
-        let part = write.parts.removeFirst()
-        for key in worker.versionCache.keys
-        where Self.part(app: key.app, day: key.day, version: key.version) == part {
-            guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
-            try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
-            cachedBytes -= cells.count
+        var cached: [Int: [ExplorerRowKey]] = [:]
+        for key in worker.versionCache.keys {
+            cached[Self.part(app: key.app, day: key.day, version: key.version), default: []].append(key)
         }
-        try moveVersionWatermarks([part], to: write.through, on: connection)
+        var moved: [Int] = []
+        var wrote = false
+        while let part = write.parts.first {
+            let keys = cached[part] ?? []
+            if !keys.isEmpty, wrote { break }
+            moved.append(write.parts.removeFirst())
+            for key in keys {
+                guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
+                try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
+                cachedBytes -= cells.count
+            }
+            wrote = wrote || !keys.isEmpty
+        }
+        try moveVersionWatermarks(moved, to: write.through, on: connection)
         guard write.parts.isEmpty else {
             cacheWrite = write
             return

@@ -205,8 +205,10 @@ final class RollupStage: ItemWriteStage {
         defer { deltas.clear() }
         guard let through = foldThrough else { return try RollupFlusher.flush(deltas, on: connection) }
         if !deltas.isEmpty || foldDocuments > 0 { add(deltas, documents: foldDocuments) { _ in true } }
-        let due = forceWrite ? Array(parts.indices) : due()
+        var due = forceWrite ? Array(parts.indices) : due()
         guard !due.isEmpty else { return }
+        // Parts whose documents made no cells of theirs cost only their watermark: moved with it.
+        due += parts.indices.filter { !due.contains($0) && parts[$0].documents > 0 && parts[$0].cells.isEmpty }
         for index in due {
             let place = Self.place(index)
             try RollupFlusher.write(parts[index].cells, level: place.level, on: connection)
