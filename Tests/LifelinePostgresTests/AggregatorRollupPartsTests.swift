@@ -1,3 +1,4 @@
+import LifelineAnalysis
 import LifelineIngest
 import LifelineSQLite
 import LifelineStorage
@@ -105,5 +106,64 @@ extension AggregatorTests {
         #expect(rebuilt == expected, "differ: \(Self.differences(rebuilt, expected))")
         let after = try database.query("SELECT min(through), max(through) FROM rollup_watermarks")[0]
         #expect(after[0] == after[1], "every part written through the fold: \(after)")
+    }
+}
+
+extension AggregatorTests {
+    /// The device-days of `metric` at the version level (`grouped(by: [.version])`) and at the fine
+    /// level (`[.device, .os]`), each read as a reader of the explorer reads them.
+    static func deviceDays(_ database: Database, metric: String) async throws -> (fine: UInt64, version: UInt64) {
+        try await AnalysisRunner(source: database).analyze { analyzer in
+            let scope = Scope(app: app, days: DayRange(from: "2026-09-25", to: "2026-10-20"))
+            // The fine level first: whatever a fold writes between the two reads adds to the second.
+            let fine = try await analyzer.explorer(scope.grouped(by: [.device, .os]), minimumDeviceDays: 1)
+            let version = try await analyzer.explorer(scope.grouped(by: [.version]), minimumDeviceDays: 1)
+            func total(_ rows: [ExplorerRow]) -> UInt64 {
+                rows.filter { $0.metric == metric && $0.appState == nil }.reduce(0) { $0 + $1.deviceDays }
+            }
+            return (total(fine), total(version))
+        }
+    }
+
+    @Test(
+        "while the version cache is written in parts beside a busy door and seals of fine rows, a reader of the explorer never finds a document in the fine rows and not in the version rows"
+    )
+    func versionCacheWriteNeverHidesHeldRows() async throws {
+        let items = try PostgresStoreTests.items(devices: 40, days: 3)
+        let sqlite = try TemporaryDatabase()
+        var options = IngestWriter.Options()
+        // Seals every few milliseconds, the cache due 20 ms after its first document: cache
+        // writes in parts overlap seals of fine rows all along.
+        options.explorerDelay = 0.005
+        options.explorerVersionDelay = 0.02
+        let metric = "memory.peak"
+        try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
+        {
+            writer in
+            // Bursts of requests from four tasks, each followed by a pause of 0-45 ms (the cache's
+            // write and the seals go on, then the writer idles) and a read.
+            var checked = 0
+            for (round, burst) in stride(from: 0, to: items.count, by: 8).enumerated() {
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for lane in 0..<4 {
+                        group.addTask {
+                            for start in stride(from: burst + lane * 2, to: min(burst + 8, items.count), by: 8) {
+                                _ = try await writer.submit(
+                                    IngestRequest(
+                                        app: Self.app, items: Array(items[start..<min(start + 2, items.count)])))
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                try await Task.sleep(for: .milliseconds(round % 4 * 15))
+                let days = try await Self.deviceDays(sqlite.database, metric: metric)
+                #expect(days.version >= days.fine, "\(days)")
+                checked += 1
+            }
+            #expect(checked > 10)
+        }
+        let days = try await Self.deviceDays(sqlite.database, metric: metric)
+        #expect(days.fine > 0 && days.version == days.fine, "\(days)")
     }
 }

@@ -37,12 +37,13 @@ extension ExplorerStage {
         guard let through = wroteThrough ?? held?.base else {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
         }
-        cacheWrite = (Array(0..<RollupParts.count), through)
+        cacheWrite = (Array(0..<RollupParts.count), through, cachedDocuments)
     }
 
     /// Writes the cached rows of the next part of the cache's write (``cacheWrite``) as they are,
     /// and moves that part's watermark (and those of the parts before the next one with cached
-    /// rows, which have none to write); the last part ends the write, and the cache is empty.
+    /// rows, which have none to write); the last part ends the write, and the cache is empty (its
+    /// documents are no longer held, those of seals written meanwhile still are).
     func writeNextCachePart(on connection: Connection) throws(StoreError) {
         guard var write = cacheWrite, !write.parts.isEmpty else { return }
         var cached: [Int: [ExplorerRowKey]] = [:]
@@ -68,9 +69,10 @@ extension ExplorerStage {
             return
         }
         cacheWrite = nil
-        cachedDocuments = 0
-        cachedSince = nil
         cachedBytes = 0
+        // The documents of fine-only seals written meanwhile: their version rows are unsealed.
+        cachedDocuments = max(0, cachedDocuments - write.documents)
+        cachedSince = cachedDocuments > 0 ? .now : nil
     }
 
     /// Every cached version row, as it is, and every part's watermark moved to `through` (where

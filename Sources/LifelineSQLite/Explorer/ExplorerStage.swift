@@ -58,10 +58,12 @@ final class ExplorerStage: ItemWriteStage {
     var cachedDocuments = 0
     var cachedSince: ContinuousClock.Instant?
     var cachedBytes = 0
-    /// The cache being written one part per fold (``writeNextCachePart(on:)``): the parts left, and
-    /// the watermark each takes (`explorer_through` when the write began: the cache then held
-    /// every document up to it, and takes no more until the last part is written).
-    var cacheWrite: (parts: [Int], through: Int64)?
+    /// The cache being written one part per fold (``writeNextCachePart(on:)``): the parts left, the
+    /// watermark each takes (`explorer_through` when the write began: the cache then held every
+    /// document up to it, and takes no more until the last part is written), and
+    /// ``cachedDocuments`` then (seals of fine rows alone written meanwhile add theirs, whose
+    /// version rows stay unsealed: still held once the last part is written).
+    var cacheWrite: (parts: [Int], through: Int64, documents: Int)?
     /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
@@ -369,7 +371,9 @@ final class ExplorerStage: ItemWriteStage {
                 base: base, versionBases: versionBases ?? Array(repeating: base, count: RollupParts.count),
                 versions: sealedNow.versions)
         }
-        let cached = cachedDocuments > 0 || !worker.versionCache.isEmpty ? max(cachedDocuments, 1) : 0
+        // Unsealed version rows of documents whose fine rows were sealed count too (at least one).
+        let cached =
+            cachedDocuments > 0 || !worker.versionCache.isEmpty || versionsUnsealed ? max(cachedDocuments, 1) : 0
         return heldDocuments + (sealed?.documents ?? 0) + cached
     }
 }
