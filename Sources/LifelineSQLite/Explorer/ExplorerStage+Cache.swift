@@ -13,11 +13,6 @@ extension ExplorerStage {
         ON CONFLICT (level, part) DO UPDATE SET through = excluded.through
         """
 
-    /// The part of the version rows of a document of `app`, `day` and `version`.
-    static func part(app: Int64, day: Int64, version: Int64) -> Int {
-        RollupParts.part(app: app, day: day, version: version)
-    }
-
     /// The stored watermark of each version part, by part: one without a row (only a hand-edited
     /// file lacks one) sits on `explorer_version_through`.
     static func versionWatermarks(on connection: Connection) throws(StoreError) -> [Int64] {
@@ -32,12 +27,17 @@ extension ExplorerStage {
 
     /// Begins writing the cache, one part per fold from this one: every cached row holds every
     /// document up to `explorer_through` as this transaction leaves it (no unsealed version row
-    /// holds one of those).
+    /// holds one of those). The rows are grouped by part here, once: the cache takes no rows until
+    /// the write ends (the folds in between no longer walk the whole cache).
     func beginCacheWrite() throws(StoreError) {
         guard let through = wroteThrough ?? held?.base else {
             throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
         }
-        cacheWrite = (Array(0..<RollupParts.count), through, cachedDocuments)
+        var keys = Array(repeating: [ExplorerRowKey](), count: RollupParts.count)
+        for key in worker.versionCache.keys {
+            keys[RollupParts.part(app: key.app, day: key.day, version: key.version)].append(key)
+        }
+        cacheWrite = (keys.enumerated().map { (part: $0.offset, keys: $0.element) }, through, cachedDocuments)
     }
 
     /// Writes the cached rows of the next part of the cache's write (``cacheWrite``) as they are,
@@ -46,22 +46,18 @@ extension ExplorerStage {
     /// documents are no longer held, those of seals written meanwhile still are).
     func writeNextCachePart(on connection: Connection) throws(StoreError) {
         guard var write = cacheWrite, !write.parts.isEmpty else { return }
-        var cached: [Int: [ExplorerRowKey]] = [:]
-        for key in worker.versionCache.keys {
-            cached[Self.part(app: key.app, day: key.day, version: key.version), default: []].append(key)
-        }
         var moved: [Int] = []
         var wrote = false
-        while let part = write.parts.first {
-            let keys = cached[part] ?? []
-            if !keys.isEmpty, wrote { break }
-            moved.append(write.parts.removeFirst())
-            for key in keys {
+        while let next = write.parts.first {
+            if !next.keys.isEmpty, wrote { break }
+            write.parts.removeFirst()
+            moved.append(next.part)
+            for key in next.keys {
                 guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
                 try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
                 cachedBytes -= cells.count
             }
-            wrote = wrote || !keys.isEmpty
+            wrote = wrote || !next.keys.isEmpty
         }
         try moveVersionWatermarks(moved, to: write.through, on: connection)
         guard write.parts.isEmpty else {

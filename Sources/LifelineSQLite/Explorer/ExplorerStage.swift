@@ -62,8 +62,9 @@ final class ExplorerStage: ItemWriteStage {
     /// watermark each takes (`explorer_through` when the write began: the cache then held every
     /// document up to it, and takes no more until the last part is written), and
     /// ``cachedDocuments`` then (seals of fine rows alone written meanwhile add theirs, whose
-    /// version rows stay unsealed: still held once the last part is written).
-    var cacheWrite: (parts: [Int], through: Int64, documents: Int)?
+    /// version rows stay unsealed: still held once the last part is written). Each part comes with
+    /// its cached rows' keys, grouped once when the write begins.
+    var cacheWrite: (parts: [(part: Int, keys: [ExplorerRowKey])], through: Int64, documents: Int)?
     /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
@@ -175,7 +176,7 @@ final class ExplorerStage: ItemWriteStage {
         let version = try session.id(.appVersion, meta.appVersion) ?? 0
         // A version-only replay skips a document its part's stored version rows already hold.
         if replaysVersionOnly, let bases = versionBases,
-            stored.payloadID <= bases[Self.part(app: stored.appID, day: day, version: version)]
+            stored.payloadID <= bases[RollupParts.part(app: stored.appID, day: day, version: version)]
         {
             return
         }
