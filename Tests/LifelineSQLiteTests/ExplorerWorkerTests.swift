@@ -30,7 +30,7 @@ struct ExplorerWorkerTests {
         let sealedRows = worker.heldRows + worker.heldVersionRows
         #expect(worker.heldRows > 0 && worker.heldVersionRows > 0)
         // Sealed on the documents' thread, prepared against the migrated file's watermarks (0, 0).
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: true))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         #expect(entered.wait(timeout: .now() + 5) == .success, "the prepare did not end")
         // The prepare's thread is held: documents handed over now are still added, more than the
         // queue holds, so none of the submits waits for the prepare (the writer's thread would).
@@ -79,7 +79,7 @@ struct ExplorerWorkerTests {
         let versions = worker.byVersion.count
         #expect(fine > 3)
         // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
-        #expect(worker.submitSealAndPrepare(base: 7, versionBases: Array(repeating: 0, count: 8), versions: true))
+        #expect(worker.submitSealAndPrepare(base: 7, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
         #expect(worker.sealed.fine.count == fine && worker.sealed.byVersion.count == versions)
@@ -94,7 +94,7 @@ struct ExplorerWorkerTests {
         defer { connection.close() }
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: true))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         worker.drain()
         let prepared = try #require(worker.prepared)
         let left = worker.sealed.fine.count + worker.sealed.byVersion.count
@@ -118,7 +118,7 @@ struct ExplorerWorkerTests {
         let fine = worker.heldRows
         let versions = worker.byVersion
         #expect(fine > 0 && !versions.isEmpty)
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
         worker.submit(document(os: 2))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -133,6 +133,36 @@ struct ExplorerWorkerTests {
             #expect(try row.builder(for: key).encoded() != before.builder(for: key).encoded())
         }
         #expect(worker.fine.keys.allSatisfy { $0.os == 2 })
+    }
+
+    @Test("a seal of one version part takes that part's version rows alone; the others gather the next documents")
+    func versionPartSealed() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let worker = ExplorerWorker(reader: try database.openConnection())
+        defer { worker.stop() }
+        for version in Int64(1)...16 {
+            worker.submit(
+                ExplorerWorker.Document(
+                    app: 1, day: 18_190 + version % 3, version: version, os: 1, device: 1,
+                    metric: Fixtures.metric(version: "1.\(version)")))
+        }
+        worker.drain()
+        let before = worker.byVersion
+        func part(_ key: ExplorerRowKey) -> Int { RollupParts.part(app: key.app, day: key.day, version: key.version) }
+        let parts = Set(before.keys.map(part))
+        #expect(parts.count > 1)
+        let sealedPart = try #require(parts.min())
+        let inPart = Set(before.keys.filter { part($0) == sealedPart })
+        #expect(
+            worker.submitSealAndPrepare(
+                base: 0, versionBases: Array(repeating: 0, count: RollupParts.count), versionParts: [sealedPart]))
+        worker.drain()
+        let prepared = try #require(worker.prepared)
+        #expect(Set(prepared.filter { $0.level == .byVersion }.map(\.key)) == inPart)
+        #expect(prepared.filter { $0.level == .fine }.count == before.count)
+        #expect(Set(worker.byVersion.keys) == Set(before.keys).subtracting(inPart))
+        #expect(worker.heldVersionRows == before.count - inPart.count)
     }
 
     @Test("app state ids: 'all' is 0, an id made by a transaction that rolled back is never bound again")
@@ -190,7 +220,7 @@ struct ExplorerWorkerTests {
         let storedCells = try #require(held[storedKey]).builder(for: storedKey).encoded()
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
         worker.drain()
         let prepared = try #require(worker.prepared)
         #expect(prepared.count == held.count && worker.sealed.fine.isEmpty)
@@ -210,7 +240,7 @@ struct ExplorerWorkerTests {
         // The same cells again: every one is stored now, and every one is read.
         worker.prepared = nil
         submitDocuments()
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versions: false))
+        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
         worker.drain()
         let again = try #require(worker.prepared)
         #expect(again.count == held.count && !again.contains(where: \.mergesStored))

@@ -1,9 +1,9 @@
 import LifelineStorage
 
-/// The explorer's version rows kept in memory (``ExplorerWorker/versionCache``), written in the
-/// rollups' parts (``RollupParts``, migration 0026): a row belongs to the part of its version-day,
-/// each part has a watermark of its own (level 2 of `rollup_watermarks`;
-/// `aggregation_state.explorer_version_through` keeps the lowest), and once the cache is due a
+/// The explorer's version rows kept in memory (``ExplorerWorker/versionCache``) between the seal
+/// that prepared them and their write, in the rollups' parts (``RollupParts``, migration 0026): a
+/// row belongs to the part of its version-day, each part has a watermark of its own (level 2 of
+/// `rollup_watermarks`; `aggregation_state.explorer_version_through` keeps the lowest), and a
 /// busy writer writes one part per fold. Written whole, ~16,000 rows on the iOS 27 load took
 /// 64–113 ms, during which the door's batches waited.
 extension ExplorerStage {
@@ -25,50 +25,45 @@ extension ExplorerStage {
         return marks
     }
 
-    /// Begins writing the cache, one part per fold from this one: every cached row holds every
-    /// document up to `explorer_through` as this transaction leaves it (no unsealed version row
-    /// holds one of those). The rows are grouped by part here, once: the cache takes no rows until
-    /// the write ends (the folds in between no longer walk the whole cache).
-    func beginCacheWrite() throws(StoreError) {
-        guard let through = wroteThrough ?? held?.base else {
-            throw StoreError(.internal, "internal storage error", cause: "explorer cache written outside a fold")
+    /// Writes the cached rows of the oldest part waiting in the cache (``cacheReady``) as they
+    /// are, and moves its watermark to the seal that took it last (parts with no cached row after
+    /// it move with it: they have none to write).
+    func writeNextCachePart(on connection: Connection) throws(StoreError) {
+        guard let first = cacheReady.first else { return }
+        var parts = [first]
+        var rows: [(key: ExplorerRowKey, cells: [UInt8])] = []
+        var partsWithRows = Set<Int>()
+        for (key, cells) in worker.versionCache {
+            let part = RollupParts.part(app: key.app, day: key.day, version: key.version)
+            partsWithRows.insert(part)
+            if part == first.part { rows.append((key, cells)) }
         }
-        var keys = Array(repeating: [ExplorerRowKey](), count: RollupParts.count)
-        for key in worker.versionCache.keys {
-            keys[RollupParts.part(app: key.app, day: key.day, version: key.version)].append(key)
+        for next in cacheReady.dropFirst() {
+            guard !partsWithRows.contains(next.part) else { break }
+            parts.append(next)
         }
-        cacheWrite = (keys.enumerated().map { (part: $0.offset, keys: $0.element) }, through, cachedDocuments)
+        for row in rows {
+            worker.versionCache[row.key] = nil
+            try rowWriter.write(row.cells, at: row.key, .byVersion, merging: false, on: connection)
+        }
+        cacheReady.removeFirst(parts.count)
+        for part in parts { try moveVersionWatermarks([part.part], to: part.through, on: connection) }
     }
 
-    /// Writes the cached rows of the next part of the cache's write (``cacheWrite``) as they are,
-    /// and moves that part's watermark (and those of the parts before the next one with cached
-    /// rows, which have none to write); the last part ends the write, and the cache is empty (its
-    /// documents are no longer held, those of seals written meanwhile still are).
-    func writeNextCachePart(on connection: Connection) throws(StoreError) {
-        guard var write = cacheWrite, !write.parts.isEmpty else { return }
-        var moved: [Int] = []
-        var wrote = false
-        while let next = write.parts.first {
-            if !next.keys.isEmpty, wrote { break }
-            write.parts.removeFirst()
-            moved.append(next.part)
-            for key in next.keys {
-                guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
-                try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
-                cachedBytes -= cells.count
-            }
-            wrote = wrote || !next.keys.isEmpty
+    /// Writes the cached rows of `parts` as they are, and moves their watermarks to their
+    /// ``cacheReady`` entry's (the sealed rows merged in SQL after this hold the rest).
+    func writeCacheParts(_ parts: Set<Int>, on connection: Connection) throws(StoreError) {
+        let keys = worker.versionCache.keys.filter {
+            parts.contains(RollupParts.part(app: $0.app, day: $0.day, version: $0.version))
         }
-        try moveVersionWatermarks(moved, to: write.through, on: connection)
-        guard write.parts.isEmpty else {
-            cacheWrite = write
-            return
+        for key in keys {
+            guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
+            try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
         }
-        cacheWrite = nil
-        cachedBytes = 0
-        // The documents of fine-only seals written meanwhile: their version rows are unsealed.
-        cachedDocuments = max(0, cachedDocuments - write.documents)
-        cachedSince = cachedDocuments > 0 ? .now : nil
+        for ready in cacheReady where parts.contains(ready.part) {
+            try moveVersionWatermarks([ready.part], to: ready.through, on: connection)
+        }
+        cacheReady.removeAll { parts.contains($0.part) }
     }
 
     /// Every cached version row, as it is, and every part's watermark moved to `through` (where
@@ -80,10 +75,7 @@ extension ExplorerStage {
         }
         try moveVersionWatermarks(nil, to: through, on: connection)
         worker.versionCache = [:]
-        cacheWrite = nil
-        cachedDocuments = 0
-        cachedSince = nil
-        cachedBytes = 0
+        cacheReady = []
     }
 
     /// Moves the watermark of the version rows' `parts` (all of them: `nil`) to `through` in this

@@ -16,21 +16,20 @@ extension ExplorerStage {
         var maxRows = 4_096
         /// Age of the oldest held document at most.
         var maxAge: Duration = .seconds(1)
-        /// Version-level rows kept in memory (``ExplorerWorker/versionCache``) are written at the
-        /// latest this long after the first went there, or when their bytes reach
-        /// ``versionMaxBytes``: what a crash replays into them is bounded by it. 5 s and 32 MiB
-        /// peaked at 165 MB on the iOS 27 load (three app states: more version rows), 2 s and
-        /// 8 MiB at 138 MB for the same rate (BENCHMARKS.md, "The explorer's version rows kept in
-        /// memory").
+        /// Version rows held on the worker (``holdsVersions``) are sealed one part (``RollupParts``)
+        /// at a time, the parts in turn, one every this long divided by the parts' count: each
+        /// version row is merged into its bytes and written about once per this long, and what a
+        /// crash replays into them is bounded by it. Sealed all at once every 2 s, ~16,000 rows
+        /// of the iOS 27 load made one prepare of up to 0.6 s, behind which the writer waited.
         var versionMaxAge: Duration = .seconds(2)
-        var versionMaxBytes = 8 << 20
         /// Version rows held unsealed at most (`database.explorer_version_rows`, 12,288 unless set:
         /// ``StorageOptions/explorerVersionRows``). 0: every seal takes the version rows too, and
         /// ``maxRows`` counts both levels. Above 0, the version rows stay in the worker
         /// (``ExplorerWorker/byVersion``) gathering documents while the fine rows are sealed on
-        /// their own (``maxRows`` then counts fine rows only), until the cache falls due or this
-        /// many are held: a version row is then merged into its bytes once per cache write instead
-        /// of once per seal. It trades memory for the writer's and the prepare's time
+        /// their own (``maxRows`` then counts fine rows only), until their part falls due
+        /// (``versionMaxAge``), or the next part at each seal while this many are held: a version
+        /// row is then merged into its bytes about once per ``versionMaxAge`` instead of once per
+        /// seal. It trades memory for the writer's and the prepare's time
         /// (BENCHMARKS.md, "The explorer's version rows held unsealed, and the sketch's sparse
         /// buckets", "The explorer's rows pending as bytes").
         var versionMaxRows = 0
@@ -45,9 +44,9 @@ extension ExplorerStage {
         /// Rows added beside a running prepare at most before the writer waits for it: what bounds
         /// the memory while a prepare runs behind the door (the worker goes on adding meanwhile).
         /// Half of ``maxRows``: at twice it the iOS 27 load peaked at 174–178 MB, at it 157–163, at
-        /// half 153–154. Four times it while a seal that took version rows held unsealed is
-        /// prepared (`preparingHeldVersions`): thousands of them at once, one long prepare, and
-        /// waiting at half put a third of a second into the iOS 27 load's p99.
+        /// half 153–154. Four times it while a seal that took a part of the version rows held
+        /// unsealed is prepared (`preparingHeldVersions`): thousands of them at once, a long
+        /// prepare, and waiting at half put a third of a second into the iOS 27 load's p99.
         func crowdLimit(preparingHeldVersions: Bool) -> Int {
             holdsVersions && preparingHeldVersions ? 4 * maxRows : (maxRows + 1) / 2
         }

@@ -24,14 +24,18 @@ import LifelineStorage
 /// rebuilt from the raw copies when they do not (after a restart, a failed fold, or another
 /// process writing the rows: ``begin(versionThrough:explorerThrough:foldedThrough:through:write:catchUp:)``).
 ///
-/// **Version rows stay in memory between writes.** Once prepared, sealed version-level rows go to
-/// the worker's cache (``ExplorerWorker/versionCache``) rather than to the table: a version-day
-/// row is touched by most seals, for a document or two of new figures each, and rewriting it (2–5
-/// KB) at each was most of what a seal wrote. The cache is written every
-/// ``Deferral/versionMaxAge``, past ``Deferral/versionMaxBytes``, and whenever every row is
-/// (a reader waits, the writer stops); its documents are those between
-/// `aggregation_state.explorer_version_through` (migration 0019, moved when it is written) and
-/// `explorer_through`, replayed into the version rows only when it is lost.
+/// **Version rows are sealed one part at a time.** A version-day row is touched by most seals, for
+/// a document or two of new figures each, and rewriting it (2–5 KB) at each was most of what a
+/// seal wrote: with a deferral that holds them (``Deferral/holdsVersions``), the version rows stay
+/// on the worker between seals, and a seal takes those of one part (``RollupParts``) every
+/// ``Deferral/versionMaxAge`` divided by the parts' count (or at once past
+/// ``Deferral/versionMaxRows``), round the parts in turn: each version row is merged into its
+/// bytes about once per ``Deferral/versionMaxAge``, in prepares an eighth as long as one over
+/// every row. Once prepared, a part's rows wait in the worker's cache
+/// (``ExplorerWorker/versionCache``) for the next fold, which writes them and moves that part's
+/// watermark (level 2 of `rollup_watermarks`, migration 0026; `explorer_version_through` keeps
+/// the lowest). The documents between a part's watermark and `explorer_through` are replayed into
+/// its version rows only when they are lost.
 final class ExplorerStage: ItemWriteStage {
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
@@ -53,18 +57,16 @@ final class ExplorerStage: ItemWriteStage {
     /// its part above it up to `held.base` (`nil` with `held`). Version rows are kept there only
     /// when the worker prepares writes.
     var versionBases: [Int64]?
-    /// Documents whose version rows are in the worker's cache only, when the first went there, and
-    /// the cache's bytes.
-    var cachedDocuments = 0
-    var cachedSince: ContinuousClock.Instant?
-    var cachedBytes = 0
-    /// The cache being written one part per fold (``writeNextCachePart(on:)``): the parts left, the
-    /// watermark each takes (`explorer_through` when the write began: the cache then held every
-    /// document up to it, and takes no more until the last part is written), and
-    /// ``cachedDocuments`` then (seals of fine rows alone written meanwhile add theirs, whose
-    /// version rows stay unsealed: still held once the last part is written). Each part comes with
-    /// its cached rows' keys, grouped once when the write begins.
-    var cacheWrite: (parts: [(part: Int, keys: [ExplorerRowKey])], through: Int64, documents: Int)?
+    /// Version parts whose sealed rows are in the worker's cache, each with the watermark its
+    /// write takes (the last seal that took it: its cached rows hold every document of the part
+    /// up to there) and when it was first sealed there, oldest first (``writeNextCachePart(on:)``).
+    var cacheReady: [(part: Int, through: Int64, since: ContinuousClock.Instant)] = []
+    /// Seals whose documents' version rows are not all written: each seal's end and documents,
+    /// dropped once every part's watermark reaches it (what ``committed()`` counts as held).
+    var versionSeals: [(through: Int64, documents: Int)] = []
+    /// The version part the next seal of version rows takes, and when the last one was sealed.
+    var nextVersionPart = 0
+    var versionPartSealedAt: ContinuousClock.Instant?
     /// Documents in the worker's rows (not the sealed ones), and when the first came.
     private var heldDocuments = 0
     private var heldSince: ContinuousClock.Instant?
@@ -73,15 +75,12 @@ final class ExplorerStage: ItemWriteStage {
     private var sealed: Seal?
     /// Binds and writes the rows.
     var rowWriter = ExplorerRowWriter()
-    /// A seal: its documents, up to `through`, and whether it took the version rows too.
+    /// A seal: its documents, up to `through`, and the version parts it took.
     private struct Seal {
         var through: Int64
         var documents: Int
-        var versions: Bool
+        var versionParts: [Int]
     }
-    /// The worker's unsealed version rows (``ExplorerWorker/byVersion``) hold documents whose fine
-    /// rows were sealed without them: the cache cannot be written until a seal takes them.
-    var versionsUnsealed = false
     /// The current fold: where it ends, whether it must write every row, where its transaction
     /// moved `explorer_through` (nil: not moved), whether it wrote every row, what it sealed.
     private var foldThrough: Int64?
@@ -114,20 +113,33 @@ final class ExplorerStage: ItemWriteStage {
     /// whenever the door is idle, and a drain would wait out a whole prepare (60 ms at the median
     /// on the iOS 27 load).
     var holdsRows: Bool {
-        if sealed != nil || heldDocuments > 0 || cachedDocuments > 0 { return true }
+        if sealed != nil || heldDocuments > 0 || !versionSeals.isEmpty || !cacheReady.isEmpty { return true }
         worker.drain()
         return !worker.fine.isEmpty || !worker.byVersion.isEmpty || !worker.versionCache.isEmpty
     }
 
     /// When held rows fall due: by age (the other bounds are checked at each fold), or at once
-    /// when sealed rows are prepared; `nil` when nothing is due until the worker wakes the writer.
+    /// when sealed rows are prepared or a version part waits in the cache; `nil` when nothing is
+    /// due until the worker wakes the writer.
     var dueAt: ContinuousClock.Instant? {
         guard let deferral else { return nil }
         if sealed != nil { return worker.isPreparing ? nil : .now }
         let rows = heldDocuments > 0 ? heldSince.map { $0 + deferral.maxAge } : nil
-        let cache = cachedSince.map { $0 + deferral.versionMaxAge }
-        guard let rows, let cache else { return rows ?? cache }
-        return min(rows, cache)
+        let versions = versionSeals.isEmpty || !deferral.holdsVersions ? nil : versionPartDueAt(deferral)
+        return [rows, versions, cacheDueAt(deferral)].compactMap { $0 }.min()
+    }
+
+    /// When the oldest part in the cache falls due: at once when the version rows are sealed a
+    /// part at a time; when every seal takes them all, ``Deferral/versionMaxAge`` after it was
+    /// first sealed there (later seals merge into the cached rows meanwhile).
+    func cacheDueAt(_ deferral: Deferral) -> ContinuousClock.Instant? {
+        guard let first = cacheReady.first else { return nil }
+        return deferral.holdsVersions ? first.since : first.since + deferral.versionMaxAge
+    }
+
+    /// When the next version part falls due by age.
+    private func versionPartDueAt(_ deferral: Deferral) -> ContinuousClock.Instant {
+        (versionPartSealedAt ?? .now) + deferral.versionMaxAge / RollupParts.count
     }
 
     /// Whether held rows are due to be written.
@@ -215,22 +227,20 @@ final class ExplorerStage: ItemWriteStage {
         worker.versionCache = [:]
         sealed = nil
         sealedNow = nil
-        versionsUnsealed = false
         held = nil
         versionBases = nil
         heldDocuments = 0
         heldSince = nil
-        cachedDocuments = 0
-        cachedSince = nil
-        cachedBytes = 0
-        cacheWrite = nil
+        cacheReady = []
+        versionSeals = []
+        versionPartSealedAt = nil
     }
 
     /// Writes what is due, and moves `explorer_through` with it: sealed rows once the worker
-    /// prepared them (their version rows into the worker's cache when it keeps them); every row
-    /// when forced (a reader waits, the writer stops, no deferral); one part of the cached version
-    /// rows per fold once the cache is due, moving that part's watermark; and seals the worker's
-    /// rows when they are due by age, documents or rows (written by a later fold, once prepared).
+    /// prepared them (their version rows into the worker's cache); every row when forced (a reader
+    /// waits, the writer stops, no deferral); one version part of the cache per fold, moving that
+    /// part's watermark; and seals the worker's rows when they are due by age, documents or rows,
+    /// with the next version part when it is due (written by a later fold, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
         rowWriter.transactionBegins()
         guard let through = foldThrough else {
@@ -245,7 +255,9 @@ final class ExplorerStage: ItemWriteStage {
         // Written once prepared; awaited when forced, or when the rows added beside it reach
         // ``Deferral/crowdLimit(preparingHeldVersions:)``.
         let crowded =
-            deferral.map { boundedRows($0) >= $0.crowdLimit(preparingHeldVersions: sealed?.versions == true) } ?? false
+            deferral.map {
+                boundedRows($0) >= $0.crowdLimit(preparingHeldVersions: sealed?.versionParts.isEmpty == false)
+            } ?? false
         if let sealed, forceWrite || crowded || !worker.isPreparing {
             // Otherwise the prepare is done, and the worker adding this fold's documents
             // meanwhile touches other rows.
@@ -266,29 +278,22 @@ final class ExplorerStage: ItemWriteStage {
         // A fold that wrote sealed rows writes nothing more, so that the cache's write and the
         // next seal's are not added to it: the door's next batch waits for the whole fold.
         guard let deferral, sealed == nil, wroteThrough == nil else { return }
-        // The cache falls due: its write begins now, or, while unsealed version rows hold some of
-        // its documents, at the fold after the seal that takes them. It is written one part per
-        // fold, and no seal takes version rows into it meanwhile.
-        var versionsDue = !deferral.holdsVersions || worker.heldVersionRows >= deferral.versionMaxRows
-        if cacheWrite == nil, let cachedSince,
-            ContinuousClock.now >= cachedSince + deferral.versionMaxAge || cachedBytes >= deferral.versionMaxBytes
-        {
-            if versionsUnsealed { versionsDue = true } else { try beginCacheWrite() }
-        }
-        if cacheWrite != nil {
-            versionsDue = false
-            try writeNextCachePart(on: connection)
-        }
-        guard heldDocuments > 0 || (versionsDue && versionsUnsealed) else { return }
+        if let due = cacheDueAt(deferral), ContinuousClock.now >= due { try writeNextCachePart(on: connection) }
+        // The next version part falls due by age, or at once while too many version rows are held.
+        let partDue =
+            deferral.holdsVersions
+            && (ContinuousClock.now >= versionPartDueAt(deferral)
+                || worker.heldVersionRows >= deferral.versionMaxRows)
+        guard heldDocuments > 0 || (partDue && !versionSeals.isEmpty) else { return }
         let due =
-            (versionsDue && deferral.holdsVersions) || writeDue || heldDocuments >= deferral.maxDocuments
-            || boundedRows(deferral) >= deferral.maxRows
+            partDue || writeDue || heldDocuments >= deferral.maxDocuments || boundedRows(deferral) >= deferral.maxRows
         guard due else { return }
         // No read connection: written now, merged in SQL.
         guard worker.canPrepare else { return try writeAll(through: through, on: connection) }
         // Sealed by the worker once this fold commits, after its last document: the writer does
-        // not wait for the worker to catch up.
-        sealedNow = Seal(through: through, documents: heldDocuments, versions: versionsDue)
+        // not wait for the worker to catch up. Without held version rows, every seal takes them all.
+        let parts = !deferral.holdsVersions ? Array(0..<RollupParts.count) : partDue ? [nextVersionPart] : []
+        sealedNow = Seal(through: through, documents: heldDocuments, versionParts: parts)
     }
 
     /// The held rows ``Deferral/maxRows`` bounds: both levels, or the fine ones alone while version
@@ -302,7 +307,6 @@ final class ExplorerStage: ItemWriteStage {
         worker.drain()
         // The unsealed version rows are merged in SQL right after the cache (a failing fold drops
         // them with everything held).
-        versionsUnsealed = false
         try writeCache(through: through, on: connection)
         try writeRows(on: connection)
         try connection.run(Self.writeWatermark, [.integer(through)])
@@ -316,28 +320,29 @@ final class ExplorerStage: ItemWriteStage {
     }
 
     /// The sealed rows: those the worker prepared as they are, the version ones into its cache (a
-    /// worker prepares only for a deferral); then those it could not prepare
-    /// (``ExplorerWorker/sealed``), merged in SQL. When the seal took the version rows, that
-    /// merge comes after the cached rows, which it would otherwise miss, and
-    /// `explorer_version_through` moves with `explorer_through`; when it did not, the version
-    /// rows of its documents are still in memory, and only fine rows are merged.
+    /// worker prepares only for a deferral), whose parts then wait there for the next fold
+    /// (``cacheReady``); then those it could not prepare (``ExplorerWorker/sealed``), merged in
+    /// SQL. When the seal took version parts, that merge comes after their cached rows, which it
+    /// would otherwise miss, and their watermarks move with `explorer_through`; the version rows
+    /// of the other parts are still on the worker, and only fine rows of theirs are merged.
     private func writeSealed(_ seal: Seal, on connection: Connection) throws(StoreError) {
         for row in worker.prepared ?? [] {
             guard row.level == .fine else {
-                cachedBytes += row.cells.count - (worker.versionCache[row.key]?.count ?? 0)
                 worker.versionCache[row.key] = row.cells
                 continue
             }
             try rowWriter.write(row.cells, at: row.key, row.level, merging: row.mergesStored, on: connection)
         }
-        cachedDocuments += seal.documents
-        if cachedSince == nil { cachedSince = .now }
+        for part in seal.versionParts {
+            if let index = cacheReady.firstIndex(where: { $0.part == part }) {
+                cacheReady[index].through = seal.through
+            } else {
+                cacheReady.append((part, seal.through, .now))
+            }
+        }
         guard !worker.sealed.isEmpty else { return }
         let sealedRows = worker.sealed
-        guard seal.versions else {
-            return try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
-        }
-        try writeCache(through: seal.through, on: connection)
+        if !seal.versionParts.isEmpty { try writeCacheParts(Set(seal.versionParts), on: connection) }
         try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
     }
 
@@ -360,21 +365,29 @@ final class ExplorerStage: ItemWriteStage {
             worker.byVersion = [:]
             heldDocuments = 0
             heldSince = nil
-            versionsUnsealed = false
+            versionSeals = []
+        }
+        if let lowest = versionBases?.min() {
+            versionSeals.removeAll { $0.through <= lowest }
         }
         if let sealedNow {
             self.sealedNow = nil
             sealed = sealedNow
             heldDocuments = 0
             heldSince = nil
-            versionsUnsealed = !sealedNow.versions
+            if sealedNow.documents > 0 {
+                versionSeals.append((sealedNow.through, sealedNow.documents))
+                if versionPartSealedAt == nil { versionPartSealedAt = .now }
+            }
+            if let deferral, deferral.holdsVersions, !sealedNow.versionParts.isEmpty {
+                nextVersionPart = (nextVersionPart + 1) % RollupParts.count
+                versionPartSealedAt = .now
+            }
             _ = worker.submitSealAndPrepare(
                 base: base, versionBases: versionBases ?? Array(repeating: base, count: RollupParts.count),
-                versions: sealedNow.versions)
+                versionParts: sealedNow.versionParts)
         }
-        // Unsealed version rows of documents whose fine rows were sealed count too (at least one).
-        let cached =
-            cachedDocuments > 0 || !worker.versionCache.isEmpty || versionsUnsealed ? max(cachedDocuments, 1) : 0
-        return heldDocuments + (sealed?.documents ?? 0) + cached
+        // Documents of sealed rows whose version rows are not all written count too.
+        return heldDocuments + (sealed?.documents ?? 0) + versionSeals.reduce(0) { $0 + $1.documents }
     }
 }

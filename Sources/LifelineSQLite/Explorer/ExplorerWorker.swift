@@ -10,7 +10,7 @@ import LifelineStorage
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitSealAndPrepare(base:versionBases:versions:)``): a thread of its own reads their stored cells in a snapshot where
+/// (``submitSealAndPrepare(base:versionBases:versionParts:)``): a thread of its own reads their stored cells in a snapshot where
 /// `explorer_through` is still `base`, merges them as bytes with the sealed ones and hands back the
 /// finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
 /// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
@@ -22,7 +22,7 @@ import LifelineStorage
 /// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
 /// which returns once every submitted job and the prepare are done; the writer reads, writes or
 /// clears them only after a drain and before its next submit. ``sealed``, ``prepared`` and
-/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBases:versions:)`` until
+/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBases:versionParts:)`` until
 /// ``isPreparing`` turns false (or a drain): this thread seals (moves the rows to ``sealed``), then
 /// only the prepare's thread touches them until it ends; then they are the writer's until its next
 /// seal. No two threads touch the same rows at once (the condition's lock orders their memory).
@@ -89,7 +89,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     private enum Job {
         case document(Document)
-        case sealAndPrepare(base: Int64, versionBases: [Int64], versions: Bool)
+        case sealAndPrepare(base: Int64, versionBases: [Int64], versionParts: [Int])
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -118,7 +118,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Fine rows a prepare reads before it may write the rest unread (``defaultFineProbe``).
     private let fineProbe: Int
 
-    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBases:versions:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBases:versionParts:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     /// `fineProbe`: see ``defaultFineProbe``.
     init(
@@ -155,17 +155,18 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
     /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
-    /// must be `base` and the version parts' watermarks `versionBases`. `versions`: the version rows
-    /// are sealed too; otherwise they stay in ``byVersion``, gathering the next documents (a
-    /// version row is touched by most seals, for a document or two each, and merging it into its
-    /// cached bytes at every seal was most of a prepare). Returns `false` without a read
-    /// connection.
-    func submitSealAndPrepare(base: Int64, versionBases: [Int64], versions: Bool) -> Bool {
+    /// must be `base` and the version parts' watermarks `versionBases`. `versionParts`: the
+    /// version rows of these parts (``RollupParts``) are sealed too; the others stay in
+    /// ``byVersion``, gathering the next documents (a version row is touched by most seals, for a
+    /// document or two each, and merging it into its bytes at every seal was most of a prepare;
+    /// sealed all at once, ~16,000 of them on the iOS 27 load made one prepare the writer waited
+    /// for). Returns `false` without a read connection.
+    func submitSealAndPrepare(base: Int64, versionBases: [Int64], versionParts: [Int]) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.sealAndPrepare(base: base, versionBases: versionBases, versions: versions))
+        enqueue(.sealAndPrepare(base: base, versionBases: versionBases, versionParts: versionParts))
         return true
     }
 
@@ -178,7 +179,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Whether a prepare is queued or running: until it ends, only the workers touch ``sealed``
     /// and ``prepared``; after it, only the writer, until its next
-    /// ``submitSealAndPrepare(base:versionBases:versions:)``.
+    /// ``submitSealAndPrepare(base:versionBases:versionParts:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -249,12 +250,11 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): rows.add(document)
-                case .sealAndPrepare(let base, let versionBases, let versions):
+                case .sealAndPrepare(let base, let versionBases, let versionParts):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
-                    sealed = SealedRows(fine: fine, byVersion: versions ? byVersion : [:])
+                    sealed = SealedRows(fine: fine, byVersion: takeVersionRows(of: versionParts))
                     fine = [:]
-                    if versions { byVersion = [:] }
                     condition.lock()
                     prepareRequest = (base, versionBases)
                     condition.broadcast()
@@ -269,6 +269,29 @@ final class ExplorerWorker: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
+    }
+
+    /// Removes and returns the version rows of `parts` (this thread's, in ``run()``).
+    private func takeVersionRows(of parts: [Int]) -> [ExplorerRowKey: ExplorerPendingRow] {
+        if parts.isEmpty { return [:] }
+        if parts.count == RollupParts.count {
+            defer { byVersion = [:] }
+            return byVersion
+        }
+        var sealing = Array(repeating: false, count: RollupParts.count)
+        for part in parts where sealing.indices.contains(part) { sealing[part] = true }
+        var taken: [ExplorerRowKey: ExplorerPendingRow] = [:]
+        var kept: [ExplorerRowKey: ExplorerPendingRow] = [:]
+        kept.reserveCapacity(byVersion.count)
+        for (key, row) in byVersion {
+            if sealing[RollupParts.part(app: key.app, day: key.day, version: key.version)] {
+                taken[key] = row
+            } else {
+                kept[key] = row
+            }
+        }
+        byVersion = kept
+        return taken
     }
 
     /// The prepare's thread: one sealed prepare at a time, as ``run()`` hands them over.
