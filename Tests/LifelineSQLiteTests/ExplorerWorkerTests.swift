@@ -30,7 +30,9 @@ struct ExplorerWorkerTests {
         let sealedRows = worker.heldRows + worker.heldVersionRows
         #expect(worker.heldRows > 0 && worker.heldVersionRows > 0)
         // Sealed on the documents' thread, prepared against the migrated file's watermarks (0, 0).
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+        #expect(
+            worker.submitSealAndPrepare(
+                base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         #expect(entered.wait(timeout: .now() + 5) == .success, "the prepare did not end")
         // The prepare's thread is held: documents handed over now are still added, more than the
         // queue holds, so none of the submits waits for the prepare (the writer's thread would).
@@ -79,7 +81,9 @@ struct ExplorerWorkerTests {
         let versions = worker.byVersion.count
         #expect(fine > 3)
         // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
-        #expect(worker.submitSealAndPrepare(base: 7, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+        #expect(
+            worker.submitSealAndPrepare(
+                base: 7, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
         #expect(worker.sealed.fine.count == fine && worker.sealed.byVersion.count == versions)
@@ -94,7 +98,9 @@ struct ExplorerWorkerTests {
         defer { connection.close() }
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+        #expect(
+            worker.submitSealAndPrepare(
+                base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
         worker.drain()
         let prepared = try #require(worker.prepared)
         let left = worker.sealed.fine.count + worker.sealed.byVersion.count
