@@ -125,7 +125,9 @@ final class ExplorerStage: ItemWriteStage {
         guard let deferral else { return nil }
         if sealed != nil { return worker.isPreparing ? nil : .now }
         let rows = heldDocuments > 0 ? heldSince.map { $0 + deferral.maxAge } : nil
-        let versions = versionSeals.isEmpty || !deferral.holdsVersions ? nil : versionPartDueAt(deferral)
+        // Version parts fall due on their own only while no fine row is held (they ride with its seal).
+        let versions =
+            heldDocuments > 0 || versionSeals.isEmpty || !deferral.holdsVersions ? nil : versionPartDueAt(deferral)
         return [rows, versions, cacheDueAt(deferral)].compactMap { $0 }.min()
     }
 
@@ -141,9 +143,6 @@ final class ExplorerStage: ItemWriteStage {
     private func versionPartDueAt(_ deferral: Deferral) -> ContinuousClock.Instant {
         (versionPartSealedAt ?? .now) + deferral.versionMaxAge / RollupParts.count
     }
-
-    /// Whether held rows are due to be written.
-    var writeDue: Bool { dueAt.map { ContinuousClock.now >= $0 } ?? false }
 
     /// A fold begins (in its transaction) over the stored watermarks (each version part's in
     /// `versionThroughs` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not sit on
@@ -279,21 +278,41 @@ final class ExplorerStage: ItemWriteStage {
         // next seal's are not added to it: the door's next batch waits for the whole fold.
         guard let deferral, sealed == nil, wroteThrough == nil else { return }
         if let due = cacheDueAt(deferral), ContinuousClock.now >= due { try writeNextCachePart(on: connection) }
-        // The next version part falls due by age, or at once while too many version rows are held.
-        let partDue =
-            deferral.holdsVersions
-            && (ContinuousClock.now >= versionPartDueAt(deferral)
-                || worker.heldVersionRows >= deferral.versionMaxRows)
-        guard heldDocuments > 0 || (partDue && !versionSeals.isEmpty) else { return }
+        // The version parts due by age. While thousands of version rows are held, one part seals
+        // at a time, as soon as it is due (its prepare stays short); while few are (a fleet's
+        // busy cells), the parts due ride with the next seal of fine rows, which would otherwise
+        // come more often than the fine rows need (a version-only seal when no fine row is held).
+        let heldVersionRows = deferral.holdsVersions ? worker.heldVersionRows : 0
+        let manyVersionRows = heldVersionRows >= deferral.maxRows
+        let crowdedVersions = deferral.holdsVersions && heldVersionRows >= deferral.versionMaxRows
+        var partsDue = versionPartsDue(deferral)
+        if manyVersionRows { partsDue = min(partsDue, 1) }
+        if crowdedVersions { partsDue = max(partsDue, 1) }
+        guard heldDocuments > 0 || (partsDue > 0 && !versionSeals.isEmpty) else { return }
+        let rowsDue = heldSince.map { ContinuousClock.now >= $0 + deferral.maxAge } ?? false
         let due =
-            partDue || writeDue || heldDocuments >= deferral.maxDocuments || boundedRows(deferral) >= deferral.maxRows
+            heldDocuments == 0 || (manyVersionRows && partsDue > 0) || crowdedVersions || rowsDue
+            || heldDocuments >= deferral.maxDocuments || boundedRows(deferral) >= deferral.maxRows
         guard due else { return }
         // No read connection: written now, merged in SQL.
         guard worker.canPrepare else { return try writeAll(through: through, on: connection) }
         // Sealed by the worker once this fold commits, after its last document: the writer does
         // not wait for the worker to catch up. Without held version rows, every seal takes them all.
-        let parts = !deferral.holdsVersions ? Array(0..<RollupParts.count) : partDue ? [nextVersionPart] : []
+        let parts =
+            deferral.holdsVersions
+            ? (0..<partsDue).map { (nextVersionPart + $0) % RollupParts.count } : Array(0..<RollupParts.count)
         sealedNow = Seal(through: through, documents: heldDocuments, versionParts: parts)
+    }
+
+    /// The version parts due by age: one per ``Deferral/versionMaxAge`` divided by the parts'
+    /// count since the last was sealed, all of them at most (a load whose fine rows are sealed
+    /// once a second takes four parts at a time: each part still every ``Deferral/versionMaxAge``).
+    private func versionPartsDue(_ deferral: Deferral) -> Int {
+        guard deferral.holdsVersions else { return 0 }
+        let interval = deferral.versionMaxAge / RollupParts.count
+        guard interval > .zero else { return RollupParts.count }
+        let elapsed = ContinuousClock.now - (versionPartSealedAt ?? .now)
+        return min(RollupParts.count, Int(elapsed / interval))
     }
 
     /// The held rows ``Deferral/maxRows`` bounds: both levels, or the fine ones alone while version
@@ -380,7 +399,7 @@ final class ExplorerStage: ItemWriteStage {
                 if versionPartSealedAt == nil { versionPartSealedAt = .now }
             }
             if let deferral, deferral.holdsVersions, !sealedNow.versionParts.isEmpty {
-                nextVersionPart = (nextVersionPart + 1) % RollupParts.count
+                nextVersionPart = (nextVersionPart + sealedNow.versionParts.count) % RollupParts.count
                 versionPartSealedAt = .now
             }
             _ = worker.submitSealAndPrepare(
