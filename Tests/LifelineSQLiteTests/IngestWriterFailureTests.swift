@@ -120,7 +120,10 @@ extension IngestWriterTests {
         func count(_ sql: String) throws -> SQLValue { try sqlite.database.query(sql)[0][0] }
         // The report's exit rows are refused: its fold fails after it created its app states.
         try sqlite.database.execute(
-            "CREATE TRIGGER refuse_exits BEFORE INSERT ON state_exit_counts BEGIN SELECT RAISE(ABORT, 'test'); END")
+            """
+            CREATE TRIGGER refuse_exits BEFORE INSERT ON payload_states WHEN NEW.exits IS NOT NULL
+            BEGIN SELECT RAISE(ABORT, 'test'); END
+            """)
         try await IngestWriter.withWriter(database: sqlite.database, logger: .quiet) { writer in
             try await TemporaryDatabase.ingest([report], into: writer, app: "com.hitchscope")
             while writer.statistics.aggregationLagDocuments > 0 { try await Task.sleep(for: .milliseconds(5)) }
@@ -140,6 +143,6 @@ extension IngestWriterTests {
         let states = try count("SELECT count(*) FROM app_state_values")
         #expect(states != .integer(0))
         #expect(try count("SELECT count(DISTINCT app_state) FROM payload_states") == states)
-        #expect(try count("SELECT count(*) FROM state_exit_counts") != .integer(0))
+        #expect(try count("SELECT count(*) FROM payload_states WHERE exits IS NOT NULL") != .integer(0))
     }
 }

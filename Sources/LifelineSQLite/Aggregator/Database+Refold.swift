@@ -79,7 +79,7 @@ extension Database {
                     [.integer(appID), .text(first.string), .integer(watermark)]
                 ) { $0.int64(0) }
                 for table in [
-                    "payload_states", "state_exit_counts", "state_histograms", "state_signposts",
+                    "payload_states", "state_histograms", "state_signposts",
                 ] {
                     try connection.run(
                         """

@@ -38,6 +38,9 @@ extension Database {
             if migration.version == 21, migration.name == "bucket_cells" {
                 try RollupRebuilder.packFineBuckets(on: connection)
             }
+            if migration.version == 27, migration.name == "state_exits_packed" {
+                try StateRowsStage.packStoredExits(on: connection)
+            }
         }
         return try withConnection { (connection) throws(StoreError) in try migrator.migrate(connection) }
     }

@@ -1233,5 +1233,26 @@ package enum EmbeddedMigrations {
 
                 """#
         ),
+        Migration(
+            version: 27,
+            name: "state_exits_packed",
+            sql: #"""
+                -- 0027_state_exits_packed: an iOS 27 report's exit counts per app state are packed into its
+                -- payload_states row instead of one state_exit_counts row per (state, reason).
+                --
+                -- The fold wrote ~36 exit rows per report of the iOS 27 load (twelve reasons, foreground and
+                -- background, three app states), one INSERT each: with the app-state rows beside them, a quarter of
+                -- the writer's time on that load, and the largest part of its long folds (BENCHMARKS.md, "The
+                -- explorer's version rows sealed in parts, and the app states' exits packed"). payload_states.exits
+                -- holds them as a packed count list (the varint layout of the rollups' `exits`, migration 0004:
+                -- entries (state, reason id, count), sorted, equal keys summed; NULL when the state saw no exit),
+                -- and the state queries sum the lists per group as the rollup queries do.
+                --
+                -- The binary packs the rows already stored into their payload_states rows right after this
+                -- migration, in its transaction, then drops state_exit_counts (Database+Migrations).
+                ALTER TABLE payload_states ADD COLUMN exits BLOB;
+
+                """#
+        ),
     ]
 }

@@ -66,7 +66,9 @@ struct SQLiteRollupReader {
         return try aggregate(scope) { (query, connection) throws(StoreError) -> [ExitRow] in
             var rows: [ExitRow] = []
             let sql = query.cellsSQL(table: "metrics", column: "exits")
-            for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
+            for (group, entries) in try packedSums(
+                sql, query.bindings, groupCount: query.firstValueColumn, CountEntry.self, on: connection)
+            {
                 let key = try query.key(ids: group, names: names, on: connection)
                 for entry in entries {
                     rows.append(
@@ -91,7 +93,9 @@ struct SQLiteRollupReader {
             }
             var rows: [SignpostRow] = []
             let sql = query.cellsSQL(table: "metrics", column: "signposts")
-            for (group, entries) in try packedSums(sql, query.bindings, query, CountEntry.self, on: connection) {
+            for (group, entries) in try packedSums(
+                sql, query.bindings, groupCount: query.firstValueColumn, CountEntry.self, on: connection)
+            {
                 let key = try query.key(ids: group, names: names, on: connection)
                 for entry in entries where wanted?.contains(entry.a) ?? true {
                     rows.append(
@@ -122,7 +126,9 @@ struct SQLiteRollupReader {
                     fromTable: RollupLevel.fine.bucketTable, column: "ll_cell_buckets(sources, ?\(bindings.count))")
                 : query.cellsSQL(table: "buckets", column: "buckets", extra: " AND source = ?\(bindings.count)")
             var rows: [BucketRow] = []
-            for (group, entries) in try packedSums(sql, bindings, query, BucketEntry.self, on: connection) {
+            for (group, entries) in try packedSums(
+                sql, bindings, groupCount: query.firstValueColumn, BucketEntry.self, on: connection)
+            {
                 let key = try query.key(ids: group, names: names, on: connection)
                 for entry in entries {
                     rows.append(BucketRow(key: key, start: entry.start, end: entry.end, count: entry.count))
@@ -224,13 +230,12 @@ struct SQLiteRollupReader {
 
     /// Reads the packed cells selected by `sql` (group ids first, then the blob) and sums them per
     /// group: groups in ascending id order, each group's entries in key order.
-    private func packedSums<Entry: PackedEntry>(
-        _ sql: String, _ bindings: [SQLValue], _ query: RollupQuery, _: Entry.Type, on connection: Connection
+    func packedSums<Entry: PackedEntry>(
+        _ sql: String, _ bindings: [SQLValue], groupCount blobColumn: Int32, _: Entry.Type, on connection: Connection
     ) throws(StoreError) -> [(group: [Int64], entries: [Entry])] {
         let statement = try connection.cached(sql)
         defer { statement.reset() }
         try statement.bind(bindings)
-        let blobColumn = query.firstValueColumn
         var sums: [[Int64]: [Entry]] = [:]
         while try statement.step() {
             let group = (0..<blobColumn).map { statement.int64($0) }

@@ -3,7 +3,7 @@ import LifelineModel
 import LifelineStorage
 
 /// A ``Scope`` filtered or grouped by app state, answered from the per-state rows of iOS 27
-/// reports (`payload_states`, `state_exit_counts`, `state_histograms`, `state_signposts`,
+/// reports (`payload_states` with their packed `exits`, `state_histograms`, `state_signposts`,
 /// `diagnostic_states`) joined to their payloads: there are no rollups per state.
 ///
 /// A device-day counts for a state when its report lists that state; exit counts, histograms and
@@ -76,11 +76,15 @@ struct StateQuery {
     func key(_ row: Statement, groupCount: Int, names: DimensionNames, on connection: Connection) throws(StoreError)
         -> GroupKey
     {
-        let dimensionCount = groupsByState ? groupCount - 1 : groupCount
-        var key = try query.key(
-            ids: (0..<dimensionCount).map { row.int64(Int32($0)) }, names: names, on: connection)
-        if groupsByState {
-            key.appState = try Self.state(row.int64(Int32(dimensionCount)), on: connection)
+        try key(ids: (0..<groupCount).map { row.int64(Int32($0)) }, names: names, on: connection)
+    }
+
+    /// The group key of the group column values `ids` (the state's id last when grouped by state).
+    func key(ids: [Int64], names: DimensionNames, on connection: Connection) throws(StoreError) -> GroupKey {
+        let dimensionCount = groupsByState ? ids.count - 1 : ids.count
+        var key = try query.key(ids: Array(ids.prefix(dimensionCount)), names: names, on: connection)
+        if groupsByState, let state = ids.last {
+            key.appState = try Self.state(state, on: connection)
         }
         return key
     }
@@ -111,15 +115,21 @@ extension SQLiteRollupReader {
     func stateExits(_ scope: Scope) throws(StoreError) -> [ExitRow] {
         guard let state = try StateQuery.make(scope, on: connection) else { return [] }
         let (sql, bindings, groups) = state.sql(
-            values: ["sum(x.count)"], join: "JOIN state_exit_counts x ON x.payload = p.id", dims: "p",
-            stateColumn: "x.app_state", keys: ["x.state", "x.reason"])
-        let first = Int32(groups)
-        return try connection.query(sql, bindings) { (row) throws(StoreError) -> ExitRow in
-            ExitRow(
-                key: try state.key(row, groupCount: groups, names: names, on: connection),
-                state: row.int64(first) == 0 ? .foreground : .background,
-                reason: try names.name(.exitReason, row.int64(first + 1), on: connection), count: row.int64(first + 2))
+            values: ["x.exits"], join: "JOIN payload_states x ON x.payload = p.id", dims: "p",
+            stateColumn: "x.app_state", groupBy: false, extra: " AND x.exits IS NOT NULL")
+        var rows: [ExitRow] = []
+        for (group, entries) in try packedSums(
+            sql, bindings, groupCount: Int32(groups), CountEntry.self, on: connection)
+        {
+            let key = try state.key(ids: group, names: names, on: connection)
+            for entry in entries {
+                rows.append(
+                    ExitRow(
+                        key: key, state: entry.a == 0 ? .foreground : .background,
+                        reason: try names.name(.exitReason, entry.b, on: connection), count: entry.count))
+            }
         }
+        return rows
     }
 
     func stateSignposts(_ scope: Scope, categories: [String]) throws(StoreError) -> [SignpostRow] {

@@ -6,16 +6,15 @@ import LifelineStorage
 /// the states active before a diagnostic. A report's ~3-hour interval slices are not copied into
 /// rows (no answer reads them; migration 0018): they stay in its raw document.
 ///
-/// Within one state, repeated exit keys are summed and the first histogram or signpost of a name
+/// A state's exit counts are packed into its `payload_states` row (`exits`, migration 0027:
+/// entries (state, reason id, count) in the rollups' varint layout, ``RollupBlob``), one row per
+/// state instead of one per (state, reason). Within one state, repeated exit keys are summed (also
+/// across entries of the same state) and the first active time, histogram or signpost of a name
 /// wins, as the rollups count a payload's own (``RollupStage``).
 struct StateRowsStage: ItemWriteStage {
     static let insertPayloadState = """
-        INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (?1, ?2, ?3)
+        INSERT INTO payload_states (payload, app_state, active_seconds, exits) VALUES (?1, ?2, ?3, ?4)
         ON CONFLICT (payload, app_state) DO NOTHING
-        """
-    static let insertExit = """
-        INSERT INTO state_exit_counts (payload, app_state, state, reason, count) VALUES (?1, ?2, ?3, ?4, ?5)
-        ON CONFLICT (payload, app_state, state, reason) DO UPDATE SET count = count + excluded.count
         """
     static let insertHistogram = """
         INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
@@ -38,18 +37,30 @@ struct StateRowsStage: ItemWriteStage {
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content else { return }
         let payload = SQLValue.integer(stored.payloadID)
+        // Each state's row once, with the exits of every entry of that state.
+        var states: [(state: SQLValue, activeSeconds: Double?, exits: [CountEntry])] = []
+        var ids: [SQLValue] = []
         for entry in metric.stateEntries {
             let state = try Self.id(entry.state, in: session)
-            try session.connection.run(Self.insertPayloadState, [payload, state, .real(entry.activeSeconds)])
+            ids.append(state)
+            var exits: [CountEntry] = []
             for exit in entry.exits where exit.count > 0 {
                 guard let reason = try session.id(.exitReason, exit.reason) else { continue }
-                try session.connection.run(
-                    Self.insertExit,
-                    [
-                        payload, state, .integer(exit.state == .foreground ? 0 : 1), .integer(reason),
-                        .integer(exit.count),
-                    ])
+                exits.append(CountEntry(a: exit.state == .foreground ? 0 : 1, b: reason, count: exit.count))
             }
+            if let index = states.firstIndex(where: { $0.state == state }) {
+                states[index].exits += exits
+            } else {
+                states.append((state, entry.activeSeconds, exits))
+            }
+        }
+        for row in states {
+            let exits = RollupBlob.normalize(row.exits)
+            try session.connection.run(
+                Self.insertPayloadState,
+                [payload, row.state, .real(row.activeSeconds), exits.isEmpty ? .null : .blob(RollupBlob.encode(exits))])
+        }
+        for (entry, state) in zip(metric.stateEntries, ids) {
             for named in entry.histograms {
                 guard let metricID = try session.id(.metricName, named.name) else { continue }
                 try session.connection.run(
@@ -82,6 +93,28 @@ struct StateRowsStage: ItemWriteStage {
             try session.connection.run(
                 Self.insertDiagnosticState, [.integer(diagnosticID), try id(state, in: session)])
         }
+    }
+
+    /// Packs the exit rows of migration 0007's `state_exit_counts` into their `payload_states`
+    /// rows (migration 0027), then drops that table; inside the migration's transaction.
+    static func packStoredExits(on connection: Connection) throws(StoreError) {
+        let rows = try connection.query(
+            "SELECT payload, app_state, state, reason, count FROM state_exit_counts ORDER BY payload, app_state"
+        ) { ($0.int64(0), $0.int64(1), CountEntry(a: $0.int64(2), b: $0.int64(3), count: $0.int64(4))) }
+        var start = rows.startIndex
+        while start < rows.endIndex {
+            let (payload, state) = (rows[start].0, rows[start].1)
+            var end = start
+            while end < rows.endIndex, rows[end].0 == payload, rows[end].1 == state { end += 1 }
+            let exits = RollupBlob.normalize(rows[start..<end].map(\.2))
+            try connection.run(
+                """
+                INSERT INTO payload_states (payload, app_state, exits) VALUES (?1, ?2, ?3)
+                ON CONFLICT (payload, app_state) DO UPDATE SET exits = excluded.exits
+                """, [.integer(payload), .integer(state), .blob(RollupBlob.encode(exits))])
+            start = end
+        }
+        try connection.execute("DROP TABLE state_exit_counts")
     }
 
     /// The id of `state` in `app_state_values`, created on first sight (``Interner/stateID(_:on:)``).

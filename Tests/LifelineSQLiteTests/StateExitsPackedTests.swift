@@ -1,0 +1,73 @@
+import LifelineAnalysis
+import LifelineModel
+import LifelineStorage
+import LifelineStoreTestSupport
+import LifelineTestFixtures
+import Testing
+
+@testable import LifelineSQLite
+
+@Suite("App states' exits packed (migration 0027)")
+struct StateExitsPackedTests {
+    @Test(
+        "exit rows stored one per (state, reason) before migration 0027 are packed into their app states' rows, and the state queries answer the same sums"
+    )
+    func storedExitsPacked() throws {
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
+        try database.migrate(EmbeddedMigrations.all.filter { $0.version < 27 })
+        for sql in [
+            "INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.states')",
+            """
+            INSERT INTO payloads (id, app, kind, day, received_at_ms, content_hash, format)
+            VALUES (1, 1, 'metric', '2026-10-01', 0, randomblob(32), 'v2'),
+                   (2, 1, 'metric', '2026-10-02', 0, randomblob(32), 'v2')
+            """,
+            "INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'home'), (2, 'screen', 'feed')",
+            "INSERT INTO exit_reasons (id, value) VALUES (1, 'memoryResourceLimit'), (2, 'normalAppExit')",
+            "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)",
+            """
+            INSERT INTO state_exit_counts (payload, app_state, state, reason, count)
+            VALUES (1, 1, 0, 1, 3), (1, 1, 1, 2, 4), (1, 1, 0, 2, 1), (1, 2, 0, 1, 7), (2, 1, 1, 1, 2), (2, 2, 0, 2, 5)
+            """,
+        ] {
+            try database.execute(sql)
+        }
+        try database.migrate()
+        #expect(
+            try database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'state_exit_counts'") == [[.integer(0)]]
+        )
+        let rows = try database.query(
+            "SELECT payload, app_state, active_seconds, exits FROM payload_states ORDER BY payload, app_state")
+        func entries(_ value: SQLValue) -> [CountEntry] {
+            guard case .blob(let bytes) = value else { return [] }
+            return RollupBlob.decode(bytes, as: CountEntry.self)
+        }
+        #expect(
+            rows.map { Array($0.prefix(3)) } == [
+                [.integer(1), .integer(1), .real(3600)], [.integer(1), .integer(2), .real(100)],
+                [.integer(2), .integer(1), .real(50)], [.integer(2), .integer(2), .null],
+            ])
+        #expect(
+            rows.map { entries($0[3]) } == [
+                [CountEntry(a: 0, b: 1, count: 3), CountEntry(a: 0, b: 2, count: 1), CountEntry(a: 1, b: 2, count: 4)],
+                [CountEntry(a: 0, b: 1, count: 7)], [CountEntry(a: 1, b: 1, count: 2)],
+                [CountEntry(a: 0, b: 2, count: 5)],
+            ])
+        // The state query sums the packed lists per group, in the order the exit rows' SQL sum gave.
+        let scope = Scope(
+            app: "com.example.states",
+            days: DayRange(from: UTCDay(ordinal: 0) ?? .first, to: UTCDay(ordinal: 2_000_000) ?? .first))
+        let reader = SQLiteRollupReader(
+            connection: try database.openConnection(), names: DimensionNames(), symbols: nil)
+        let answer = try reader.exits(scope.grouped(by: [.appState])).map {
+            "\($0.key.appState?.label ?? "-") \($0.state) \($0.reason) \($0.count)"
+        }
+        #expect(
+            answer == [
+                "home foreground memoryResourceLimit 3", "home foreground normalAppExit 1",
+                "home background memoryResourceLimit 2", "home background normalAppExit 4",
+                "feed foreground memoryResourceLimit 7", "feed foreground normalAppExit 5",
+            ])
+    }
+}
