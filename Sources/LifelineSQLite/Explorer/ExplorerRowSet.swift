@@ -77,6 +77,26 @@ struct ExplorerRowSet {
     }
 }
 
+extension ExplorerRowSet {
+    /// Removes and returns the version rows of `parts` (``RollupParts``), in place: the rows of
+    /// the other parts stay where they are (rebuilding the dictionary of ~16,000 rows at each seal
+    /// was an eighth of the adding thread's time on the iOS 27 load).
+    mutating func takeVersionRows(of parts: [Int]) -> [ExplorerRowKey: ExplorerPendingRow] {
+        if parts.isEmpty { return [:] }
+        if parts.count == RollupParts.count {
+            defer { byVersion = [:] }
+            return byVersion
+        }
+        var sealing = Array(repeating: false, count: RollupParts.count)
+        for part in parts where sealing.indices.contains(part) { sealing[part] = true }
+        let keys = byVersion.keys.filter { sealing[RollupParts.part(app: $0.app, day: $0.day, version: $0.version)] }
+        var taken: [ExplorerRowKey: ExplorerPendingRow] = [:]
+        taken.reserveCapacity(keys.count)
+        for key in keys { taken[key] = byVersion.removeValue(forKey: key) }
+        return taken
+    }
+}
+
 extension ExplorerPendingRow {
     /// ``builder(category:)`` of the row at `key`, its failure a ``StoreError``.
     func builder(for key: ExplorerRowKey) throws(StoreError) -> ExplorerCellMapBuilder {

@@ -5,7 +5,8 @@ import LifelineStorage
 /// row belongs to the part of its version-day, each part has a watermark of its own (level 2 of
 /// `rollup_watermarks`; `aggregation_state.explorer_version_through` keeps the lowest), and a
 /// busy writer writes one part per fold. Written whole, ~16,000 rows on the iOS 27 load took
-/// 64–113 ms, during which the door's batches waited.
+/// 64–113 ms, during which the door's batches waited. Here too: when the parts fall due to be
+/// sealed (``versionPartsDue(_:)``) and when a cached part falls due to be written.
 extension ExplorerStage {
     static let readVersionParts = "SELECT part, through FROM rollup_watermarks WHERE level = 2"
     static let writeVersionPart = """
@@ -23,6 +24,30 @@ extension ExplorerStage {
             marks[Int(part)] = through
         }
         return marks
+    }
+
+    /// When the oldest part in the cache falls due: at once when the version rows are sealed a
+    /// part at a time; when every seal takes them all, ``Deferral/versionMaxAge`` after it was
+    /// first sealed there (later seals merge into the cached rows meanwhile).
+    func cacheDueAt(_ deferral: Deferral) -> ContinuousClock.Instant? {
+        guard let first = cacheReady.first else { return nil }
+        return deferral.holdsVersions ? first.since : first.since + deferral.versionMaxAge
+    }
+
+    /// When the next version part falls due by age.
+    func versionPartDueAt(_ deferral: Deferral) -> ContinuousClock.Instant {
+        (versionPartSealedAt ?? .now) + deferral.versionMaxAge / RollupParts.count
+    }
+
+    /// The version parts due by age: one per ``Deferral/versionMaxAge`` divided by the parts'
+    /// count since the last was sealed, all of them at most (a load whose fine rows are sealed
+    /// once a second takes four parts at a time: each part still every ``Deferral/versionMaxAge``).
+    func versionPartsDue(_ deferral: Deferral) -> Int {
+        guard deferral.holdsVersions else { return 0 }
+        let interval = deferral.versionMaxAge / RollupParts.count
+        guard interval > .zero else { return RollupParts.count }
+        let elapsed = ContinuousClock.now - (versionPartSealedAt ?? .now)
+        return min(RollupParts.count, Int(elapsed / interval))
     }
 
     /// Writes the cached rows of the oldest part waiting in the cache (``cacheReady``) as they

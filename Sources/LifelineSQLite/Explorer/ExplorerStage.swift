@@ -131,19 +131,6 @@ final class ExplorerStage: ItemWriteStage {
         return [rows, versions, cacheDueAt(deferral)].compactMap { $0 }.min()
     }
 
-    /// When the oldest part in the cache falls due: at once when the version rows are sealed a
-    /// part at a time; when every seal takes them all, ``Deferral/versionMaxAge`` after it was
-    /// first sealed there (later seals merge into the cached rows meanwhile).
-    func cacheDueAt(_ deferral: Deferral) -> ContinuousClock.Instant? {
-        guard let first = cacheReady.first else { return nil }
-        return deferral.holdsVersions ? first.since : first.since + deferral.versionMaxAge
-    }
-
-    /// When the next version part falls due by age.
-    private func versionPartDueAt(_ deferral: Deferral) -> ContinuousClock.Instant {
-        (versionPartSealedAt ?? .now) + deferral.versionMaxAge / RollupParts.count
-    }
-
     /// A fold begins (in its transaction) over the stored watermarks (each version part's in
     /// `versionThroughs` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not sit on
     /// them or do not reach `foldedThrough` are dropped, and the documents between them are read
@@ -302,17 +289,6 @@ final class ExplorerStage: ItemWriteStage {
             deferral.holdsVersions
             ? (0..<partsDue).map { (nextVersionPart + $0) % RollupParts.count } : Array(0..<RollupParts.count)
         sealedNow = Seal(through: through, documents: heldDocuments, versionParts: parts)
-    }
-
-    /// The version parts due by age: one per ``Deferral/versionMaxAge`` divided by the parts'
-    /// count since the last was sealed, all of them at most (a load whose fine rows are sealed
-    /// once a second takes four parts at a time: each part still every ``Deferral/versionMaxAge``).
-    private func versionPartsDue(_ deferral: Deferral) -> Int {
-        guard deferral.holdsVersions else { return 0 }
-        let interval = deferral.versionMaxAge / RollupParts.count
-        guard interval > .zero else { return RollupParts.count }
-        let elapsed = ContinuousClock.now - (versionPartSealedAt ?? .now)
-        return min(RollupParts.count, Int(elapsed / interval))
     }
 
     /// The held rows ``Deferral/maxRows`` bounds: both levels, or the fine ones alone while version

@@ -253,7 +253,7 @@ final class ExplorerWorker: @unchecked Sendable {
                 case .sealAndPrepare(let base, let versionBases, let versionParts):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
-                    sealed = SealedRows(fine: fine, byVersion: takeVersionRows(of: versionParts))
+                    sealed = SealedRows(fine: fine, byVersion: rows.takeVersionRows(of: versionParts))
                     fine = [:]
                     condition.lock()
                     prepareRequest = (base, versionBases)
@@ -269,26 +269,6 @@ final class ExplorerWorker: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
-    }
-
-    /// Removes and returns the version rows of `parts` (this thread's, in ``run()``), in place:
-    /// the rows of the other parts stay where they are (rebuilding the dictionary of ~16,000 rows
-    /// at each seal was an eighth of this thread's time on the iOS 27 load).
-    private func takeVersionRows(of parts: [Int]) -> [ExplorerRowKey: ExplorerPendingRow] {
-        if parts.isEmpty { return [:] }
-        if parts.count == RollupParts.count {
-            defer { rows.byVersion = [:] }
-            return rows.byVersion
-        }
-        var sealing = Array(repeating: false, count: RollupParts.count)
-        for part in parts where sealing.indices.contains(part) { sealing[part] = true }
-        let keys = rows.byVersion.keys.filter {
-            sealing[RollupParts.part(app: $0.app, day: $0.day, version: $0.version)]
-        }
-        var taken: [ExplorerRowKey: ExplorerPendingRow] = [:]
-        taken.reserveCapacity(keys.count)
-        for key in keys { taken[key] = rows.byVersion.removeValue(forKey: key) }
-        return taken
     }
 
     /// The prepare's thread: one sealed prepare at a time, as ``run()`` hands them over.

@@ -69,16 +69,23 @@ struct SQLiteRollupReader {
             for (group, entries) in try packedSums(
                 sql, query.bindings, groupCount: query.firstValueColumn, CountEntry.self, on: connection)
             {
-                let key = try query.key(ids: group, names: names, on: connection)
-                for entry in entries {
-                    rows.append(
-                        ExitRow(
-                            key: key, state: entry.a == 0 ? .foreground : .background,
-                            reason: try names.name(.exitReason, entry.b, on: connection), count: entry.count))
-                }
+                rows += try exitRows(entries, key: try query.key(ids: group, names: names, on: connection))
             }
             return rows
         }
+    }
+
+    /// The exit rows of one group: packed entries (state, reason id, count) named.
+    func exitRows(_ entries: [CountEntry], key: GroupKey) throws(StoreError) -> [ExitRow] {
+        var rows: [ExitRow] = []
+        rows.reserveCapacity(entries.count)
+        for entry in entries {
+            rows.append(
+                ExitRow(
+                    key: key, state: entry.a == 0 ? .foreground : .background,
+                    reason: try names.name(.exitReason, entry.b, on: connection), count: entry.count))
+        }
+        return rows
     }
 
     /// Signpost totals per group, category and name, from the packed `signposts` of `rollup_metrics*`.

@@ -121,13 +121,7 @@ extension SQLiteRollupReader {
         for (group, entries) in try packedSums(
             sql, bindings, groupCount: Int32(groups), CountEntry.self, on: connection)
         {
-            let key = try state.key(ids: group, names: names, on: connection)
-            for entry in entries {
-                rows.append(
-                    ExitRow(
-                        key: key, state: entry.a == 0 ? .foreground : .background,
-                        reason: try names.name(.exitReason, entry.b, on: connection), count: entry.count))
-            }
+            rows += try exitRows(entries, key: try state.key(ids: group, names: names, on: connection))
         }
         return rows
     }
