@@ -96,24 +96,36 @@ struct StateRowsStage: ItemWriteStage {
     }
 
     /// Packs the exit rows of migration 0007's `state_exit_counts` into their `payload_states`
-    /// rows (migration 0027), then drops that table; inside the migration's transaction.
+    /// rows (migration 0027), then drops that table; inside the migration's transaction. The rows
+    /// are read in key order, one (payload, state) at a time: a database of a million reports holds
+    /// tens of millions of them.
     static func packStoredExits(on connection: Connection) throws(StoreError) {
-        let rows = try connection.query(
-            "SELECT payload, app_state, state, reason, count FROM state_exit_counts ORDER BY payload, app_state"
-        ) { ($0.int64(0), $0.int64(1), CountEntry(a: $0.int64(2), b: $0.int64(3), count: $0.int64(4))) }
-        var start = rows.startIndex
-        while start < rows.endIndex {
-            let (payload, state) = (rows[start].0, rows[start].1)
-            var end = start
-            while end < rows.endIndex, rows[end].0 == payload, rows[end].1 == state { end += 1 }
-            let exits = RollupBlob.normalize(rows[start..<end].map(\.2))
+        let read = try connection.cached(
+            "SELECT payload, app_state, state, reason, count FROM state_exit_counts ORDER BY payload, app_state")
+        defer { read.reset() }
+        var current: (payload: Int64, state: Int64)?
+        var exits: [CountEntry] = []
+        func flush() throws(StoreError) {
+            guard let current, !exits.isEmpty else { return }
             try connection.run(
                 """
                 INSERT INTO payload_states (payload, app_state, exits) VALUES (?1, ?2, ?3)
                 ON CONFLICT (payload, app_state) DO UPDATE SET exits = excluded.exits
-                """, [.integer(payload), .integer(state), .blob(RollupBlob.encode(exits))])
-            start = end
+                """,
+                [
+                    .integer(current.payload), .integer(current.state),
+                    .blob(RollupBlob.encode(RollupBlob.normalize(exits))),
+                ])
+            exits.removeAll(keepingCapacity: true)
         }
+        while try read.step() {
+            let key = (payload: read.int64(0), state: read.int64(1))
+            if let current, current != key { try flush() }
+            current = key
+            exits.append(CountEntry(a: read.int64(2), b: read.int64(3), count: read.int64(4)))
+        }
+        try flush()
+        read.reset()
         try connection.execute("DROP TABLE state_exit_counts")
     }
 
