@@ -35,7 +35,7 @@ package struct StorageOptions: Sendable, Equatable {
     package var explorerWriteSeconds: Double = 1
     /// SQLite: the explorer's version-level rows the writer holds unsealed at most
     /// (`database.explorer_version_rows`; 0 seals them with the fine rows). Above 0 they gather
-    /// documents in memory, as bytes, between the version cache's writes: less work per payload
+    /// documents in memory, as bytes, until their part is sealed (each every 2 s): less work per payload
     /// for more memory. 12,288 (the default) holds every version row of the reference load and
     /// most of the iOS 27 one's within the 150 MB target (BENCHMARKS.md, "The explorer's rows
     /// pending as bytes").

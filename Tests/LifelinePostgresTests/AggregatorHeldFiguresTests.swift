@@ -138,7 +138,7 @@ extension AggregatorTests {
     }
 
     /// `database.explorer_version_rows` of the tests below: version rows sealed with the fine ones,
-    /// or held unsealed between the cache's writes (the server's default holds 12,288).
+    /// or held unsealed until their part is sealed (the server's default holds 12,288).
     static let versionRowBounds = [0, 1_000_000]
 
     /// `explorerFineProbe` of the test below: the default (fine rows read, then written unread when

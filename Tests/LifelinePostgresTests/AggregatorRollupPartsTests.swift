@@ -136,8 +136,8 @@ extension AggregatorTests {
         let items = try PostgresStoreTests.items(devices: 40, days: 3)
         let sqlite = try TemporaryDatabase()
         var options = IngestWriter.Options()
-        // Seals every few milliseconds, the cache due 20 ms after its first document: cache
-        // writes in parts overlap seals of fine rows all along.
+        // Seals every few milliseconds, a version part due every 2.5 ms (20 ms ÷ 8): seals of
+        // version parts and the writes of their cached rows overlap seals of fine rows all along.
         options.explorerDelay = 0.005
         options.explorerVersionDelay = 0.02
         let metric = "memory.peak"

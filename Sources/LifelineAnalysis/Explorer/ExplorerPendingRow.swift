@@ -1,6 +1,6 @@
 /// A packed row's observations not merged yet, as bytes: what a fold adds to a row it will merge
 /// into its stored cells later (the SQLite explorer's held rows: fine ones until their seal,
-/// version-level ones until the version cache falls due). ``builder(category:)`` replays them, in
+/// version-level ones until their part is sealed). ``builder(category:)`` replays them, in
 /// order, into the ``ExplorerCellMapBuilder`` adding them directly would have made.
 ///
 /// Held as builders, a row's cells (a sketch, moments and histogram buckets per metric) took ~6×

@@ -261,8 +261,8 @@ final class ExplorerStage: ItemWriteStage {
             self.sealed = nil
         }
         if forceWrite { return try writeAll(through: through, on: connection) }
-        // A fold that wrote sealed rows writes nothing more, so that the cache's write and the
-        // next seal's are not added to it: the door's next batch waits for the whole fold.
+        // A fold that wrote sealed rows writes nothing more, so that a cached part's write and
+        // the next seal are not added to it: the door's next batch waits for the whole fold.
         guard let deferral, sealed == nil, wroteThrough == nil else { return }
         if let due = cacheDueAt(deferral), ContinuousClock.now >= due { try writeNextCachePart(on: connection) }
         // The version parts due by age. While thousands of version rows are held, one part seals

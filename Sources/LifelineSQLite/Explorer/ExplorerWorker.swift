@@ -77,11 +77,10 @@ final class ExplorerWorker: @unchecked Sendable {
     /// a read connection).
     var sealed = SealedRows()
     var prepared: [PreparedRow]?
-    /// Version-level rows kept in memory between writes (``ExplorerStage``): encoded, merged with
-    /// their stored cells and every document up to `explorer_through` above
-    /// `explorer_version_through`. A row not here has no such document. A prepare merges sealed
-    /// version rows into these instead of the stored ones; the writer puts the prepared ones here
-    /// and writes them all at once. Touched by the prepare's thread during a prepare only, by the
+    /// Version-level rows prepared by a seal and not written yet (``ExplorerStage``): encoded,
+    /// merged with their stored cells and every document of their part up to the seal that took
+    /// it. A prepare merges sealed version rows into these instead of the stored ones; the writer
+    /// puts the prepared ones here and writes them one part per fold. Touched by the prepare's thread during a prepare only, by the
     /// writer otherwise (as ``sealed`` and ``prepared``).
     var versionCache: [ExplorerRowKey: [UInt8]] = [:]
     /// The app states' ids as the prepare's reader finds them (its thread's alone).
