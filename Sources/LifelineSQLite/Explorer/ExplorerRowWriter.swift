@@ -7,6 +7,8 @@ import LifelineStorage
 /// (`ll_merge_explorer_map`).
 struct ExplorerRowWriter {
     private var states = ExplorerStateIDs()
+    /// Rows written since the transaction began.
+    private(set) var rowsWritten = 0
 
     private static let upserts = (
         fine: RollupLevel.fine.upsertExplorer, byVersion: RollupLevel.byVersion.upsertExplorer
@@ -26,6 +28,7 @@ struct ExplorerRowWriter {
             : (level == .fine ? Self.replacements.fine : Self.replacements.byVersion)
         let state = try states.id(making: key.appState, on: connection)
         try connection.run(sql, key.bindings(level, state: state) + [.blob(cells)])
+        rowsWritten += 1
     }
 
     /// The rows of both levels (fine, then version), each row's observations replayed into its
@@ -43,7 +46,10 @@ struct ExplorerRowWriter {
 
     /// A write begins: ids made by a transaction that did not commit (whether or not the stage
     /// was told) are gone.
-    mutating func transactionBegins() { states.forgetMade() }
+    mutating func transactionBegins() {
+        states.forgetMade()
+        rowsWritten = 0
+    }
 
     /// The transaction ended: the ids it made are stored (`committed`) or gone.
     mutating func transactionEnded(committed: Bool) {

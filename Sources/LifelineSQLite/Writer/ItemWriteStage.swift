@@ -63,10 +63,12 @@ enum DefaultStages {
         explorer: ExplorerStage.Deferral? = nil, rollups: RollupStage.Deferral? = nil, reader: Connection? = nil,
         onPrepared: @escaping @Sendable () -> Void = {}
     ) -> [any ItemWriteStage] {
-        [
-            StateRowsStage(), DiagnosticRowsStage(), RollupStage(deferral: rollups),
-            ExplorerStage(deferral: explorer, reader: reader, onPrepared: onPrepared),
-        ]
+        // The explorer's rows are written before the rollups' cells, whose part write yields to a
+        // long one of theirs (``RollupStage/yieldsTo``).
+        let explorer = ExplorerStage(deferral: explorer, reader: reader, onPrepared: onPrepared)
+        let rollups = RollupStage(deferral: rollups)
+        rollups.yieldsTo = explorer
+        return [StateRowsStage(), DiagnosticRowsStage(), explorer, rollups]
     }
 }
 

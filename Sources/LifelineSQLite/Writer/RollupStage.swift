@@ -32,7 +32,16 @@ final class RollupStage: ItemWriteStage {
         var maxAge: Duration = .seconds(2)
         /// Cached cells (metrics, buckets and diagnostics) at most.
         var maxCells = 32_768
+        /// Explorer rows written by a fold past which its part write waits for the next fold
+        /// (``yieldsTo``), unless the part is this late (or the cells past ``maxCells``).
+        var yieldRows = 1_024
+        var yieldLateness: Duration = .seconds(1)
     }
+
+    /// The explorer stage whose long writes this stage's part write (when not forced) yields to:
+    /// a fold that wrote thousands of explorer rows (10–15 ms on the reference load) and a part
+    /// (5–15 ms) held the door's next batch back for both; the part waits a fold instead.
+    weak var yieldsTo: ExplorerStage?
 
     /// The lowest watermark of each level's parts.
     static let readWatermarks = "SELECT rollup_fine_through, rollup_version_through FROM aggregation_state WHERE id = 1"
@@ -225,11 +234,13 @@ final class RollupStage: ItemWriteStage {
             ])
     }
 
-    /// The part this fold writes when not forced, if any: the one due first by age, or, past
-    /// ``Deferral/maxCells`` cached in all, the largest.
+    /// The part this fold writes when not forced, if any: the one due first by age (unless it
+    /// yields to the explorer's rows, ``yieldsTo``), or, past ``Deferral/maxCells`` cached in all,
+    /// that one or the largest.
     private func due() -> [Int] {
         guard let deferral else { return Array(parts.indices) }
         let now = ContinuousClock.now
+        let yielding = (yieldsTo?.rowWriter.rowsWritten ?? 0) >= deferral.yieldRows
         var oldest: (index: Int, at: ContinuousClock.Instant)?
         var cells = 0
         var largest = 0
@@ -239,8 +250,9 @@ final class RollupStage: ItemWriteStage {
             guard let at = parts[index].dueAt(after: deferral.maxAge), at <= now else { continue }
             if oldest.map({ at < $0.at }) ?? true { oldest = (index, at) }
         }
-        if let oldest { return [oldest.index] }
-        return cells >= deferral.maxCells ? [largest] : []
+        if cells >= deferral.maxCells { return [oldest?.index ?? largest] }
+        guard let oldest, !yielding || oldest.at + deferral.yieldLateness <= now else { return [] }
+        return [oldest.index]
     }
 
     /// The fold committed: a written part is emptied, the rest is kept up to the fold's end.

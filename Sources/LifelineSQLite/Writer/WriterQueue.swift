@@ -135,6 +135,8 @@ final class WriterQueue: Sendable {
     /// Documents folded at most in one fold while requests wait at the door (no reader waiting):
     /// the door's next batch waits for the fold.
     static let busyFoldBatch = 128
+    /// The door counts as busy this long after its last batch.
+    static let doorBusyWindow: Duration = .milliseconds(20)
 
     /// The writer thread's body: door batches as they come, and the fold behind them — when a
     /// reader waits for it, when the oldest unfolded document is older than
@@ -158,6 +160,9 @@ final class WriterQueue: Sendable {
         func compactionAllowedAt() -> ContinuousClock.Instant {
             min(lastDoorBatch + compactionQuiet, lastCompaction + compactionInterval)
         }
+        /// Whether the door wrote a batch a moment ago: requests are likely on their way (the
+        /// clients answered send their next), and a long fold would hold them back.
+        func doorBusy() -> Bool { ContinuousClock.now - lastDoorBatch < Self.doorBusyWindow }
         /// After every commit, the door's or the fold's: the WAL's soft and hard caps.
         func committed() {
             checkpointer?.committed()
@@ -214,7 +219,9 @@ final class WriterQueue: Sendable {
         }
         loop: while true {
             if progress.foldDue(batch: options.foldBatch, delay: options.foldDelay) {
-                _ = foldOnce(doorWaits: queue.state.withLock { !$0.queue.isEmpty })
+                // The door is busy when requests wait, or came a moment ago (the clients answered
+                // read their reply and send the next).
+                _ = foldOnce(doorWaits: doorBusy() || queue.state.withLock { !$0.queue.isEmpty })
             }
             switch queue.next() {
             case .batch(let batch):
@@ -238,7 +245,7 @@ final class WriterQueue: Sendable {
             case .idle:
                 let waiting = retryAfter.map { ContinuousClock.now < $0 } ?? false
                 if !waiting, progress.hasBacklog || writer.figuresDue {
-                    _ = foldOnce()
+                    _ = foldOnce(doorWaits: doorBusy())
                     continue loop
                 }
                 // Folded documents whose explorer rows are neither stored nor held (the start
