@@ -69,17 +69,19 @@ extension AggregatorTests {
     }
 
     @Test(
-        "one part of a level rebuilt alone: its rows deleted and its watermark put back to 0, a restart replays every document of that part into it and no other (fine and version rollups, the explorer's version rows)",
+        "one part of a level rebuilt alone: its rows deleted and its watermark put back to 0, a restart replays every document of that part into it and no other (fine and version rollups, the explorer's version and fine rows)",
         arguments: [
             (0, ["rollup_metrics", "rollup_bucket_cells", "rollup_diagnostics"]),
             (1, ["rollup_metrics_by_version", "rollup_buckets_by_version", "rollup_diagnostics_by_version"]),
             (2, ["rollup_explorer_by_version"]),
+            (3, ["rollup_explorer"]),
         ]
     )
     func partRebuiltAlone(level: Int, tables: [String]) async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let (sqlite, expected) = try await Self.folded(items)
-        let column = ["rollup_fine_through", "rollup_version_through", "explorer_version_through"][level]
+        let column = ["rollup_fine_through", "rollup_version_through", "explorer_version_through", "explorer_through"][
+            level]
         let database = sqlite.database
         // The version-days of the tables, and the part with the most of them.
         var keys: [Int: Set<[Int64]>] = [:]

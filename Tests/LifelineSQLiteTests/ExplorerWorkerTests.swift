@@ -32,7 +32,7 @@ struct ExplorerWorkerTests {
         // Sealed on the documents' thread, prepared against the migrated file's watermarks (0, 0).
         #expect(
             worker.submitSealAndPrepare(
-                base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+                bases: .zero, through: 1, versionParts: Array(0..<8)))
         #expect(entered.wait(timeout: .now() + 5) == .success, "the prepare did not end")
         // The prepare's thread is held: documents handed over now are still added, more than the
         // queue holds, so none of the submits waits for the prepare (the writer's thread would).
@@ -80,10 +80,12 @@ struct ExplorerWorkerTests {
         let fine = worker.fine.count
         let versions = worker.byVersion.count
         #expect(fine > 3)
-        // A snapshot whose watermark is not the sealed rows' base: nothing prepared.
+        // A snapshot whose watermarks are not the sealed rows' bases: nothing prepared.
         #expect(
             worker.submitSealAndPrepare(
-                base: 7, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+                bases: ExplorerWorker.PartBases(
+                    fine: Array(repeating: 7, count: 8), version: Array(repeating: 0, count: 8)),
+                through: 7, versionParts: Array(0..<8)))
         worker.drain()
         #expect(try #require(worker.prepared).isEmpty)
         #expect(worker.sealed.fine.count == fine && worker.sealed.byVersion.count == versions)
@@ -100,7 +102,7 @@ struct ExplorerWorkerTests {
             RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
         #expect(
             worker.submitSealAndPrepare(
-                base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: Array(0..<8)))
+                bases: .zero, through: 1, versionParts: Array(0..<8)))
         worker.drain()
         let prepared = try #require(worker.prepared)
         let left = worker.sealed.fine.count + worker.sealed.byVersion.count
@@ -124,7 +126,7 @@ struct ExplorerWorkerTests {
         let fine = worker.heldRows
         let versions = worker.byVersion
         #expect(fine > 0 && !versions.isEmpty)
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
+        #expect(worker.submitSealAndPrepare(bases: .zero, through: 1, versionParts: []))
         worker.submit(document(os: 2))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -162,7 +164,7 @@ struct ExplorerWorkerTests {
         let inPart = Set(before.keys.filter { part($0) == sealedPart })
         #expect(
             worker.submitSealAndPrepare(
-                base: 0, versionBases: Array(repeating: 0, count: RollupParts.count), versionParts: [sealedPart]))
+                bases: .zero, through: 1, versionParts: [sealedPart]))
         worker.drain()
         let prepared = try #require(worker.prepared)
         #expect(Set(prepared.filter { $0.level == .byVersion }.map(\.key)) == inPart)
@@ -226,7 +228,7 @@ struct ExplorerWorkerTests {
         let storedCells = try #require(held[storedKey]).builder(for: storedKey).encoded()
         _ = try connection.run(
             RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
+        #expect(worker.submitSealAndPrepare(bases: .zero, through: 1, versionParts: []))
         worker.drain()
         let prepared = try #require(worker.prepared)
         #expect(prepared.count == held.count && worker.sealed.fine.isEmpty)
@@ -243,12 +245,27 @@ struct ExplorerWorkerTests {
             let expected = key == storedKey ? try builder.merged(into: storedCells) : builder.encoded()
             #expect(stored == expected)
         }
-        // The same cells again: every one is stored now, and every one is read.
+        // The same cells again, sealed before the writer tells the first seal's rows are written:
+        // each may still wait in the stage's cache, so each is prepared as it is, merged in SQL
+        // after the cached one.
         worker.prepared = nil
         submitDocuments()
-        #expect(worker.submitSealAndPrepare(base: 0, versionBases: Array(repeating: 0, count: 8), versionParts: []))
+        #expect(worker.submitSealAndPrepare(bases: .zero, through: 2, versionParts: []))
+        worker.drain()
+        let cached = try #require(worker.prepared)
+        #expect(cached.count == held.count && cached.allSatisfy(\.mergesStored))
+        // Once every fine part is written past both seals: every one is stored, and read.
+        worker.fineWritten(through: 2)
+        worker.prepared = nil
+        submitDocuments()
+        #expect(worker.submitSealAndPrepare(bases: .zero, through: 3, versionParts: []))
         worker.drain()
         let again = try #require(worker.prepared)
         #expect(again.count == held.count && !again.contains(where: \.mergesStored))
     }
+}
+
+extension ExplorerWorker.PartBases {
+    /// Every part of both levels at 0 (a migrated file's).
+    static let zero = ExplorerStage.uniform(0)
 }

@@ -193,37 +193,37 @@ extension BatchWriter {
 
     private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let explorer else { return }
-        var stored = try connection.first(ExplorerStage.readWatermarks) { $0.int64(0) } ?? 0
-        if stored > foldedThrough {
-            // Only a hand-edited file holds this (the fold's watermark put back): the explorer's
-            // watermark goes back with it, and its documents are folded again into fresh rows.
-            try connection.run(ExplorerStage.writeWatermark, [.integer(foldedThrough)])
-            stored = foldedThrough
+        var stored = ExplorerWorker.PartBases(
+            fine: try ExplorerStage.partWatermarks(.fine, on: connection),
+            version: try ExplorerStage.partWatermarks(.byVersion, on: connection))
+        let lowest = try connection.first(ExplorerStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        if (stored.fine + stored.version).contains(where: { $0 > foldedThrough })
+            || lowest != (stored.fine.min() ?? 0, stored.version.min() ?? 0)
+        {
+            // Only a hand-edited file holds this (the fold's watermark put back): the parts'
+            // watermarks go back with it, and their documents are folded again into fresh rows.
+            stored.fine = stored.fine.map { min($0, foldedThrough) }
+            stored.version = stored.version.map { min($0, foldedThrough) }
+            for (level, marks) in [(RollupLevel.fine, stored.fine), (.byVersion, stored.version)] {
+                for (part, mark) in marks.enumerated() {
+                    try connection.run(
+                        ExplorerStage.writePart,
+                        [.integer(ExplorerStage.watermarkLevel(level)), .integer(Int64(part)), .integer(mark)])
+                }
+            }
+            try connection.run(ExplorerStage.writeWatermark, [.integer(stored.fine.min() ?? 0)])
+            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(stored.version.min() ?? 0)])
         }
-        var versions = try ExplorerStage.versionWatermarks(on: connection)
-        if versions.contains(where: { $0 > stored }) {
-            // The same for the version parts' watermarks.
-            try connection.run(
-                "UPDATE rollup_watermarks SET through = min(through, ?) WHERE level = 2", [.integer(stored)])
-            versions = versions.map { min($0, stored) }
-            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(versions.min() ?? stored)])
-        }
-        try explorer.begin(
-            versionThroughs: versions, explorerThrough: stored, foldedThrough: foldedThrough, through: through,
-            write: write
-        ) { from, through, versionOnly throws(StoreError) in
-            try replayExplorer(explorer, from: from, through: through, versionOnly: versionOnly)
+        try explorer.begin(stored: stored, foldedThrough: foldedThrough, through: through, write: write) {
+            from, through throws(StoreError) in
+            try replayExplorer(explorer, from: from, through: through)
         }
     }
 
     /// Replays the metric documents in (`from`, `through`] into the explorer stage alone, from
     /// their raw copies: they are in the rollups, not yet in the explorer's stored rows. A document
     /// that does not read or write is left out, as its fold left it out of every figure.
-    private func replayExplorer(
-        _ explorer: ExplorerStage, from: Int64, through: Int64, versionOnly: Bool
-    ) throws(StoreError) {
-        explorer.replaysVersionOnly = versionOnly
-        defer { explorer.replaysVersionOnly = false }
+    private func replayExplorer(_ explorer: ExplorerStage, from: Int64, through: Int64) throws(StoreError) {
         let ids = try connection.query(
             "SELECT id FROM payloads WHERE id > ? AND id <= ? AND kind = 'metric' ORDER BY id",
             [.integer(from), .integer(through)]

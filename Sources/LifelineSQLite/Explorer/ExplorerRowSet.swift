@@ -35,8 +35,8 @@ struct ExplorerRowSet {
         }
     }
 
-    /// Adds one document's observations to its rows at both levels (the version level only for a
-    /// ``ExplorerWorker/Document/versionOnly`` one).
+    /// Adds one document's observations to its rows at the levels it goes to
+    /// (``ExplorerWorker/Document/addsFine``, ``ExplorerWorker/Document/addsVersion``).
     mutating func add(_ document: ExplorerWorker.Document) {
         let extraction = ExplorerExtractor.extract(document.metric)
         let observations = extraction.observations
@@ -70,8 +70,8 @@ struct ExplorerRowSet {
                         ordinal: observation.ordinal)
                 }
             }
-            if !document.versionOnly { fine[key, default: ExplorerPendingRow()].append(run) }
-            byVersion[key.byVersion, default: ExplorerPendingRow()].append(run)
+            if document.addsFine { fine[key, default: ExplorerPendingRow()].append(run) }
+            if document.addsVersion { byVersion[key.byVersion, default: ExplorerPendingRow()].append(run) }
             start = end
         }
     }

@@ -34,8 +34,15 @@ import LifelineStorage
 /// every row. Once prepared, a part's rows wait in the worker's cache
 /// (``ExplorerWorker/versionCache``) for the next fold, which writes them and moves that part's
 /// watermark (level 2 of `rollup_watermarks`, migration 0026; `explorer_version_through` keeps
-/// the lowest). The documents between a part's watermark and `explorer_through` are replayed into
-/// its version rows only when they are lost.
+/// the lowest).
+///
+/// **A seal's fine rows are written one part at a time too** (migration 0028): prepared, they wait
+/// in ``fineCache`` and each fold writes the rows of one part (more
+/// while they are few), moving that part's watermark (level 3; `explorer_through` keeps the
+/// lowest). Written at once, a seal's 4,000–13,000 fine rows of the iOS 27 load took 15–48 ms of
+/// one fold, and the door's next batch waited for them. A seal's documents count as held until
+/// every part of both levels is written. Documents above a part's watermark are replayed into that
+/// level's rows only when they are lost.
 final class ExplorerStage: ItemWriteStage {
     static let writeWatermark = "UPDATE aggregation_state SET explorer_through = ? WHERE id = 1"
     static let readWatermarks = "SELECT explorer_through, explorer_version_through FROM aggregation_state WHERE id = 1"
@@ -51,19 +58,21 @@ final class ExplorerStage: ItemWriteStage {
     /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
     /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
     /// The sealed rows (if any) hold (`base`, `sealed.through`], the worker's rows the rest.
-    var held: (base: Int64, through: Int64)?
-    /// The stored watermarks of the version rows' parts (``RollupParts``, migration 0026) the
-    /// version rows in memory (``ExplorerWorker/versionCache``) sit on, each with the documents of
-    /// its part above it up to `held.base` (`nil` with `held`). Version rows are kept there only
-    /// when the worker prepares writes.
-    var versionBases: [Int64]?
-    /// Version parts whose sealed rows are in the worker's cache, each with the watermark its
-    /// write takes (the last seal that took it: its cached rows hold every document of the part
-    /// up to there) and when it was first sealed there, oldest first (``writeNextCachePart(on:)``).
-    var cacheReady: [(part: Int, through: Int64, since: ContinuousClock.Instant)] = []
-    /// Seals whose documents' version rows are not all written: each seal's end and documents,
-    /// dropped once every part's watermark reaches it (what ``committed()`` counts as held).
-    var versionSeals: [(through: Int64, documents: Int)] = []
+    var held: Int64?
+    /// The stored watermarks of both levels' parts (``RollupParts``; migrations 0026 and 0028) the
+    /// rows in memory sit on: the cached, sealed and held rows of a part hold every document of
+    /// that part above its watermark up to `held` (`nil` with `held`).
+    var bases: ExplorerWorker.PartBases?
+    /// Parts whose sealed rows are in the worker's caches, each with the watermark its write
+    /// takes (the last seal that took it: its cached rows hold every document of the part up to
+    /// there) and when it was first sealed there, oldest first (``writeDueCacheParts(_:on:)``).
+    var cacheReady: [(level: RollupLevel, part: Int, through: Int64, since: ContinuousClock.Instant)] = []
+    /// Seals whose rows are not all written: each seal's end and documents, dropped once every
+    /// part's watermark of both levels reaches it (what ``committed()`` counts as held).
+    var pendingSeals: [(through: Int64, documents: Int)] = []
+    /// Fine rows prepared by seals and not written yet, by part, in seal order (the writer's
+    /// alone: written beside a running prepare too, ``ExplorerWorker``'s `recentFine`).
+    var fineCache = Array(repeating: [ExplorerWorker.PreparedRow](), count: RollupParts.count)
     /// The version part the next seal of version rows takes, and when the last one was sealed.
     var nextVersionPart = 0
     var versionPartSealedAt: ContinuousClock.Instant?
@@ -81,14 +90,12 @@ final class ExplorerStage: ItemWriteStage {
         var documents: Int
         var versionParts: [Int]
     }
-    /// The current fold: where it ends, whether it must write every row, where its transaction
-    /// moved `explorer_through` (nil: not moved), whether it wrote every row, what it sealed.
+    /// The current fold: where it ends, whether it must write every row, whether it wrote every
+    /// row, what it sealed.
     private var foldThrough: Int64?
     private var forceWrite = false
-    var wroteThrough: Int64?
-    /// The version rows' part watermarks as the current fold's transaction left them (nil: not
-    /// moved).
-    var wroteVersionBases: [Int64]?
+    /// The parts' watermarks as the current fold's transaction left them (nil: none moved).
+    var wroteBases: ExplorerWorker.PartBases?
     private var wroteAll = false
     private var sealedNow: Seal?
     /// The current document, until its savepoint is released (then handed to the worker) or
@@ -113,9 +120,10 @@ final class ExplorerStage: ItemWriteStage {
     /// whenever the door is idle, and a drain would wait out a whole prepare (60 ms at the median
     /// on the iOS 27 load).
     var holdsRows: Bool {
-        if sealed != nil || heldDocuments > 0 || !versionSeals.isEmpty || !cacheReady.isEmpty { return true }
+        if sealed != nil || heldDocuments > 0 || !pendingSeals.isEmpty || !cacheReady.isEmpty { return true }
         worker.drain()
         return !worker.fine.isEmpty || !worker.byVersion.isEmpty || !worker.versionCache.isEmpty
+            || fineCache.contains { !$0.isEmpty }
     }
 
     /// When held rows fall due: by age (the other bounds are checked at each fold), or at once
@@ -127,62 +135,57 @@ final class ExplorerStage: ItemWriteStage {
         let rows = heldDocuments > 0 ? heldSince.map { $0 + deferral.maxAge } : nil
         // Version parts fall due on their own only while no fine row is held (they ride with its seal).
         let versions =
-            heldDocuments > 0 || versionSeals.isEmpty || !deferral.holdsVersions ? nil : versionPartDueAt(deferral)
+            heldDocuments > 0 || pendingSeals.isEmpty || !deferral.holdsVersions ? nil : versionPartDueAt(deferral)
         return [rows, versions, cacheDueAt(deferral)].compactMap { $0 }.min()
     }
 
-    /// A fold begins (in its transaction) over the stored watermarks (each version part's in
-    /// `versionThroughs` ≤ `explorer_through` ≤ `folded_through`). Held rows that do not sit on
-    /// them or do not reach `foldedThrough` are dropped, and the documents between them are read
-    /// again (`catchUp` hands their ids to the fold, which replays them through
-    /// ``write(_:in:)``): those up to `explorerThrough` into the version rows only
-    /// (`versionOnly`), each only when it is above its part's watermark; the others into both.
-    /// `through` is where this fold will end; `write` forces the rows out.
+    /// A fold begins (in its transaction) over the stored watermarks of both levels' parts
+    /// (`stored`, each ≤ `foldedThrough`). Held rows that do not sit on them or do not reach
+    /// `foldedThrough` are dropped, and the documents above the lowest are read again (`catchUp`
+    /// hands their ids to the fold, which replays them through ``write(_:in:)``), each into the
+    /// levels whose part's watermark it is above. `through` is where this fold will end; `write`
+    /// forces the rows out.
     func begin(
-        versionThroughs: [Int64], explorerThrough: Int64, foldedThrough: Int64, through: Int64, write: Bool,
-        catchUp: (_ from: Int64, _ through: Int64, _ versionOnly: Bool) throws(StoreError) -> Void
+        stored: ExplorerWorker.PartBases, foldedThrough: Int64, through: Int64, write: Bool,
+        catchUp: (_ from: Int64, _ through: Int64) throws(StoreError) -> Void
     ) throws(StoreError) {
         foldThrough = through
         forceWrite = write || deferral == nil
-        wroteThrough = nil
-        wroteVersionBases = nil
+        wroteBases = nil
         wroteAll = false
         sealedNow = nil
-        if let held, held.base == explorerThrough, held.through == foldedThrough, versionBases == versionThroughs {
-            return
-        }
+        if held == foldedThrough, bases == stored { return }
         dropHeld()
-        held = (explorerThrough, foldedThrough)
-        versionBases = versionThroughs
-        if let lowest = versionThroughs.min(), lowest < explorerThrough {
+        held = foldedThrough
+        bases = stored
+        if let lowest = (stored.fine + stored.version).min(), lowest < foldedThrough {
             heldSince = .now
-            try catchUp(lowest, explorerThrough, true)
-        }
-        if explorerThrough < foldedThrough {
-            heldSince = .now
-            try catchUp(explorerThrough, foldedThrough, false)
+            replaying = true
+            defer { replaying = false }
+            try catchUp(lowest, foldedThrough)
         }
     }
 
-    /// Whether ``write(_:in:)`` replays documents into the version rows only (``begin``'s catch-up).
-    var replaysVersionOnly = false
+    /// Whether ``write(_:in:)`` replays documents (``begin``'s catch-up): each only into the levels
+    /// whose stored part misses it.
+    private var replaying = false
 
     func write(_ stored: StoredItem, in session: WriteSession) throws(StoreError) {
         guard case .metric(let metric) = stored.item.document.content, metric.isDeviceDay else { return }
         let meta = metric.meta
         let day = Int64(RollupDeltas.day(epochSeconds: stored.occurredAt))
         let version = try session.id(.appVersion, meta.appVersion) ?? 0
-        // A version-only replay skips a document its part's stored version rows already hold.
-        if replaysVersionOnly, let bases = versionBases,
-            stored.payloadID <= bases[RollupParts.part(app: stored.appID, day: day, version: version)]
-        {
-            return
+        var levels = (fine: true, version: true)
+        if replaying, let bases {
+            let part = RollupParts.part(app: stored.appID, day: day, version: version)
+            levels = (stored.payloadID > bases.fine[part], stored.payloadID > bases.version[part])
+            guard levels.fine || levels.version else { return }
         }
         document = ExplorerWorker.Document(
             app: stored.appID, day: day, version: version,
             os: try session.id(.osVersion, meta.osVersion) ?? 0,
             device: try session.id(.deviceType, meta.deviceType) ?? 0, metric: metric,
-            versionOnly: replaysVersionOnly)
+            addsFine: levels.fine, addsVersion: levels.version)
     }
 
     func requestReleased() {
@@ -211,22 +214,23 @@ final class ExplorerStage: ItemWriteStage {
         worker.sealed = ExplorerWorker.SealedRows()
         worker.prepared = nil
         worker.versionCache = [:]
+        fineCache = Array(repeating: [], count: RollupParts.count)
         sealed = nil
         sealedNow = nil
         held = nil
-        versionBases = nil
+        bases = nil
         heldDocuments = 0
         heldSince = nil
         cacheReady = []
-        versionSeals = []
+        pendingSeals = []
         versionPartSealedAt = nil
     }
 
-    /// Writes what is due, and moves `explorer_through` with it: sealed rows once the worker
-    /// prepared them (their version rows into the worker's cache); every row when forced (a reader
-    /// waits, the writer stops, no deferral); one version part of the cache per fold, moving that
-    /// part's watermark; and seals the worker's rows when they are due by age, documents or rows,
-    /// with the next version part when it is due (written by a later fold, once prepared).
+    /// Writes what is due: sealed rows once the worker prepared them (into the worker's caches);
+    /// every row when forced (a reader waits, the writer stops, no deferral); one part of the
+    /// caches per fold (more while they are small), moving that part's watermark; and seals the
+    /// worker's rows when they are due by age, documents or rows, with the next version part when
+    /// it is due (written by later folds, once prepared).
     func beforeCommit(on connection: Connection) throws(StoreError) {
         rowWriter.transactionBegins()
         guard let through = foldThrough else {
@@ -253,18 +257,16 @@ final class ExplorerStage: ItemWriteStage {
                 worker.awaitPrepared()
             }
             try writeSealed(sealed, on: connection)
-            try connection.run(Self.writeWatermark, [.integer(sealed.through)])
-            wroteThrough = sealed.through
             worker.dispose(worker.sealed, worker.prepared)
             worker.sealed = ExplorerWorker.SealedRows()
             worker.prepared = nil
             self.sealed = nil
         }
         if forceWrite { return try writeAll(through: through, on: connection) }
-        // A fold that wrote sealed rows writes nothing more, so that a cached part's write and
-        // the next seal are not added to it: the door's next batch waits for the whole fold.
-        guard let deferral, sealed == nil, wroteThrough == nil else { return }
-        if let due = cacheDueAt(deferral), ContinuousClock.now >= due { try writeNextCachePart(on: connection) }
+        guard let deferral else { return }
+        try writeDueCacheParts(deferral, versions: sealed == nil, on: connection)
+        // The next seal once the last one is written.
+        guard sealed == nil else { return }
         // The version parts due by age. While thousands of version rows are held, one part seals
         // at a time, as soon as it is due (its prepare stays short); while few are (a fleet's
         // busy cells), the parts due ride with the next seal of fine rows, which would otherwise
@@ -275,7 +277,7 @@ final class ExplorerStage: ItemWriteStage {
         var partsDue = versionPartsDue(deferral)
         if manyVersionRows { partsDue = min(partsDue, 1) }
         if crowdedVersions { partsDue = max(partsDue, 1) }
-        guard heldDocuments > 0 || (partsDue > 0 && !versionSeals.isEmpty) else { return }
+        guard heldDocuments > 0 || (partsDue > 0 && !pendingSeals.isEmpty) else { return }
         let rowsDue = heldSince.map { ContinuousClock.now >= $0 + deferral.maxAge } ?? false
         let due =
             heldDocuments == 0 || (manyVersionRows && partsDue > 0) || crowdedVersions || rowsDue
@@ -297,15 +299,14 @@ final class ExplorerStage: ItemWriteStage {
         worker.heldRows + (deferral.holdsVersions ? 0 : worker.heldVersionRows)
     }
 
-    /// Every row the worker holds and caches, merged in SQL, and both watermarks moved to `through`.
+    /// Every row the worker holds and caches, merged in SQL, and every part's watermark moved to
+    /// `through`.
     private func writeAll(through: Int64, on connection: Connection) throws(StoreError) {
         worker.drain()
-        // The unsealed version rows are merged in SQL right after the cache (a failing fold drops
-        // them with everything held).
+        // The held rows are merged in SQL right after the caches (a failing fold drops them with
+        // everything held).
         try writeCache(through: through, on: connection)
         try writeRows(on: connection)
-        try connection.run(Self.writeWatermark, [.integer(through)])
-        wroteThrough = through
         wroteAll = true
     }
 
@@ -314,30 +315,33 @@ final class ExplorerStage: ItemWriteStage {
         try rowWriter.merge(fine: worker.fine, versions: worker.byVersion, on: connection)
     }
 
-    /// The sealed rows: those the worker prepared as they are, the version ones into its cache (a
-    /// worker prepares only for a deferral), whose parts then wait there for the next fold
-    /// (``cacheReady``); then those it could not prepare (``ExplorerWorker/sealed``), merged in
-    /// SQL. When the seal took version parts, that merge comes after their cached rows, which it
-    /// would otherwise miss, and their watermarks move with `explorer_through`; the version rows
-    /// of the other parts are still on the worker, and only fine rows of theirs are merged.
+    /// The sealed rows: those the worker prepared into its caches, whose parts then wait there
+    /// for the next folds (``cacheReady``: every fine part, the seal's version parts); then those
+    /// it could not prepare (``ExplorerWorker/sealed``), merged in SQL right after the cached rows
+    /// of those parts, which the merge would otherwise miss (their watermarks move to the seal).
+    /// The version rows of the other parts are still on the worker.
     private func writeSealed(_ seal: Seal, on connection: Connection) throws(StoreError) {
         for row in worker.prepared ?? [] {
-            guard row.level == .fine else {
-                worker.versionCache[row.key] = row.cells
-                continue
-            }
-            try rowWriter.write(row.cells, at: row.key, row.level, merging: row.mergesStored, on: connection)
-        }
-        for part in seal.versionParts {
-            if let index = cacheReady.firstIndex(where: { $0.part == part }) {
-                cacheReady[index].through = seal.through
+            if row.level == .fine {
+                fineCache[RollupParts.part(app: row.key.app, day: row.key.day, version: row.key.version)].append(row)
             } else {
-                cacheReady.append((part, seal.through, .now))
+                worker.versionCache[row.key] = row.cells
+            }
+        }
+        let parts = [(RollupLevel.fine, Array(0..<RollupParts.count)), (.byVersion, seal.versionParts)]
+        for (level, levelParts) in parts {
+            for part in levelParts {
+                if let index = cacheReady.firstIndex(where: { $0.level == level && $0.part == part }) {
+                    cacheReady[index].through = seal.through
+                } else {
+                    cacheReady.append((level, part, seal.through, .now))
+                }
             }
         }
         guard !worker.sealed.isEmpty else { return }
         let sealedRows = worker.sealed
-        if !seal.versionParts.isEmpty { try writeCacheParts(Set(seal.versionParts), on: connection) }
+        try writeCacheParts(Set(0..<RollupParts.count), of: .fine, on: connection)
+        try writeCacheParts(Set(seal.versionParts), of: .byVersion, on: connection)
         try rowWriter.merge(fine: sealedRows.fine, versions: sealedRows.byVersion, on: connection)
     }
 
@@ -352,18 +356,21 @@ final class ExplorerStage: ItemWriteStage {
             return 0
         }
         foldThrough = nil
-        let base = wroteThrough ?? held?.base ?? through
-        held = (base, through)
-        if let wroteVersionBases { versionBases = wroteVersionBases }
+        held = through
+        if let wroteBases {
+            bases = wroteBases
+            worker.fineWritten(through: wroteBases.fine.min() ?? 0)
+        }
+        let stored = bases ?? Self.uniform(through)
         if wroteAll {
             worker.fine = [:]
             worker.byVersion = [:]
             heldDocuments = 0
             heldSince = nil
-            versionSeals = []
+            pendingSeals = []
         }
-        if let lowest = versionBases?.min() {
-            versionSeals.removeAll { $0.through <= lowest }
+        if let lowest = (stored.fine + stored.version).min() {
+            pendingSeals.removeAll { $0.through <= lowest }
         }
         if let sealedNow {
             self.sealedNow = nil
@@ -371,18 +378,16 @@ final class ExplorerStage: ItemWriteStage {
             heldDocuments = 0
             heldSince = nil
             if sealedNow.documents > 0 {
-                versionSeals.append((sealedNow.through, sealedNow.documents))
+                pendingSeals.append((sealedNow.through, sealedNow.documents))
                 if versionPartSealedAt == nil { versionPartSealedAt = .now }
             }
             if let deferral, deferral.holdsVersions, !sealedNow.versionParts.isEmpty {
                 nextVersionPart = (nextVersionPart + sealedNow.versionParts.count) % RollupParts.count
                 versionPartSealedAt = .now
             }
-            _ = worker.submitSealAndPrepare(
-                base: base, versionBases: versionBases ?? Array(repeating: base, count: RollupParts.count),
-                versionParts: sealedNow.versionParts)
+            _ = worker.submitSealAndPrepare(bases: stored, through: through, versionParts: sealedNow.versionParts)
         }
-        // Documents of sealed rows whose version rows are not all written count too.
-        return heldDocuments + (sealed?.documents ?? 0) + versionSeals.reduce(0) { $0 + $1.documents }
+        // Documents of seals whose rows are not all written count too (the sealed one among them).
+        return heldDocuments + pendingSeals.reduce(0) { $0 + $1.documents }
     }
 }

@@ -37,9 +37,10 @@ final class ExplorerWorker: @unchecked Sendable {
         var os: Int64
         var device: Int64
         var metric: MetricPayload
-        /// Replayed into the version level only: its fine rows are stored (``ExplorerStage``,
-        /// `explorer_version_through`).
-        var versionOnly = false
+        /// The levels it is added to: both, except when a catch-up replays it into the rows of a
+        /// level whose stored part already holds it (``ExplorerStage``, `rollup_watermarks`).
+        var addsFine = true
+        var addsVersion = true
     }
 
     /// One row ready to be written: as it is, or merged in SQL with a stored row not read
@@ -83,12 +84,21 @@ final class ExplorerWorker: @unchecked Sendable {
     /// puts the prepared ones here and writes them one part per fold. Touched by the prepare's thread during a prepare only, by the
     /// writer otherwise (as ``sealed`` and ``prepared``).
     var versionCache: [ExplorerRowKey: [UInt8]] = [:]
+    /// The fine rows' keys of recent seals, each seal's with its end (the prepare's thread's
+    /// alone): a seal's fine rows wait in the stage's cache (``ExplorerStage/fineCache``) until
+    /// their part is written, and a later seal's row of the same key is prepared as it is, merged
+    /// in SQL when written after it (``PreparedRow/mergesStored``), not merged with the stored row,
+    /// which may not hold the cached one yet. Dropped once `explorer_through` passes the seal
+    /// (``fineWritten(through:)``): a superset of the cached keys, never fewer.
+    private var recentFine: [(through: Int64, keys: Set<ExplorerRowKey>)] = []
+    /// The lowest fine part's watermark as the writer last committed it (under the condition's lock).
+    private var fineWrittenThrough: Int64 = 0
     /// The app states' ids as the prepare's reader finds them (its thread's alone).
     private var states = ExplorerStateIDs()
 
     private enum Job {
         case document(Document)
-        case sealAndPrepare(base: Int64, versionBases: [Int64], versionParts: [Int])
+        case sealAndPrepare(bases: PartBases, through: Int64, versionParts: [Int])
         /// Rows this thread made, released here: freed by the writer, their memory went back to
         /// this thread's malloc arena under its lock, which this thread held meanwhile (`perf`
         /// showed the writer waiting there).
@@ -106,7 +116,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Whether a prepare is queued or running.
     private var preparing = false
     /// A sealed prepare for the prepare's thread: the watermarks its snapshot must show.
-    private var prepareRequest: (base: Int64, versionBases: [Int64])?
+    private var prepareRequest: (bases: PartBases, through: Int64)?
     /// The adding thread ended (stopped, its queue empty): the prepare's thread ends once it has
     /// no prepare left.
     private var addsEnded = false
@@ -160,13 +170,21 @@ final class ExplorerWorker: @unchecked Sendable {
     /// document or two each, and merging it into its bytes at every seal was most of a prepare;
     /// sealed all at once, ~16,000 of them on the iOS 27 load made one prepare the writer waited
     /// for). Returns `false` without a read connection.
-    func submitSealAndPrepare(base: Int64, versionBases: [Int64], versionParts: [Int]) -> Bool {
+    func submitSealAndPrepare(bases: PartBases, through: Int64, versionParts: [Int]) -> Bool {
         guard reader != nil else { return false }
         condition.lock()
         preparing = true
         condition.unlock()
-        enqueue(.sealAndPrepare(base: base, versionBases: versionBases, versionParts: versionParts))
+        enqueue(.sealAndPrepare(bases: bases, through: through, versionParts: versionParts))
         return true
+    }
+
+    /// The writer committed the fine parts' watermarks, the lowest at `through`: the seals up to
+    /// there are stored whole.
+    func fineWritten(through: Int64) {
+        condition.lock()
+        fineWrittenThrough = max(fineWrittenThrough, through)
+        condition.unlock()
     }
 
     /// Waits until no prepare is queued or running (documents may still be).
@@ -249,13 +267,13 @@ final class ExplorerWorker: @unchecked Sendable {
             for job in jobs {
                 switch job {
                 case .document(let document): rows.add(document)
-                case .sealAndPrepare(let base, let versionBases, let versionParts):
+                case .sealAndPrepare(let bases, let through, let versionParts):
                     // Sealed here, in the documents' order; prepared on the other thread while
                     // this one adds the next documents to new rows.
                     sealed = SealedRows(fine: fine, byVersion: rows.takeVersionRows(of: versionParts))
                     fine = [:]
                     condition.lock()
-                    prepareRequest = (base, versionBases)
+                    prepareRequest = (bases, through)
                     condition.broadcast()
                     condition.unlock()
                 case .dispose, .release: break
@@ -282,7 +300,7 @@ final class ExplorerWorker: @unchecked Sendable {
             }
             prepareRequest = nil
             condition.unlock()
-            prepared = prepare(base: request.base, versionBases: request.versionBases)
+            prepared = prepare(bases: request.bases, through: request.through)
             condition.lock()
             preparing = false
             condition.broadcast()
@@ -302,7 +320,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// the first failed read, on (none prepared when the snapshot could not begin). Past
     /// ``fineProbe`` fine rows, when few of them were stored, the rest go unread
     /// (``PreparedRow/mergesStored``). `nil` without a read connection.
-    private func prepare(base: Int64, versionBases: [Int64]) -> [PreparedRow]? {
+    private func prepare(bases: PartBases, through: Int64) -> [PreparedRow]? {
         guard let reader else { return nil }
         var written: [PreparedRow] = []
         var spent: [ExplorerPendingRow] = []
@@ -317,8 +335,17 @@ final class ExplorerWorker: @unchecked Sendable {
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
-            let stored = try reader.first(ExplorerStage.readWatermarks, []) { $0.int64(0) }
-            guard stored == base, try ExplorerStage.versionWatermarks(on: reader) == versionBases else { return [] }
+            // The writer may have written cached fine parts since the seal (up to it at most).
+            let fine = try ExplorerStage.partWatermarks(.fine, on: reader)
+            guard zip(fine, bases.fine).allSatisfy({ $0.1 <= $0.0 && $0.0 <= through }),
+                try ExplorerStage.partWatermarks(.byVersion, on: reader) == bases.version
+            else { return [] }
+            condition.lock()
+            let writtenThrough = fineWrittenThrough
+            condition.unlock()
+            recentFine.removeAll { $0.through <= writtenThrough }
+            var sealedKeys = Set<ExplorerRowKey>(minimumCapacity: sealed.fine.count)
+            defer { recentFine.append((through, sealedKeys)) }
             var probe = (read: 0, found: 0)
             for level in [RollupLevel.fine, .byVersion] {
                 while let (key, pending) = level == .fine ? sealed.fine.popFirst() : sealed.byVersion.popFirst() {
@@ -329,6 +356,16 @@ final class ExplorerWorker: @unchecked Sendable {
                     guard let builder = try? pending.builder(for: key) else {
                         putBack()
                         return written
+                    }
+                    // A fine row an earlier seal may still have cached is merged in SQL after it.
+                    if level == .fine {
+                        sealedKeys.insert(key)
+                        if recentFine.contains(where: { $0.keys.contains(key) }) {
+                            written.append(
+                                PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
+                            release(pending)
+                            continue
+                        }
                     }
                     if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
                         written.append(

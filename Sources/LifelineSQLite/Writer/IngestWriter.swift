@@ -45,6 +45,10 @@ package final class IngestWriter: Service, Sendable {
         /// (``ExplorerWorker/defaultFineProbe``); `nil`: that default. Tests set 0, so every fine
         /// row goes through the writer's SQL merge.
         package var explorerFineProbe: Int?
+        /// Aggregator: cached explorer rows a fold writes at most once it has written one part
+        /// (``ExplorerStage/Deferral/cacheRowsPerFold``); `nil`: that default. Tests set 0, so a
+        /// fold writes one part and the parts' watermarks part ways.
+        package var explorerCacheRowsPerFold: Int?
         /// Aggregator: the rollup cells kept in memory past which a part is written whatever its
         /// age (``RollupStage/Deferral/maxCells``); `nil`: that default. Tests set 1, so a fold
         /// writes one part (the largest) and the parts' watermarks part ways.
@@ -112,6 +116,7 @@ package final class IngestWriter: Service, Sendable {
         }
         deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
         if let probe = options.explorerFineProbe { deferral?.fineProbe = probe }
+        if let rows = options.explorerCacheRowsPerFold { deferral?.cacheRowsPerFold = rows }
         let shared = self.shared
         // The explorer's worker reads only the rows it is about to write: a small page cache, not
         // the 32 MiB every connection gets, which it filled over a sustained load (BENCHMARKS.md).
