@@ -255,7 +255,7 @@ struct ExplorerWorkerTests {
         let cached = try #require(worker.prepared)
         #expect(cached.count == held.count && cached.allSatisfy(\.mergesStored))
         // Once every fine part is written past both seals: every one is stored, and read.
-        worker.fineWritten(through: 2)
+        worker.fineWritten(Array(repeating: 2, count: RollupParts.count))
         worker.prepared = nil
         submitDocuments()
         #expect(worker.submitSealAndPrepare(bases: .zero, through: 3, versionParts: []))

@@ -22,7 +22,7 @@ import LifelineStorage
 /// (`aggregation_state.explorer_through`, migration 0017) moves in the transaction that writes
 /// them; the held rows always cover the documents between it and the fold's watermark, and are
 /// rebuilt from the raw copies when they do not (after a restart, a failed fold, or another
-/// process writing the rows: ``begin(versionThrough:explorerThrough:foldedThrough:through:write:catchUp:)``).
+/// process writing the rows: ``begin(stored:foldedThrough:through:write:catchUp:)``).
 ///
 /// **Version rows are sealed one part at a time.** A version-day row is touched by most seals, for
 /// a document or two of new figures each, and rewriting it (2–5 KB) at each was most of what a
@@ -359,7 +359,7 @@ final class ExplorerStage: ItemWriteStage {
         held = through
         if let wroteBases {
             bases = wroteBases
-            worker.fineWritten(through: wroteBases.fine.min() ?? 0)
+            worker.fineWritten(wroteBases.fine)
         }
         let stored = bases ?? Self.uniform(through)
         if wroteAll {

@@ -10,9 +10,9 @@ import LifelineStorage
 /// fold instead of adding to it.
 ///
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
-/// (``submitSealAndPrepare(base:versionBases:versionParts:)``): a thread of its own reads their stored cells in a snapshot where
-/// `explorer_through` is still `base`, merges them as bytes with the sealed ones and hands back the
-/// finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
+/// (``submitSealAndPrepare(bases:through:versionParts:)``): a thread of its own reads their stored
+/// cells in a snapshot whose parts' watermarks are still the sealed rows' bases, merges them as
+/// bytes with the sealed ones and hands back the finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
 /// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
 /// documents the writer handed over queued up behind it and the writer waited for room, 17 % of its
 /// time on the reference load (waits of up to 65 ms, the p99's largest part; BENCHMARKS.md, "The
@@ -22,37 +22,12 @@ import LifelineStorage
 /// this thread reads or changes ``fine`` and ``byVersion`` until the writer calls ``drain()``,
 /// which returns once every submitted job and the prepare are done; the writer reads, writes or
 /// clears them only after a drain and before its next submit. ``sealed``, ``prepared`` and
-/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(base:versionBases:versionParts:)`` until
+/// ``versionCache`` belong to the workers from ``submitSealAndPrepare(bases:through:versionParts:)`` until
 /// ``isPreparing`` turns false (or a drain): this thread seals (moves the rows to ``sealed``), then
 /// only the prepare's thread touches them until it ends; then they are the writer's until its next
 /// seal. No two threads touch the same rows at once (the condition's lock orders their memory).
 /// That protocol is why the class is `@unchecked Sendable`.
 final class ExplorerWorker: @unchecked Sendable {
-    /// One released document: its fine row's dimensions (app state and category come from each
-    /// observation) and its decoded payload.
-    struct Document: Sendable {
-        var app: Int64
-        var day: Int64
-        var version: Int64
-        var os: Int64
-        var device: Int64
-        var metric: MetricPayload
-        /// The levels it is added to: both, except when a catch-up replays it into the rows of a
-        /// level whose stored part already holds it (``ExplorerStage``, `rollup_watermarks`).
-        var addsFine = true
-        var addsVersion = true
-    }
-
-    /// One row ready to be written: as it is, or merged in SQL with a stored row not read
-    /// (``mergesStored``).
-    struct PreparedRow {
-        var level: RollupLevel
-        var key: ExplorerRowKey
-        var cells: [UInt8]
-        /// The row's stored cells were not read (``fineProbe``): the writer merges them in SQL, if
-        /// there are any.
-        var mergesStored = false
-    }
 
     /// The rows not written yet, per level. See the class's comment for who may touch them.
     private var rows = ExplorerRowSet()
@@ -64,14 +39,7 @@ final class ExplorerWorker: @unchecked Sendable {
         get { rows.byVersion }
         set { rows.byVersion = newValue }
     }
-    /// Rows sealed for a write, per level.
-    struct SealedRows {
-        var fine: [ExplorerRowKey: ExplorerPendingRow] = [:]
-        var byVersion: [ExplorerRowKey: ExplorerPendingRow] = [:]
-
-        var isEmpty: Bool { fine.isEmpty && byVersion.isEmpty }
-    }
-    /// Rows sealed for a write, and the writes of those prepared (``prepare(base:versionBases:)``):
+    /// Rows sealed for a write, and the writes of those prepared (``prepare(bases:through:)``):
     /// a prepared row leaves ``sealed``; those left there when the snapshot's `explorer_through`
     /// was not the sealed rows' base, a stored row did not read or a read failed are merged in SQL
     /// by the writer, as without a worker. `prepared` is `nil` until the prepare ends (and without
@@ -88,11 +56,13 @@ final class ExplorerWorker: @unchecked Sendable {
     /// alone): a seal's fine rows wait in the stage's cache (``ExplorerStage/fineCache``) until
     /// their part is written, and a later seal's row of the same key is prepared as it is, merged
     /// in SQL when written after it (``PreparedRow/mergesStored``), not merged with the stored row,
-    /// which may not hold the cached one yet. Dropped once `explorer_through` passes the seal
-    /// (``fineWritten(through:)``): a superset of the cached keys, never fewer.
+    /// which may not hold the cached one yet. A key counts until its part's watermark passes the
+    /// seal (``fineWritten(_:)``), a seal's keys until every part's does: a superset of the
+    /// cached keys, never fewer. A fleet's busy cells come back at every seal, each about a
+    /// second after its parts were written: read and merged here, as before the parts.
     private var recentFine: [(through: Int64, keys: Set<ExplorerRowKey>)] = []
-    /// The lowest fine part's watermark as the writer last committed it (under the condition's lock).
-    private var fineWrittenThrough: Int64 = 0
+    /// The fine parts' watermarks as the writer last committed them (under the condition's lock).
+    private var fineWrittenParts = Array(repeating: Int64(0), count: RollupParts.count)
     /// The app states' ids as the prepare's reader finds them (its thread's alone).
     private var states = ExplorerStateIDs()
 
@@ -127,7 +97,7 @@ final class ExplorerWorker: @unchecked Sendable {
     /// Fine rows a prepare reads before it may write the rest unread (``defaultFineProbe``).
     private let fineProbe: Int
 
-    /// `reader`: a connection of the same database for ``submitSealAndPrepare(base:versionBases:versionParts:)``; without one
+    /// `reader`: a connection of the same database for ``submitSealAndPrepare(bases:through:versionParts:)``; without one
     /// (refold, offline folds) the stage writes its rows in SQL.
     /// `fineProbe`: see ``defaultFineProbe``.
     init(
@@ -163,8 +133,9 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// Once the documents submitted before are added, seals the rows (they become ``sealed``,
-    /// and the rows start empty) and prepares their write on a snapshot whose `explorer_through`
-    /// must be `base` and the version parts' watermarks `versionBases`. `versionParts`: the
+    /// and the rows start empty) and prepares their write on a snapshot whose parts' watermarks
+    /// must be `bases` (the fine ones possibly moved by the writer's part writes, up to the seal's
+    /// end, `through`). `versionParts`: the
     /// version rows of these parts (``RollupParts``) are sealed too; the others stay in
     /// ``byVersion``, gathering the next documents (a version row is touched by most seals, for a
     /// document or two each, and merging it into its bytes at every seal was most of a prepare;
@@ -179,11 +150,11 @@ final class ExplorerWorker: @unchecked Sendable {
         return true
     }
 
-    /// The writer committed the fine parts' watermarks, the lowest at `through`: the seals up to
-    /// there are stored whole.
-    func fineWritten(through: Int64) {
+    /// The writer committed the fine parts' watermarks `parts`: each part's rows of the seals up
+    /// to its watermark are stored.
+    func fineWritten(_ parts: [Int64]) {
         condition.lock()
-        fineWrittenThrough = max(fineWrittenThrough, through)
+        fineWrittenParts = parts
         condition.unlock()
     }
 
@@ -196,7 +167,7 @@ final class ExplorerWorker: @unchecked Sendable {
 
     /// Whether a prepare is queued or running: until it ends, only the workers touch ``sealed``
     /// and ``prepared``; after it, only the writer, until its next
-    /// ``submitSealAndPrepare(base:versionBases:versionParts:)``.
+    /// ``submitSealAndPrepare(bases:through:versionParts:)``.
     var isPreparing: Bool {
         condition.lock()
         defer { condition.unlock() }
@@ -310,13 +281,15 @@ final class ExplorerWorker: @unchecked Sendable {
     }
 
     /// The sealed rows merged with their stored cells (a version row's kept in ``versionCache``
-    /// when it is there), read in one snapshot whose `explorer_through` is `base` and the version
-    /// parts' watermarks `versionBases` (what the writer will still find when it writes
-    /// them: only it and a refold, which moves those watermarks, write these rows). Each sealed
+    /// when it is there), read in one snapshot whose version parts' watermarks are
+    /// `bases.version` and fine parts' between `bases.fine` and `through` (what the writer will
+    /// still find when it writes them: only it and a refold, which moves those watermarks, write
+    /// these rows). A fine row whose key an earlier seal may still hold in the stage's cache
+    /// (``recentFine``) is not merged: written as it is, merged in SQL after the cached one. Each sealed
     /// row leaves ``sealed`` once merged, and goes back to the adding thread to be freed in
     /// batches as the prepare goes on (the rows added meanwhile reuse its memory). The rows it
     /// could not prepare stay in ``sealed``, for the writer's SQL merge: all of them when the
-    /// snapshot is not the sealed rows' base; from the first stored row that does not read, or
+    /// snapshot's watermarks are not as above; from the first stored row that does not read, or
     /// the first failed read, on (none prepared when the snapshot could not begin). Past
     /// ``fineProbe`` fine rows, when few of them were stored, the rest go unread
     /// (``PreparedRow/mergesStored``). `nil` without a read connection.
@@ -332,6 +305,11 @@ final class ExplorerWorker: @unchecked Sendable {
                 spent = []
             }
         }
+        // The parts written before the snapshot begins (a part written after it counts as cached:
+        // its stored rows are not read from a snapshot that misses them).
+        condition.lock()
+        let writtenParts = fineWrittenParts
+        condition.unlock()
         do throws(StoreError) {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
@@ -340,9 +318,7 @@ final class ExplorerWorker: @unchecked Sendable {
             guard zip(fine, bases.fine).allSatisfy({ $0.1 <= $0.0 && $0.0 <= through }),
                 try ExplorerStage.partWatermarks(.byVersion, on: reader) == bases.version
             else { return [] }
-            condition.lock()
-            let writtenThrough = fineWrittenThrough
-            condition.unlock()
+            let writtenThrough = writtenParts.min() ?? 0
             recentFine.removeAll { $0.through <= writtenThrough }
             var sealedKeys = Set<ExplorerRowKey>(minimumCapacity: sealed.fine.count)
             defer { recentFine.append((through, sealedKeys)) }
@@ -360,7 +336,8 @@ final class ExplorerWorker: @unchecked Sendable {
                     // A fine row an earlier seal may still have cached is merged in SQL after it.
                     if level == .fine {
                         sealedKeys.insert(key)
-                        if recentFine.contains(where: { $0.keys.contains(key) }) {
+                        let part = RollupParts.part(app: key.app, day: key.day, version: key.version)
+                        if recentFine.contains(where: { $0.through > writtenParts[part] && $0.keys.contains(key) }) {
                             written.append(
                                 PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
                             release(pending)
@@ -405,26 +382,4 @@ final class ExplorerWorker: @unchecked Sendable {
         guard let state = try states.id(of: key.appState, on: reader) else { return nil }
         return try reader.first(level.selectExplorer, key.bindings(level, state: state)) { $0.blob(0) }
     }
-
-    /// `builder`'s write at `key`: merged into its `stored` cells, or as it is without any; `nil`
-    /// when the stored cells do not read (left to the SQL merge, and its repair).
-    private static func row(
-        _ level: RollupLevel, _ key: ExplorerRowKey, _ builder: ExplorerCellMapBuilder, merging stored: [UInt8]?
-    ) -> PreparedRow? {
-        guard let stored else { return PreparedRow(level: level, key: key, cells: builder.encoded()) }
-        guard let cells = try? builder.merged(into: stored) else { return nil }
-        return PreparedRow(level: level, key: key, cells: cells)
-    }
-
-    /// Sealed rows handed back to the adding thread at a time, once merged.
-    static let releaseBatch = 256
-
-    /// Fine rows a prepare reads before it decides whether reading the rest is worth it. When at
-    /// most ``fineProbeFound`` of them are stored, the rest are written unread (``PreparedRow/mergesStored``):
-    /// on a load where nearly every document is a fine cell of its own (the reference load), each
-    /// read found nothing, and the writer's insert looks the key up anyway; the few stored rows
-    /// among them are merged in SQL (`ll_merge_explorer_map`, the same merge). A fleet's fine cells
-    /// are mostly stored: every row is read and merged here, off the writer.
-    static let defaultFineProbe = 64
-    static let fineProbeFound = 2
 }
