@@ -55,17 +55,17 @@ final class ExplorerStage: ItemWriteStage {
     /// the last write. Read and changed here only after ``ExplorerWorker/drain()``. With a read
     /// connection it also prepares the merge of sealed rows.
     let worker: ExplorerWorker
-    /// The held rows' documents: ids in (`base`, `through`], where `base` is the stored
-    /// `explorer_through` they sit on; nil when nothing valid is held (at start, after a failure).
-    /// The sealed rows (if any) hold (`base`, `sealed.through`], the worker's rows the rest.
+    /// Where the rows in memory (held, sealed and cached) end: with ``bases``, they hold the
+    /// documents above each part's watermark up to here; nil when nothing valid is held (at
+    /// start, after a failure).
     var held: Int64?
     /// The stored watermarks of both levels' parts (``RollupParts``; migrations 0026 and 0028) the
-    /// rows in memory sit on: the cached, sealed and held rows of a part hold every document of
-    /// that part above its watermark up to `held` (`nil` with `held`).
+    /// rows in memory sit on (`nil` with ``held``).
     var bases: ExplorerWorker.PartBases?
-    /// Parts whose sealed rows are in the worker's caches, each with the watermark its write
-    /// takes (the last seal that took it: its cached rows hold every document of the part up to
-    /// there) and when it was first sealed there, oldest first (``writeDueCacheParts(_:on:)``).
+    /// Parts whose sealed rows are cached (``fineCache``, ``ExplorerWorker/versionCache``), each
+    /// with the watermark its write takes (the last seal that took it: its cached rows hold every
+    /// document of the part up to there) and when it was first sealed there, oldest first
+    /// (``writeDueCacheParts(_:versions:on:)``).
     var cacheReady: [(level: RollupLevel, part: Int, through: Int64, since: ContinuousClock.Instant)] = []
     /// Seals whose rows are not all written: each seal's end and documents, dropped once every
     /// part's watermark of both levels reaches it (what ``committed()`` counts as held).
@@ -265,7 +265,7 @@ final class ExplorerStage: ItemWriteStage {
         if forceWrite { return try writeAll(through: through, on: connection) }
         guard let deferral else { return }
         try writeDueCacheParts(deferral, versions: sealed == nil, on: connection)
-        // The next seal once the last one is written.
+        // The next seal once the last one's rows are in the caches.
         guard sealed == nil else { return }
         // The version parts due by age. While thousands of version rows are held, one part seals
         // at a time, as soon as it is due (its prepare stays short); while few are (a fleet's
