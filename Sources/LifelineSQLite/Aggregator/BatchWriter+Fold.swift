@@ -193,26 +193,16 @@ extension BatchWriter {
 
     private func beginExplorer(foldedThrough: Int64, through: Int64, write: Bool) throws(StoreError) {
         guard let explorer else { return }
-        var stored = ExplorerWorker.PartBases(
-            fine: try ExplorerStage.partWatermarks(.fine, on: connection),
-            version: try ExplorerStage.partWatermarks(.byVersion, on: connection))
-        let lowest = try connection.first(ExplorerStage.readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        let read = try ExplorerStage.storedWatermarks(on: connection)
+        var stored = read.parts
         if (stored.fine + stored.version).contains(where: { $0 > foldedThrough })
-            || lowest != (stored.fine.min() ?? 0, stored.version.min() ?? 0)
+            || read.lowest != (stored.fine.min() ?? 0, stored.version.min() ?? 0)
         {
             // Only a hand-edited file holds this (the fold's watermark put back): the parts'
             // watermarks go back with it, and their documents are folded again into fresh rows.
             stored.fine = stored.fine.map { min($0, foldedThrough) }
             stored.version = stored.version.map { min($0, foldedThrough) }
-            for (level, marks) in [(RollupLevel.fine, stored.fine), (.byVersion, stored.version)] {
-                for (part, mark) in marks.enumerated() {
-                    try connection.run(
-                        ExplorerStage.writePart,
-                        [.integer(ExplorerStage.watermarkLevel(level)), .integer(Int64(part)), .integer(mark)])
-                }
-            }
-            try connection.run(ExplorerStage.writeWatermark, [.integer(stored.fine.min() ?? 0)])
-            try connection.run(ExplorerStage.writeVersionWatermark, [.integer(stored.version.min() ?? 0)])
+            try ExplorerStage.storeWatermarks(stored, on: connection)
         }
         try explorer.begin(stored: stored, foldedThrough: foldedThrough, through: through, write: write) {
             from, through throws(StoreError) in

@@ -10,7 +10,7 @@ import LifelineStorage
 /// iOS 27 load, and the version cache (~16,000 rows) 64–113 ms, during which the door's batches
 /// waited. Here too: when the version parts fall due to be sealed (``versionPartsDue(_:)``).
 extension ExplorerStage {
-    static let readParts = "SELECT part, through FROM rollup_watermarks WHERE level = ?"
+    static let readParts = "SELECT level, part, through FROM rollup_watermarks WHERE level IN (2, 3)"
     static let writePart = """
         INSERT INTO rollup_watermarks (level, part, through) VALUES (?, ?, ?)
         ON CONFLICT (level, part) DO UPDATE SET through = excluded.through
@@ -24,16 +24,33 @@ extension ExplorerStage {
         return ExplorerWorker.PartBases(fine: marks, version: marks)
     }
 
-    /// The stored watermark of each part of `level`, by part: one without a row (only a
-    /// hand-edited file lacks one) sits on its level's lowest in `aggregation_state`.
-    static func partWatermarks(_ level: RollupLevel, on connection: Connection) throws(StoreError) -> [Int64] {
-        let lowest = try connection.first(readWatermarks) { level == .fine ? $0.int64(0) : $0.int64(1) } ?? 0
-        var marks = Array(repeating: lowest, count: RollupParts.count)
-        let rows = try connection.query(readParts, [.integer(watermarkLevel(level))]) { ($0.int64(0), $0.int64(1)) }
-        for (part, through) in rows where marks.indices.contains(Int(part)) {
-            marks[Int(part)] = through
+    /// The stored watermark of each part of both levels, and each level's lowest as
+    /// `aggregation_state` keeps it: a part without a row (only a hand-edited file lacks one) sits
+    /// on its level's lowest there.
+    static func storedWatermarks(on connection: Connection) throws(StoreError)
+        -> (parts: ExplorerWorker.PartBases, lowest: (fine: Int64, version: Int64))
+    {
+        let lowest: (fine: Int64, version: Int64) =
+            try connection.first(readWatermarks) { ($0.int64(0), $0.int64(1)) } ?? (0, 0)
+        var parts = ExplorerWorker.PartBases(
+            fine: Array(repeating: lowest.fine, count: RollupParts.count),
+            version: Array(repeating: lowest.version, count: RollupParts.count))
+        let rows = try connection.query(readParts) { ($0.int64(0), Int($0.int64(1)), $0.int64(2)) }
+        for (level, part, through) in rows where parts.fine.indices.contains(part) {
+            if level == watermarkLevel(.fine) { parts.fine[part] = through } else { parts.version[part] = through }
         }
-        return marks
+        return (parts, lowest)
+    }
+
+    /// Stores every part's watermark of both levels as `parts`, and each level's lowest.
+    static func storeWatermarks(_ parts: ExplorerWorker.PartBases, on connection: Connection) throws(StoreError) {
+        for (level, marks) in [(RollupLevel.fine, parts.fine), (.byVersion, parts.version)] {
+            for (part, mark) in marks.enumerated() {
+                try connection.run(writePart, [.integer(watermarkLevel(level)), .integer(Int64(part)), .integer(mark)])
+            }
+            try connection.run(
+                level == .fine ? writeWatermark : writeVersionWatermark, [.integer(marks.min() ?? 0)])
+        }
     }
 
     /// When a part in the caches falls due: a fine one at once; a version one at once when the
@@ -88,27 +105,8 @@ extension ExplorerStage {
     /// with no cached row that come after it move with it: they have none to write).
     func writeCachePart(at index: Int, on connection: Connection) throws(StoreError) {
         let first = cacheReady[index]
-        var partsWithRows = Set<Int>()
-        if first.level == .fine {
-            for (part, rows) in fineCache.enumerated() where !rows.isEmpty { partsWithRows.insert(part) }
-            let rows = fineCache[first.part]
-            fineCache[first.part] = []
-            for row in rows {
-                try rowWriter.write(row.cells, at: row.key, .fine, merging: row.mergesStored, on: connection)
-            }
-        } else {
-            var rows: [(key: ExplorerRowKey, cells: [UInt8])] = []
-            for (key, cells) in worker.versionCache {
-                let part = RollupParts.part(app: key.app, day: key.day, version: key.version)
-                partsWithRows.insert(part)
-                if part == first.part { rows.append((key, cells)) }
-            }
-            for row in rows {
-                worker.versionCache[row.key] = nil
-                try rowWriter.write(row.cells, at: row.key, .byVersion, merging: false, on: connection)
-            }
-        }
-        partsWithRows.remove(first.part)
+        let partsWithRows = cachedParts(of: first.level).subtracting([first.part])
+        try writeCachedRows(of: [first.part], level: first.level, on: connection)
         var moving = [first]
         for next in cacheReady[(index + 1)...] where next.level == first.level {
             guard !partsWithRows.contains(next.part) else { break }
@@ -117,15 +115,40 @@ extension ExplorerStage {
         cacheReady.removeAll { ready in
             ready.level == first.level && moving.contains { $0.part == ready.part }
         }
-        for ready in moving { try moveWatermarks(first.level, [ready.part], to: ready.through, on: connection) }
+        try moveWatermarks(first.level, moving.map { ($0.part, $0.through) }, on: connection)
     }
 
     /// Writes the cached rows of `parts` of `level` as they are, and moves their watermarks to
     /// their ``cacheReady`` entry's (the sealed rows merged in SQL after this hold the rest).
     func writeCacheParts(_ parts: Set<Int>, of level: RollupLevel, on connection: Connection) throws(StoreError) {
-        func taken(_ key: ExplorerRowKey) -> Bool {
-            parts.contains(RollupParts.part(app: key.app, day: key.day, version: key.version))
+        try writeCachedRows(of: parts, level: level, on: connection)
+        let ready = cacheReady.filter { $0.level == level && parts.contains($0.part) }
+        try moveWatermarks(level, ready.map { ($0.part, $0.through) }, on: connection)
+        cacheReady.removeAll { $0.level == level && parts.contains($0.part) }
+    }
+
+    /// Every cached row of both levels, as it is, and every part's watermark moved to `through`
+    /// (where the fold ends: the rows merged in SQL after this one hold the rest).
+    func writeCache(through: Int64, on connection: Connection) throws(StoreError) {
+        let all = Set(0..<RollupParts.count)
+        for level in [RollupLevel.fine, .byVersion] {
+            try writeCachedRows(of: all, level: level, on: connection)
+            try moveWatermarks(level, all.sorted().map { ($0, through) }, on: connection)
         }
+        cacheReady = []
+    }
+
+    /// The parts of `level` with rows in the caches.
+    private func cachedParts(of level: RollupLevel) -> Set<Int> {
+        guard level == .byVersion else { return Set(fineCache.indices.filter { !fineCache[$0].isEmpty }) }
+        return Set(worker.versionCache.keys.map { RollupParts.part(app: $0.app, day: $0.day, version: $0.version) })
+    }
+
+    /// Writes the cached rows of `parts` of `level` as they are (fine ones in seal order, merged
+    /// in SQL when their prepare did not read the stored row), and takes them out of the cache.
+    private func writeCachedRows(of parts: Set<Int>, level: RollupLevel, on connection: Connection)
+        throws(StoreError)
+    {
         if level == .fine {
             for part in parts.sorted() {
                 let rows = fineCache[part]
@@ -134,48 +157,34 @@ extension ExplorerStage {
                     try rowWriter.write(row.cells, at: row.key, .fine, merging: row.mergesStored, on: connection)
                 }
             }
-        } else {
-            for key in worker.versionCache.keys.filter(taken) {
-                guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
-                try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
-            }
+            return
         }
-        for ready in cacheReady where ready.level == level && parts.contains(ready.part) {
-            try moveWatermarks(level, [ready.part], to: ready.through, on: connection)
+        let keys = worker.versionCache.keys.filter {
+            parts.contains(RollupParts.part(app: $0.app, day: $0.day, version: $0.version))
         }
-        cacheReady.removeAll { $0.level == level && parts.contains($0.part) }
-    }
-
-    /// Every cached row of both levels, as it is, and every part's watermark moved to `through`
-    /// (where the fold ends: the rows merged in SQL after this one hold the rest).
-    func writeCache(through: Int64, on connection: Connection) throws(StoreError) {
-        for row in fineCache.joined() {
-            try rowWriter.write(row.cells, at: row.key, .fine, merging: row.mergesStored, on: connection)
-        }
-        for (key, cells) in worker.versionCache {
+        for key in keys {
+            guard let cells = worker.versionCache.removeValue(forKey: key) else { continue }
             try rowWriter.write(cells, at: key, .byVersion, merging: false, on: connection)
         }
-        try moveWatermarks(.fine, nil, to: through, on: connection)
-        try moveWatermarks(.byVersion, nil, to: through, on: connection)
-        fineCache = Array(repeating: [], count: RollupParts.count)
-        worker.versionCache = [:]
-        cacheReady = []
     }
 
-    /// Moves the watermark of `parts` of `level` (all of them: `nil`) to `through` in this
-    /// transaction, and the level's lowest in `aggregation_state` with them.
-    private func moveWatermarks(_ level: RollupLevel, _ parts: [Int]?, to through: Int64, on connection: Connection)
+    /// Moves the watermarks of `moves`' parts of `level` to their `through` in this transaction,
+    /// and the level's lowest in `aggregation_state` with them (once).
+    private func moveWatermarks(_ level: RollupLevel, _ moves: [(part: Int, through: Int64)], on connection: Connection)
         throws(StoreError)
     {
-        var moved = wroteBases ?? bases ?? Self.uniform(through)
+        guard !moves.isEmpty else { return }
+        // The stage's bases are set by every fold that reaches here (``begin``).
+        var moved = wroteBases ?? bases ?? Self.uniform(0)
         var marks = level == .fine ? moved.fine : moved.version
-        for part in parts ?? Array(marks.indices) {
-            marks[part] = through
+        for move in moves {
+            marks[move.part] = move.through
             try connection.run(
-                Self.writePart, [.integer(Self.watermarkLevel(level)), .integer(Int64(part)), .integer(through)])
+                Self.writePart,
+                [.integer(Self.watermarkLevel(level)), .integer(Int64(move.part)), .integer(move.through)])
         }
         try connection.run(
-            level == .fine ? Self.writeWatermark : Self.writeVersionWatermark, [.integer(marks.min() ?? through)])
+            level == .fine ? Self.writeWatermark : Self.writeVersionWatermark, [.integer(marks.min() ?? 0)])
         if level == .fine { moved.fine = marks } else { moved.version = marks }
         wroteBases = moved
     }

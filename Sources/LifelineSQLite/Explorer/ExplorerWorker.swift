@@ -314,9 +314,9 @@ final class ExplorerWorker: @unchecked Sendable {
             try reader.execute("BEGIN")
             defer { reader.rollbackQuietly() }
             // The writer may have written cached fine parts since the seal (up to it at most).
-            let fine = try ExplorerStage.partWatermarks(.fine, on: reader)
-            guard zip(fine, bases.fine).allSatisfy({ $0.1 <= $0.0 && $0.0 <= through }),
-                try ExplorerStage.partWatermarks(.byVersion, on: reader) == bases.version
+            let stored = try ExplorerStage.storedWatermarks(on: reader).parts
+            guard zip(stored.fine, bases.fine).allSatisfy({ $0.1 <= $0.0 && $0.0 <= through }),
+                stored.version == bases.version
             else { return [] }
             let writtenThrough = writtenParts.min() ?? 0
             recentFine.removeAll { $0.through <= writtenThrough }
