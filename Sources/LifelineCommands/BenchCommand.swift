@@ -139,7 +139,8 @@ struct BenchCommand: ParsableCommand {
                 Benchmarks/make-fleet-payloads.sh, then times on one thread, --runs times: extracting \
                 their explorer observations; extracting and adding them to the rows of both levels (the \
                 explorer thread's job per document); replaying the rows' observations into their \
-                cells; encoding the rows made; merging each row into its own bytes, as a prepare \
+                cells; encoding the rows made; both as a prepare writes new rows (one payload's \
+                samples straight from their bytes); merging each row into its own bytes, as a prepare \
                 merges rows that are stored already. Prints the median of each in microseconds per \
                 document.
                 """
@@ -183,6 +184,10 @@ struct BenchCommand: ParsableCommand {
                 String(
                     format: "replay rows:    %7.2f µs per document (their observations into cells)", median(\.replay)))
             print(String(format: "encode rows:    %7.2f µs per document", median(\.encode)))
+            print(
+                String(
+                    format: "rows as new:    %7.2f µs per document (replay + encode as a prepare writes new rows)",
+                    median(\.asNew)))
             print(String(format: "merge rows:     %7.2f µs per document (each into its own bytes)", median(\.merge)))
         }
     }

@@ -148,6 +148,11 @@ package enum ExplorerCatalog {
         grouping: metrics.indices, by: { metrics[$0].category }
     ).compactMapValues { ordinals in ordinals.min().flatMap { low in ordinals.max().map { low..<($0 + 1) } } }
 
+    /// Each category's ordinals (``ordinalRanges``) in their ids' byte order (``byteOrder``).
+    static let byteOrders: [ExplorerCategory: (ordinals: Range<Int>, byteOrder: [Int])] = ordinalRanges.mapValues {
+        range in (range, byteOrder.filter(range.contains))
+    }
+
     /// The metrics of one category, in display order.
     package static func metrics(in category: ExplorerCategory) -> [ExplorerMetric] {
         metrics.filter { $0.category == category }

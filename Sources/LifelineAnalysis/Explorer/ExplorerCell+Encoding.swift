@@ -56,6 +56,15 @@ extension ExplorerCell {
         return out
     }
 
+    /// Appends the bytes ``encoded()`` writes for the cell `sample` alone makes, when it
+    /// ``Prepared/encodesAlone`` (version 2), without making the cell.
+    static func appendAlone(_ sample: Prepared, to out: inout [UInt8]) {
+        out.append(singleDeviceDayVersion)
+        writeNumber(sample.x, into: &out)
+        writeNumber(sample.y, into: &out)
+        writeBuckets(sample.buckets, into: &out)
+    }
+
     /// Appends the version-1 bytes of a cell's parts, its sketch already encoded.
     private static func appendVersion1(
         sketch: [UInt8], moments: RatioMoments, buckets: [BucketDistribution.Bucket], into out: inout [UInt8]

@@ -43,10 +43,10 @@ package struct ExplorerCell: Sendable, Equatable {
     /// adds each observation at two levels): the value the sketch gets, the moments' pair, and a
     /// histogram's buckets in order.
     package struct Prepared: Sendable {
-        fileprivate var value: Double
-        fileprivate var x: Double
-        fileprivate var y: Double
-        fileprivate var buckets: [BucketDistribution.Bucket]
+        fileprivate(set) var value: Double
+        fileprivate(set) var x: Double
+        fileprivate(set) var y: Double
+        fileprivate(set) var buckets: [BucketDistribution.Bucket]
     }
 
     /// `sample` checked and reduced; `nil` for a negative, NaN or infinite value, a rate over hours
@@ -229,6 +229,15 @@ extension ExplorerCell.Prepared {
             Self.writeNumber(bucket.end, into: &out)
             ByteWriter.varint(ByteWriter.zigzag(bucket.count), into: &out)
         }
+    }
+
+    /// Whether the cell ``ExplorerCell/add(_:)`` makes of this sample alone encodes as one
+    /// device-day (version 2): ``ExplorerCell/encoded()``'s condition for that cell, whose moments
+    /// are the pair's and whose sketch holds ``value`` alone.
+    var encodesAlone: Bool {
+        let ratio = y / x
+        return x.isFinite && x > 0 && y.isFinite && y >= 0 && ratio.isFinite && value == ratio
+            && buckets.count <= ExplorerCell.maxBuckets
     }
 
     /// The sample ``append(to:)`` wrote.

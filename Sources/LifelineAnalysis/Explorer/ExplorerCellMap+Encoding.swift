@@ -55,6 +55,30 @@ extension ExplorerCellMap {
         return out
     }
 
+    /// The bytes ``ExplorerCellMapBuilder/encoded()`` makes of a row of one sample per catalog
+    /// metric (no series), each cell the sample alone (``ExplorerCell/Prepared/encodesAlone``),
+    /// without making the cells: `samples[i]` is ordinal `first + i`'s, `byteOrder` their ordinals
+    /// in their ids' byte order, `count` how many samples there are.
+    static func encodeAlone(
+        _ samples: [ExplorerCell.Prepared?], first: Int, byteOrder: [Int], count: Int
+    ) -> [UInt8] {
+        let ids = ExplorerCatalog.idBytes
+        let numbers = ExplorerCatalog.numbers
+        var out: [UInt8] = []
+        out.reserveCapacity(2 + 16 * count)
+        writeHeader(count: count, into: &out)
+        var cell: [UInt8] = []
+        var previous: [UInt8] = []
+        for ordinal in byteOrder {
+            guard case .some(let sample) = samples[ordinal - first] else { continue }
+            cell.removeAll(keepingCapacity: true)
+            ExplorerCell.appendAlone(sample, to: &cell)
+            write(ids[ordinal], [], cell, number: numbers[ordinal], after: previous, into: &out)
+            previous = ids[ordinal]
+        }
+        return out
+    }
+
     /// The entries in Key's order, ids and subjects as bytes, and whether every one is ASCII.
     /// Compared as bytes when they are (the same order, no String comparison); the indexes are
     /// sorted, not the entries.

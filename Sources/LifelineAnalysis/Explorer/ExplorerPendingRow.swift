@@ -79,6 +79,33 @@ package struct ExplorerPendingRow: Sendable {
         return builder
     }
 
+    /// The bytes ``builder(category:)`` then ``ExplorerCellMapBuilder/encoded()`` make, without
+    /// either, when every observation is one sample of a distinct catalog metric of `category`,
+    /// without a series, whose cell alone encodes as one device-day (a fine row of one payload,
+    /// most of them on a load of many distinct devices): each cell's bytes are then written from
+    /// its sample's numbers, no sketch, moments or cell made (the replay and the encoding were
+    /// half of the prepare's time on the iOS 27 load, BENCHMARKS.md). `nil` when the row is not
+    /// such: the caller takes the builder.
+    package func encodedAlone(category: ExplorerCategory?) throws(SketchDecodingError) -> [UInt8]? {
+        guard ExplorerCatalog.idsAreASCII, let category, let (range, order) = ExplorerCatalog.byteOrders[category]
+        else {
+            return nil
+        }
+        var slots = [ExplorerCell.Prepared?](repeating: nil, count: range.count)
+        var count = 0
+        var reader = ByteReader(bytes)
+        while !reader.atEnd {
+            let tag = try reader.varint()
+            guard tag > UInt64(range.lowerBound), tag <= UInt64(range.upperBound) else { return nil }
+            let slot = Int(tag) - 1 - range.lowerBound
+            if case .some = slots[slot] { return nil }  // a second sample: a cell of two device-days
+            guard let sample = try Self.sample(&reader), sample.encodesAlone else { return nil }
+            slots[slot] = sample
+            count += 1
+        }
+        return ExplorerCellMap.encodeAlone(slots, first: range.lowerBound, byteOrder: order, count: count)
+    }
+
     private static func text(_ reader: inout ByteReader) throws(SketchDecodingError) -> String {
         let count = try reader.varint()
         guard count <= UInt64(Int32.max) else { throw .truncated }

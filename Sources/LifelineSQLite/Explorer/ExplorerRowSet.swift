@@ -106,4 +106,16 @@ extension ExplorerPendingRow {
             throw StoreError(.internal, "internal storage error", cause: "explorer row not replayed: \(error)")
         }
     }
+
+    /// The bytes of the row at `key` written as a new row: ``encodedAlone(category:)`` where it
+    /// applies, else its builder's encoding.
+    func encoded(for key: ExplorerRowKey) throws(StoreError) -> [UInt8] {
+        let category = ExplorerCategory(rawValue: key.category)
+        do {
+            if let bytes = try encodedAlone(category: category) { return bytes }
+            return try builder(category: category).encoded()
+        } catch {
+            throw StoreError(.internal, "internal storage error", cause: "explorer row not replayed: \(error)")
+        }
+    }
 }

@@ -39,7 +39,7 @@ struct ExplorerRowWriter {
     ) throws(StoreError) {
         for (level, rows) in [(RollupLevel.fine, fine), (.byVersion, versions)] {
             for (key, row) in rows {
-                try write(row.builder(for: key).encoded(), at: key, level, merging: true, on: connection)
+                try write(row.encoded(for: key), at: key, level, merging: true, on: connection)
             }
         }
     }

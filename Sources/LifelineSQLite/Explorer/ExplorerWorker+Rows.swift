@@ -38,12 +38,11 @@ extension ExplorerWorker {
         var isEmpty: Bool { fine.isEmpty && byVersion.isEmpty }
     }
 
-    /// `builder`'s write at `key`: merged into its `stored` cells, or as it is without any; `nil`
-    /// when the stored cells do not read (left to the SQL merge, and its repair).
+    /// `builder`'s write at `key` merged into its `stored` cells; `nil` when they do not read
+    /// (left to the SQL merge, and its repair).
     static func row(
-        _ level: RollupLevel, _ key: ExplorerRowKey, _ builder: ExplorerCellMapBuilder, merging stored: [UInt8]?
+        _ level: RollupLevel, _ key: ExplorerRowKey, _ builder: ExplorerCellMapBuilder, merging stored: [UInt8]
     ) -> PreparedRow? {
-        guard let stored else { return PreparedRow(level: level, key: key, cells: builder.encoded()) }
         guard let cells = try? builder.merged(into: stored) else { return nil }
         return PreparedRow(level: level, key: key, cells: cells)
     }

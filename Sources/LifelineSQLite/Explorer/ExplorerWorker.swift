@@ -328,27 +328,28 @@ final class ExplorerWorker: @unchecked Sendable {
                     func putBack() {
                         if level == .fine { sealed.fine[key] = pending } else { sealed.byVersion[key] = pending }
                     }
-                    // The cells are made here, merged and freed on this thread.
-                    guard let builder = try? pending.builder(for: key) else {
-                        putBack()
-                        return written
+                    // The cells are made here, merged and freed on this thread; a row written
+                    // without its stored cells is encoded as new (a payload's samples straight from
+                    // their bytes where they apply: ``ExplorerPendingRow/encodedAlone(category:)``).
+                    func asNew(mergesStored: Bool = false) -> PreparedRow? {
+                        (try? pending.encoded(for: key)).map {
+                            PreparedRow(level: level, key: key, cells: $0, mergesStored: mergesStored)
+                        }
                     }
-                    // A fine row an earlier seal may still have cached is merged in SQL after it.
                     if level == .fine {
                         sealedKeys.insert(key)
                         let part = RollupParts.part(app: key.app, day: key.day, version: key.version)
-                        if recentFine.contains(where: { $0.through > writtenParts[part] && $0.keys.contains(key) }) {
-                            written.append(
-                                PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
+                        // A fine row an earlier seal may still have cached is merged in SQL after it.
+                        let cached = recentFine.contains { $0.through > writtenParts[part] && $0.keys.contains(key) }
+                        if cached || (probe.read >= fineProbe && probe.found <= Self.fineProbeFound) {
+                            guard let row = asNew(mergesStored: true) else {
+                                putBack()
+                                return written
+                            }
+                            written.append(row)
                             release(pending)
                             continue
                         }
-                    }
-                    if level == .fine, probe.read >= fineProbe, probe.found <= Self.fineProbeFound {
-                        written.append(
-                            PreparedRow(level: level, key: key, cells: builder.encoded(), mergesStored: true))
-                        release(pending)
-                        continue
                     }
                     var stored = level == .byVersion ? versionCache[key] : nil
                     do throws(StoreError) {
@@ -361,7 +362,13 @@ final class ExplorerWorker: @unchecked Sendable {
                         probe.read += 1
                         if stored != nil { probe.found += 1 }
                     }
-                    guard let row = Self.row(level, key, builder, merging: stored) else {
+                    let made =
+                        if let stored {
+                            (try? pending.builder(for: key)).flatMap { Self.row(level, key, $0, merging: stored) }
+                        } else {
+                            asNew()
+                        }
+                    guard let row = made else {
                         putBack()
                         return written
                     }
