@@ -140,7 +140,8 @@ struct BenchCommand: ParsableCommand {
                 their explorer observations; extracting and adding them to the rows of both levels (the \
                 explorer thread's job per document); replaying the rows' observations into their \
                 cells; encoding the rows made; both as a prepare writes new rows (one payload's \
-                samples straight from their bytes); merging each row into its own bytes, as a prepare \
+                samples straight from their bytes); merging each row into its own bytes, \
+                and each version row of the payloads' second half into the first half's, as a prepare \
                 merges rows that are stored already. Prints the median of each in microseconds per \
                 document.
                 """
@@ -189,6 +190,11 @@ struct BenchCommand: ParsableCommand {
                     format: "rows as new:    %7.2f µs per document (replay + encode as a prepare writes new rows)",
                     median(\.asNew)))
             print(String(format: "merge rows:     %7.2f µs per document (each into its own bytes)", median(\.merge)))
+            let merges = passes.map { $0.versionMerge.time / .microseconds(1) / Double(max(1, $0.versionMerge.rows)) }
+            print(
+                String(
+                    format: "merge versions: %7.2f µs per row (%d rows of the second half into the first's)",
+                    merges.sorted()[merges.count / 2], first.versionMerge.rows))
         }
     }
 

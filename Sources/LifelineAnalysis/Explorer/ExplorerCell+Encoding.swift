@@ -73,7 +73,12 @@ extension ExplorerCell {
         out.append(encodingVersion)
         ByteWriter.varint(UInt64(sketch.count), into: &out)
         out.append(contentsOf: sketch)
-        for field in moments.fields { ByteWriter.double(field, into: &out) }
+        ByteWriter.double(moments.count, into: &out)
+        ByteWriter.double(moments.meanX, into: &out)
+        ByteWriter.double(moments.meanY, into: &out)
+        ByteWriter.double(moments.cxx, into: &out)
+        ByteWriter.double(moments.cyy, into: &out)
+        ByteWriter.double(moments.cxy, into: &out)
         writeBuckets(buckets, into: &out)
     }
 
@@ -196,9 +201,10 @@ extension ExplorerCell {
         let length = try reader.varint()
         guard length <= UInt64(QuantileSketch.maxEncodedSize) else { throw .invalid("sketch longer than any sketch") }
         let sketch = try QuantileSketch.Sparse(decoding: try reader.take(Int(length)))
-        var fields: [Double] = []
-        for _ in 0..<6 { fields.append(try reader.double()) }
-        let moments = try RatioMoments(checked: fields)
+        // Read in the order written (arguments are evaluated left to right), into no array.
+        let moments = try RatioMoments(
+            checkedCount: try reader.double(), meanX: try reader.double(), meanY: try reader.double(),
+            cxx: try reader.double(), cyy: try reader.double(), cxy: try reader.double())
         if sketch.count < 1 << 53 {
             guard moments.count == Double(sketch.count) else { throw .invalid("moments and sketch count differ") }
         }

@@ -80,21 +80,22 @@ package struct RatioMoments: Sendable, Equatable {
         return se.isFinite ? se : nil
     }
 
-    /// The six doubles in their stored order.
-    var fields: [Double] { [count, meanX, meanY, cxx, cyy, cxy] }
-
-    /// Rebuilds a state from six checked doubles (decoding): finite, `n ≥ 0`, `Cxx, Cyy ≥ 0`, all 0
+    /// Rebuilds a state from its six checked doubles, in their stored order (decoding): finite, `n ≥ 0`, `Cxx, Cyy ≥ 0`, all 0
     /// when `n` is 0.
-    init(checked f: [Double]) throws(SketchDecodingError) {
-        guard f.count == 6, f.allSatisfy(\.isFinite), f[0] >= 0, f[3] >= 0, f[4] >= 0 else {
-            throw .invalid("ratio moments not finite or negative")
+    init(
+        checkedCount n: Double, meanX: Double, meanY: Double, cxx: Double, cyy: Double, cxy: Double
+    ) throws(SketchDecodingError) {
+        guard n.isFinite, meanX.isFinite, meanY.isFinite, cxx.isFinite, cyy.isFinite, cxy.isFinite,
+            n >= 0, cxx >= 0, cyy >= 0
+        else { throw .invalid("ratio moments not finite or negative") }
+        guard n > 0 || (meanX == 0 && meanY == 0 && cxx == 0 && cyy == 0 && cxy == 0) else {
+            throw .invalid("empty ratio moments with values")
         }
-        guard f[0] > 0 || f.allSatisfy({ $0 == 0 }) else { throw .invalid("empty ratio moments with values") }
-        count = f[0]
-        meanX = f[1]
-        meanY = f[2]
-        cxx = f[3]
-        cyy = f[4]
-        cxy = f[5]
+        count = n
+        self.meanX = meanX
+        self.meanY = meanY
+        self.cxx = cxx
+        self.cyy = cyy
+        self.cxy = cxy
     }
 }

@@ -26,6 +26,10 @@ package enum ExplorerFoldBenchmark {
         /// (``ExplorerCellMapBuilder/merged(into:)``): what a prepare costs for rows that are
         /// stored already (every version row, on most loads).
         package var merge: Duration
+        /// Merging the version rows of the second half of the documents into the first half's,
+        /// encoded (what a seal's prepare does with a version row: new device-days into a stored
+        /// row of many), and how many rows that merged.
+        package var versionMerge: (time: Duration, rows: Int)
         package var documents: Int
         package var observations: Int
         package var fineRows: Int
@@ -91,17 +95,39 @@ package enum ExplorerFoldBenchmark {
                 bytes &+= ((try? builder.merged(into: cells)) ?? []).count
             }
         }
+        let versionMerge = try Self.versionMerge(documents, clock: clock)
         // The same bytes either way (a test checks it row by row).
         guard newBytes == stored.reduce(0, { $0 + $1.count }) else {
             throw StoreError(.internal, "internal storage error", cause: "rows encoded as new differ in size")
         }
         return Pass(
             extract: extract, add: add, replay: replay, encode: encode, asNew: asNew, merge: merge,
+            versionMerge: versionMerge,
             documents: documents.count,
             observations: observations,
             fineRows: rows.fine.count, versionRows: rows.byVersion.count,
             pendingBytes: (
                 rows.fine.values.reduce(0) { $0 + $1.byteCount }, rows.byVersion.values.reduce(0) { $0 + $1.byteCount }
             ))
+    }
+
+    /// The version rows of `documents`' second half merged into the first half's.
+    private static func versionMerge(
+        _ documents: [ExplorerWorker.Document], clock: ContinuousClock
+    ) throws(StoreError) -> (time: Duration, rows: Int) {
+        var halves = (ExplorerRowSet(), ExplorerRowSet())
+        for (n, document) in documents.enumerated() {
+            if n < documents.count / 2 { halves.0.add(document) } else { halves.1.add(document) }
+        }
+        var pairs: [(ExplorerCellMapBuilder, [UInt8])] = []
+        for (key, row) in halves.1.byVersion {
+            guard let stored = halves.0.byVersion[key] else { continue }
+            pairs.append((try row.builder(for: key), try stored.encoded(for: key)))
+        }
+        var bytes = 0
+        let time = clock.measure {
+            for (builder, stored) in pairs { bytes &+= ((try? builder.merged(into: stored)) ?? []).count }
+        }
+        return (bytes > 0 ? time : .zero, pairs.count)
     }
 }
