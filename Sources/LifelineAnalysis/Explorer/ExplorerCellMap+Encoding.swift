@@ -55,30 +55,6 @@ extension ExplorerCellMap {
         return out
     }
 
-    /// The bytes ``ExplorerCellMapBuilder/encoded()`` makes of a row of one sample per catalog
-    /// metric (no series), each cell the sample alone (``ExplorerCell/Prepared/encodesAlone``),
-    /// without making the cells: `samples[i]` is ordinal `first + i`'s, `byteOrder` their ordinals
-    /// in their ids' byte order, `count` how many samples there are.
-    static func encodeAlone(
-        _ samples: [ExplorerCell.Prepared?], first: Int, byteOrder: [Int], count: Int
-    ) -> [UInt8] {
-        let ids = ExplorerCatalog.idBytes
-        let numbers = ExplorerCatalog.numbers
-        var out: [UInt8] = []
-        out.reserveCapacity(2 + 16 * count)
-        writeHeader(count: count, into: &out)
-        var cell: [UInt8] = []
-        var previous: [UInt8] = []
-        for ordinal in byteOrder {
-            guard case .some(let sample) = samples[ordinal - first] else { continue }
-            cell.removeAll(keepingCapacity: true)
-            ExplorerCell.appendAlone(sample, to: &cell)
-            write(ids[ordinal], [], cell, number: numbers[ordinal], after: previous, into: &out)
-            previous = ids[ordinal]
-        }
-        return out
-    }
-
     /// The entries in Key's order, ids and subjects as bytes, and whether every one is ASCII.
     /// Compared as bytes when they are (the same order, no String comparison); the indexes are
     /// sorted, not the entries.
@@ -327,7 +303,7 @@ extension ExplorerCellMap {
         return allASCII
     }
 
-    private static func writeHeader(count: Int, into out: inout [UInt8]) {
+    static func writeHeader(count: Int, into out: inout [UInt8]) {
         out.append(Self.encodingVersion)
         ByteWriter.varint(UInt64(count), into: &out)
     }
@@ -338,24 +314,27 @@ extension ExplorerCellMap {
         _ metric: [UInt8], _ subject: [UInt8], _ cell: some Collection<UInt8>, number: Int, after previous: [UInt8],
         into out: inout [UInt8]
     ) {
-        if number > 0 {
-            ByteWriter.varint(UInt64(number), into: &out)
-            ByteWriter.varint(UInt64(subject.count), into: &out)
-            out.append(contentsOf: subject)
-            ByteWriter.varint(UInt64(cell.count), into: &out)
-            out.append(contentsOf: cell)
-            return
-        }
-        out.append(0)
-        var shared = 0
-        while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
-        ByteWriter.varint(UInt64(shared), into: &out)
-        ByteWriter.varint(UInt64(metric.count - shared), into: &out)
-        out.append(contentsOf: metric[shared...])
-        ByteWriter.varint(UInt64(subject.count), into: &out)
-        out.append(contentsOf: subject)
+        writeKey(metric, subject, number: number, after: previous, into: &out)
         ByteWriter.varint(UInt64(cell.count), into: &out)
         out.append(contentsOf: cell)
+    }
+
+    /// Appends one entry's id and subject (``write(_:_:_:number:after:into:)`` without its cell).
+    static func writeKey(
+        _ metric: [UInt8], _ subject: [UInt8], number: Int, after previous: [UInt8], into out: inout [UInt8]
+    ) {
+        if number > 0 {
+            ByteWriter.varint(UInt64(number), into: &out)
+        } else {
+            out.append(0)
+            var shared = 0
+            while shared < metric.count, shared < previous.count, metric[shared] == previous[shared] { shared += 1 }
+            ByteWriter.varint(UInt64(shared), into: &out)
+            ByteWriter.varint(UInt64(metric.count - shared), into: &out)
+            out.append(contentsOf: metric[shared...])
+        }
+        ByteWriter.varint(UInt64(subject.count), into: &out)
+        out.append(contentsOf: subject)
     }
 
     private static func key(_ metric: [UInt8], _ subject: [UInt8]) throws(SketchDecodingError) -> Key {

@@ -103,7 +103,9 @@ package struct ExplorerPendingRow: Sendable {
             slots[slot] = sample
             count += 1
         }
-        return ExplorerCellMap.encodeAlone(slots, first: range.lowerBound, byteOrder: order, count: count)
+        // Each sample's bytes are nearly its cell's: the entry adds its id, its length and a version.
+        return ExplorerCellMap.encodeAlone(
+            slots, first: range.lowerBound, byteOrder: order, count: count, capacity: bytes.count + 4 * count + 4)
     }
 
     private static func text(_ reader: inout ByteReader) throws(SketchDecodingError) -> String {
