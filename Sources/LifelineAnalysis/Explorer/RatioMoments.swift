@@ -80,8 +80,8 @@ package struct RatioMoments: Sendable, Equatable {
         return se.isFinite ? se : nil
     }
 
-    /// Rebuilds a state from its six checked doubles, in their stored order (decoding): finite, `n ≥ 0`, `Cxx, Cyy ≥ 0`, all 0
-    /// when `n` is 0.
+    /// Rebuilds a state from its six checked doubles, in their stored order (decoding): finite,
+    /// `n ≥ 0`, `Cxx, Cyy ≥ 0`, all 0 when `n` is 0.
     init(
         checkedCount n: Double, meanX: Double, meanY: Double, cxx: Double, cyy: Double, cxy: Double
     ) throws(SketchDecodingError) {

@@ -20,7 +20,7 @@ package enum ExplorerFoldBenchmark {
         package var encode: Duration
         /// Replaying and encoding every row as a prepare writes a new row: a row of one sample per
         /// metric straight from its bytes (``ExplorerPendingRow/encodedAlone(category:)``), the
-        /// others through their builders (replay + encode, done the way it is now).
+        /// others replayed into their builders and encoded.
         package var asNew: Duration
         /// Merging every row made into its encoded self, from its bytes
         /// (``ExplorerCellMapBuilder/merged(into:)``): what a prepare costs for rows that are
@@ -128,6 +128,9 @@ package enum ExplorerFoldBenchmark {
         let time = clock.measure {
             for (builder, stored) in pairs { bytes &+= ((try? builder.merged(into: stored)) ?? []).count }
         }
-        return (bytes > 0 ? time : .zero, pairs.count)
+        guard pairs.isEmpty || bytes > 0 else {
+            throw StoreError(.internal, "internal storage error", cause: "version rows merged into nothing")
+        }
+        return (time, pairs.count)
     }
 }
