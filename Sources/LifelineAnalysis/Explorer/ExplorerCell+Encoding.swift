@@ -86,18 +86,21 @@ extension ExplorerCell {
     /// buckets are this cell's by construction: only the sketch and the moments are compared).
     private var isSingleDeviceDay: Bool {
         let (x, y) = (moments.meanX, moments.meanY)
-        let value = y / x
-        guard x.isFinite, x > 0, y.isFinite, y >= 0, value.isFinite, RatioMoments(x: x, y: y) == moments else {
-            return false
-        }
-        return sketch.equalsSingle(value)
+        guard Self.isDeviceDayPair(x: x, y: y), RatioMoments(x: x, y: y) == moments else { return false }
+        return sketch.equalsSingle(y / x)
+    }
+
+    /// Whether `(x, y)` is a pair one device-day can have: the only ones version 2 holds
+    /// (``isSingleDeviceDay``, ``singleDeviceDay(x:y:buckets:)``, ``Prepared/encodesAlone``).
+    static func isDeviceDayPair(x: Double, y: Double) -> Bool {
+        x.isFinite && x > 0 && y.isFinite && y >= 0 && (y / x).isFinite
     }
 
     /// The cell ``add(_:)`` makes of one device-day's pair: the sketch of `y / x` and the moments
     /// of `(x, y)`; `nil` when the pair is not one a device-day can have.
     static func singleDeviceDay(x: Double, y: Double, buckets: [BucketDistribution.Bucket]) -> ExplorerCell? {
+        guard isDeviceDayPair(x: x, y: y) else { return nil }
         let value = y / x
-        guard x.isFinite, x > 0, y.isFinite, y >= 0, value.isFinite else { return nil }
         var sketch = QuantileSketch()
         sketch.add(value)
         return ExplorerCell(sketch: sketch, moments: RatioMoments(x: x, y: y), checkedBuckets: buckets)

@@ -235,9 +235,7 @@ extension ExplorerCell.Prepared {
     /// device-day (version 2): ``ExplorerCell/encoded()``'s condition for that cell, whose moments
     /// are the pair's and whose sketch holds ``value`` alone.
     var encodesAlone: Bool {
-        let ratio = y / x
-        return x.isFinite && x > 0 && y.isFinite && y >= 0 && ratio.isFinite && value == ratio
-            && buckets.count <= ExplorerCell.maxBuckets
+        ExplorerCell.isDeviceDayPair(x: x, y: y) && value == y / x && buckets.count <= ExplorerCell.maxBuckets
     }
 
     /// The sample ``append(to:)`` wrote.

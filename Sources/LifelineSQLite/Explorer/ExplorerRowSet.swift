@@ -100,10 +100,8 @@ extension ExplorerRowSet {
 extension ExplorerPendingRow {
     /// ``builder(category:)`` of the row at `key`, its failure a ``StoreError``.
     func builder(for key: ExplorerRowKey) throws(StoreError) -> ExplorerCellMapBuilder {
-        do {
-            return try builder(category: ExplorerCategory(rawValue: key.category))
-        } catch {
-            throw StoreError(.internal, "internal storage error", cause: "explorer row not replayed: \(error)")
+        try Self.replaying { () throws(SketchDecodingError) in
+            try builder(category: ExplorerCategory(rawValue: key.category))
         }
     }
 
@@ -111,9 +109,16 @@ extension ExplorerPendingRow {
     /// applies, else its builder's encoding.
     func encoded(for key: ExplorerRowKey) throws(StoreError) -> [UInt8] {
         let category = ExplorerCategory(rawValue: key.category)
-        do {
+        return try Self.replaying { () throws(SketchDecodingError) in
             if let bytes = try encodedAlone(category: category) { return bytes }
             return try builder(category: category).encoded()
+        }
+    }
+
+    /// `body`'s result, a replay's failure (bytes this type did not write) a ``StoreError``.
+    private static func replaying<T>(_ body: () throws(SketchDecodingError) -> T) throws(StoreError) -> T {
+        do {
+            return try body()
         } catch {
             throw StoreError(.internal, "internal storage error", cause: "explorer row not replayed: \(error)")
         }

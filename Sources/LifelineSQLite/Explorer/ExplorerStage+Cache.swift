@@ -10,7 +10,10 @@ import LifelineStorage
 /// iOS 27 load, and the version cache (~16,000 rows) 64–113 ms, during which the door's batches
 /// waited. Here too: when the version parts fall due to be sealed (``versionPartsDue(_:)``).
 extension ExplorerStage {
-    static let readParts = "SELECT level, part, through FROM rollup_watermarks WHERE level IN (2, 3)"
+    static let readParts = """
+        SELECT level, part, through FROM rollup_watermarks
+        WHERE level IN (\(watermarkLevel(.byVersion)), \(watermarkLevel(.fine)))
+        """
     static let writePart = """
         INSERT INTO rollup_watermarks (level, part, through) VALUES (?, ?, ?)
         ON CONFLICT (level, part) DO UPDATE SET through = excluded.through

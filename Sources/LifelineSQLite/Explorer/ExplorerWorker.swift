@@ -12,8 +12,8 @@ import LifelineStorage
 /// With a read connection, it also **prepares the writes** of rows the stage sealed
 /// (``submitSealAndPrepare(bases:through:versionParts:)``): a thread of its own reads their stored
 /// cells in a snapshot whose parts' watermarks are still the sealed rows' bases, merges them as
-/// bytes with the sealed ones and hands back the finished rows, so the writer only replaces them (the merge and the encoding were ~45 % of its
-/// time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
+/// bytes with the sealed ones and hands back the finished rows, so the writer only replaces them
+/// (the merge and the encoding were ~45 % of its time). The adds go on meanwhile: when the prepare ran between them, on the same thread, the
 /// documents the writer handed over queued up behind it and the writer waited for room, 17 % of its
 /// time on the reference load (waits of up to 65 ms, the p99's largest part; BENCHMARKS.md, "The
 /// explorer's prepare on a thread of its own").
