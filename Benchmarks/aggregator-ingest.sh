@@ -23,6 +23,9 @@ mkdir -p "$out"
 [ -f "$payloads" ] || python3 ../shared/bench/make_payloads.py 60000 "$payloads"
 cat >"$out/aggregator-limits.yaml" <<YAML
 limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
+# The reference payloads are dated 2026-10-01…28: kept whatever today's date (the default 30 days of
+# raw copies would let the pruner remove them during a run from 2026-11-28 on).
+retention: {raw_days: 0, data_days: 0}
 YAML
 database=""
 [ -n "${EXPLORER_WRITE_SECONDS:-}" ] && database="explorer_write_seconds: $EXPLORER_WRITE_SECONDS"
@@ -120,8 +123,11 @@ print(f"raw copies: {n} of {payloads} rewritten ({before} -> {after} bytes), wat
 used = c.execute("SELECT sum(pgsize) FROM dbstat").fetchone()[0]
 raw_pages = c.execute("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name IN ('payload_raw', 'payload_raw_packed')").fetchone()[0]
 free = c.execute("PRAGMA freelist_count").fetchone()[0] * c.execute("PRAGMA page_size").fetchone()[0]
-print(f"stored in use: {used / payloads:.0f} B per payload (raw copies {raw_pages / payloads:.0f}), "
-      f"free pages {free / payloads:.0f} B per payload")
+# The version-level rows (`*_by_version*`) are one per version, day, app state and category, not per
+# payload: once a load's version-days are all touched, further payloads add nothing there.
+versions = c.execute("SELECT coalesce(sum(pgsize), 0) FROM dbstat WHERE name LIKE '%by_version%'").fetchone()[0]
+print(f"stored in use: {used / payloads:.0f} B per payload (raw copies {raw_pages / payloads:.0f}, "
+      f"version-level rows {versions / payloads:.0f}), free pages {free / payloads:.0f} B per payload")
 PY
 if [ -n "$preload" ]; then
     python3 - "$db" "$work/writes.log" "${stored:-1}" <<'PY'

@@ -235,6 +235,34 @@ struct ExplorerCellTests {
         #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [2, 0, 10, 0]) }
     }
 
+    @Test("hours of whole seconds or milliseconds encode in a few bytes and read back to the same double")
+    func hoursForms() throws {
+        // (hours, at most bytes of the whole cell: version, x, y = 3, no buckets)
+        let cases: [(Double, Int)] = [
+            (12_449 / 3_600, 6), (1 / 3_600, 4), (86_399 / 3_600, 6), (0.1, 5), (1.0 / 3.0, 5),
+            (12_449_001 / 3_600_000, 7), (1 / 3_600_000, 4), (2.5, 6),
+            (.pi, 12), (1e-300, 12), (4_503_599_627_370_495.5, 12),
+        ]
+        for (hours, size) in cases {
+            let cell = ExplorerCell([.rate(numerator: 3, hours: hours)])
+            let bytes = cell.encoded()
+            #expect(bytes.first == 2, "\(hours)")
+            #expect(bytes.count == size, "\(hours): \(bytes)")
+            let decoded = try ExplorerCell(decoding: bytes)
+            #expect(decoded == cell, "\(hours)")
+            #expect(decoded.moments.meanX.bitPattern == hours.bitPattern, "\(hours)")
+            #expect(decoded.encoded() == bytes)
+        }
+        // Tag 3 with m = 0 is no number; tag 5 is 1 / 3,600,000 hours, tag 7 is 1 / 3,600.
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [2, 3, 6, 0]) }
+        #expect(try ExplorerCell(decoding: [2, 5, 6, 0]).moments.meanX == 1 / 3_600_000)
+        #expect(try ExplorerCell(decoding: [2, 7, 6, 0]).moments.meanX == 1 / 3_600)
+        // Histogram bounds in those forms too.
+        let buckets = [Bucket(start: 0.25, end: 1.5, count: 3), Bucket(start: 1.5, end: .pi, count: 1)]
+        let cell = ExplorerCell([.histogram(buckets)])
+        #expect(try ExplorerCell(decoding: cell.encoded()) == cell)
+    }
+
     @Test("truncated, extended, altered and random bytes throw and never trap")
     func refusesGarbage() throws {
         let bytes = ExplorerCell(Self.samples(seed: 11, count: 300)).encoded()

@@ -216,7 +216,8 @@ package struct ExplorerCell: Sendable, Equatable {
 
 extension ExplorerCell.Prepared {
     /// Appends this sample's bytes (``ExplorerPendingRow``): its pair and buckets, each number as
-    /// a cell's encoding writes it (a varint for a whole number below 2^53, else its 8 bytes),
+    /// a cell's encoding writes it (a varint for a whole number below 2^53 or whole seconds or
+    /// milliseconds as hours, else its 8 bytes),
     /// but a negative zero as its 8 bytes, so ``read(_:)`` gives back the same bits. The value is
     /// not written: ``prepare(_:)`` makes it `y / x` in every case, and ``read(_:)`` divides the
     /// same numbers again.
