@@ -113,7 +113,9 @@ struct AggregatorTests {
         try await Self.foldRest(items, into: sqlite, expecting: expected)
     }
 
-    @Test("migration 0022 names an older database's explorer states by id: every figure unchanged, later folds merge")
+    @Test(
+        "migrations 0022 and 0029 name an older database's explorer states and categories by id: every figure unchanged, later folds merge"
+    )
     func explorerStatesNumberedByMigration() async throws {
         let items = try PostgresStoreTests.items(devices: 20, days: 3)
         let (_, expected) = try await Self.folded(items)
@@ -122,12 +124,13 @@ struct AggregatorTests {
         let rows = "SELECT count(*), count(DISTINCT app_state) FROM"
         let counts = try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version")
         #expect(counts.allSatisfy { ($0[1].integer ?? 0) > 1 })
-        // The database as migration 0021 left it: each row's app state as its text.
+        // The database as migration 0021 left it: each row's app state and category as its text.
         var sql = ""
         for table in ["rollup_explorer", "rollup_explorer_by_version"] {
             sql += """
                 CREATE TABLE \(table)_text AS SELECT * FROM \(table);
-                UPDATE \(table)_text SET app_state = (SELECT state FROM explorer_states WHERE id = app_state);
+                UPDATE \(table)_text SET app_state = (SELECT state FROM explorer_states WHERE id = app_state),
+                    category = (SELECT c.category FROM explorer_categories c WHERE c.id = \(table)_text.category);
                 DELETE FROM \(table);
                 DROP INDEX \(table == "rollup_explorer" ? "rollup_explorer_cell" : "rollup_explorer_by_version_cell");
                 INSERT INTO \(table) SELECT * FROM \(table)_text;
@@ -137,16 +140,25 @@ struct AggregatorTests {
         try sqlite.database.execute(
             sql + """
                 DROP TABLE explorer_states;
-                DELETE FROM schema_migrations WHERE version = 22;
+                DROP TABLE explorer_categories;
+                DELETE FROM schema_migrations WHERE version IN (22, 29);
                 """)
-        #expect(try sqlite.database.query("SELECT typeof(app_state) FROM rollup_explorer LIMIT 1") == [[.text("text")]])
-        #expect(try sqlite.database.migrate().map(\.version) == [22])
+        #expect(
+            try sqlite.database.query("SELECT typeof(app_state), typeof(category) FROM rollup_explorer LIMIT 1") == [
+                [.text("text"), .text("text")]
+            ])
+        #expect(try sqlite.database.migrate().map(\.version) == [22, 29])
         #expect(
             try sqlite.database.query("\(rows) rollup_explorer UNION ALL \(rows) rollup_explorer_by_version") == counts)
         #expect(
             try sqlite.database.query(
-                "SELECT DISTINCT typeof(app_state) FROM rollup_explorer UNION SELECT typeof(app_state) FROM rollup_explorer_by_version"
-            ) == [[.text("integer")]])
+                """
+                SELECT DISTINCT typeof(app_state), typeof(category) FROM rollup_explorer
+                UNION SELECT typeof(app_state), typeof(category) FROM rollup_explorer_by_version
+                """) == [[.text("integer"), .text("integer")]])
+        #expect(
+            try sqlite.database.query("SELECT id FROM explorer_categories WHERE category IN ('launch', 'termination')")
+                == [[.integer(1)], [.integer(7)]])
         #expect(try sqlite.database.query("SELECT state FROM explorer_states WHERE id = 0") == [[.text("all")]])
         let migrated = try await PostgresStoreTests.Figures.read(sqlite.database)
         #expect(migrated == before, "differ: \(Self.differences(migrated, before))")
@@ -231,16 +243,20 @@ struct AggregatorTests {
         for row in try sqlite.database.query(
             "SELECT app, day, app_version, os_version, device_type, app_state, category, cells FROM rollup_explorer")
         {
-            #expect(row[6].text != "")
+            #expect(row[6].integer != nil)
             let key = row[5...5].map { "\($0.integer ?? -1)" } + row[0..<5].map { "\($0.integer ?? -1)" }
             let joined = key.joined(separator: ", ")
             whole[joined, default: ExplorerCellMap()].merge(try ExplorerCellMap(decoding: row[7].blob ?? []))
         }
-        var sql = "DELETE FROM rollup_explorer; DELETE FROM rollup_explorer_by_version;"
+        // Their category '' has an id as migration 0029 gives it one (after the catalog's).
+        var sql = """
+            DELETE FROM rollup_explorer; DELETE FROM rollup_explorer_by_version;
+            INSERT INTO explorer_categories (category) VALUES ('');
+            """
         for (key, cells) in whole {
             sql += """
                 INSERT INTO rollup_explorer (app_state, app, day, app_version, os_version, device_type, category, cells)
-                VALUES (\(key), '', \(hex(cells.encoded())));
+                VALUES (\(key), (SELECT id FROM explorer_categories WHERE category = ''), \(hex(cells.encoded())));
                 """
         }
         var byVersion: [String: ExplorerCellMap] = [:]
@@ -276,7 +292,7 @@ struct AggregatorTests {
         #expect(refolded == folded, "differ: \(Self.differences(refolded, folded))")
         let left = try sqlite.database.query(
             """
-            SELECT (SELECT count(*) FROM rollup_explorer WHERE category = ''),
+            SELECT (SELECT count(*) FROM rollup_explorer WHERE category = (SELECT id FROM explorer_categories WHERE category = '')),
                 (SELECT count(*) FROM rollup_explorer_by_version_0014), (SELECT count(*) FROM rollup_explorer_by_version)
             """
         ).first?.map { $0.integer ?? -1 }
@@ -317,7 +333,10 @@ struct AggregatorTests {
         func rowsPerCategory() throws -> [String: Int] {
             var rows: [String: Int] = [:]
             for row in try sqlite.database.query(
-                "SELECT category, count(*) FROM rollup_explorer_by_version WHERE app_state = 0 GROUP BY category")
+                """
+                SELECT c.category, count(*) FROM rollup_explorer_by_version e JOIN explorer_categories c ON c.id = e.category
+                WHERE e.app_state = 0 GROUP BY c.category
+                """)
             {
                 rows[row[0].text ?? ""] = Int(row[1].integer ?? 0)
             }

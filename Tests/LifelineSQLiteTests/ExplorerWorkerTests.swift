@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LifelineAnalysis
 import LifelineModel
 @testable import LifelineSQLite
 import LifelineStoreTestSupport
@@ -99,7 +100,7 @@ struct ExplorerWorkerTests {
         let connection = try database.openConnection()
         defer { connection.close() }
         _ = try connection.run(
-            RollupLevel.fine.replaceExplorer, broken.bindings(.fine, state: 0) + [.blob([0xFF, 0x01])])
+            RollupLevel.fine.replaceExplorer, broken.bindings(.fine, on: connection) + [.blob([0xFF, 0x01])])
         #expect(
             worker.submitSealAndPrepare(
                 bases: .zero, through: 1, versionParts: Array(0..<8)))
@@ -173,14 +174,21 @@ struct ExplorerWorkerTests {
         #expect(worker.heldVersionRows == before.count - inPart.count)
     }
 
-    @Test("app state ids: 'all' is 0, an id made by a transaction that rolled back is never bound again")
+    @Test(
+        "app state ids: 'all' is 0, an id made by a transaction that rolled back is never bound again; the catalog's categories are 1-7"
+    )
     func stateIDs() throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
         let connection = try database.openConnection()
         defer { connection.close() }
-        var writer = ExplorerStateIDs()
-        var reader = ExplorerStateIDs()
+        var categories = ExplorerNameIDs.categories()
+        for (offset, category) in ExplorerCategory.allCases.enumerated() {
+            #expect(try categories.id(of: category.rawValue, on: connection) == Int64(offset + 1))
+        }
+        #expect(try categories.id(making: "other", on: connection) == 8)
+        var writer = ExplorerNameIDs.states()
+        var reader = ExplorerNameIDs.states()
         #expect(try writer.id(making: "all", on: connection) == 0)
         try connection.execute("BEGIN")
         let first = try writer.id(making: "screen/home", on: connection)
@@ -196,9 +204,9 @@ struct ExplorerWorkerTests {
         #expect(other != again && again != 0)
         #expect(try reader.id(of: "screen/home", on: connection) == again)
         #expect(try reader.id(of: "screen/missing", on: connection) == nil)
-        #expect(try reader.state(of: other, on: connection) == "screen/checkout")
-        #expect(try reader.state(of: 0, on: connection) == "all")
-        #expect(try reader.state(of: 999, on: connection) == nil)
+        #expect(try reader.name(of: other, on: connection) == "screen/checkout")
+        #expect(try reader.name(of: 0, on: connection) == "all")
+        #expect(try reader.name(of: 999, on: connection) == nil)
     }
 
     @Test(
@@ -227,7 +235,7 @@ struct ExplorerWorkerTests {
         let storedKey = try #require(held.keys.first)
         let storedCells = try #require(held[storedKey]).builder(for: storedKey).encoded()
         _ = try connection.run(
-            RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, state: 0) + [.blob(storedCells)])
+            RollupLevel.fine.replaceExplorer, storedKey.bindings(.fine, on: connection) + [.blob(storedCells)])
         #expect(worker.submitSealAndPrepare(bases: .zero, through: 1, versionParts: []))
         worker.drain()
         let prepared = try #require(worker.prepared)
@@ -235,11 +243,11 @@ struct ExplorerWorkerTests {
         #expect(prepared.filter(\.mergesStored).count == held.count - ExplorerWorker.defaultFineProbe)
         for row in prepared {
             let sql = row.mergesStored ? RollupLevel.fine.upsertExplorer : RollupLevel.fine.replaceExplorer
-            _ = try connection.run(sql, row.key.bindings(.fine, state: 0) + [.blob(row.cells)])
+            _ = try connection.run(sql, row.key.bindings(.fine, on: connection) + [.blob(row.cells)])
         }
         for (key, row) in held {
             let builder = try row.builder(for: key)
-            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, state: 0)) {
+            let stored = try connection.first(RollupLevel.fine.selectExplorer, key.bindings(.fine, on: connection)) {
                 $0.blob(0)
             }
             let expected = key == storedKey ? try builder.merged(into: storedCells) : builder.encoded()
@@ -268,4 +276,13 @@ struct ExplorerWorkerTests {
 extension ExplorerWorker.PartBases {
     /// Every part of both levels at 0 (a migrated file's).
     static let zero = ExplorerStage.uniform(0)
+}
+
+extension ExplorerRowKey {
+    /// The key's parameters as the writer binds them on `connection`: app state 'all' (0), its
+    /// category's id (made when the table has none).
+    func bindings(_ level: RollupLevel, on connection: Connection) throws -> [SQLValue] {
+        var categories = ExplorerNameIDs.categories()
+        return bindings(level, state: 0, category: try categories.id(making: category, on: connection))
+    }
 }

@@ -19,12 +19,12 @@ struct ExplorerRowKey: Hashable, Sendable {
         return key
     }
 
-    /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``), the app state
-    /// being `state`, its id (``ExplorerStateIDs``).
-    func bindings(_ level: RollupLevel, state: Int64) -> [SQLValue] {
+    /// The upsert's key parameters at `level` (``RollupLevel/upsertExplorer``), the app state and
+    /// category being `state` and `category`, their ids (``ExplorerNameIDs``).
+    func bindings(_ level: RollupLevel, state: Int64, category: Int64) -> [SQLValue] {
         let dimensions: [Int64] = level == .fine ? [version, os, device] : [version]
         return [.integer(app), .integer(day)] + dimensions.map { .integer($0) } + [
-            .integer(state), .text(category),
+            .integer(state), .integer(category),
         ]
     }
 }

@@ -2,11 +2,12 @@ import LifelineAnalysis
 import LifelineStorage
 
 /// How ``ExplorerStage`` writes explorer rows on the writer's connection: each row's key bound
-/// with its app state's id (``ExplorerStateIDs``, made on first write), then its cells written as
+/// with its app state's and category's ids (``ExplorerNameIDs``, made on first write), then its cells written as
 /// they are (a row already merged with its stored cells) or merged into the stored ones in SQL
 /// (`ll_merge_explorer_map`).
 struct ExplorerRowWriter {
-    private var states = ExplorerStateIDs()
+    private var states = ExplorerNameIDs.states()
+    private var categories = ExplorerNameIDs.categories()
     /// Rows written since the transaction began.
     private(set) var rowsWritten = 0
 
@@ -27,7 +28,8 @@ struct ExplorerRowWriter {
             ? (level == .fine ? Self.upserts.fine : Self.upserts.byVersion)
             : (level == .fine ? Self.replacements.fine : Self.replacements.byVersion)
         let state = try states.id(making: key.appState, on: connection)
-        try connection.run(sql, key.bindings(level, state: state) + [.blob(cells)])
+        let category = try categories.id(making: key.category, on: connection)
+        try connection.run(sql, key.bindings(level, state: state, category: category) + [.blob(cells)])
         rowsWritten += 1
     }
 
@@ -48,11 +50,18 @@ struct ExplorerRowWriter {
     /// was told) are gone.
     mutating func transactionBegins() {
         states.forgetMade()
+        categories.forgetMade()
         rowsWritten = 0
     }
 
     /// The transaction ended: the ids it made are stored (`committed`) or gone.
     mutating func transactionEnded(committed: Bool) {
-        if committed { states.keepMade() } else { states.forgetMade() }
+        if committed {
+            states.keepMade()
+            categories.keepMade()
+        } else {
+            states.forgetMade()
+            categories.forgetMade()
+        }
     }
 }

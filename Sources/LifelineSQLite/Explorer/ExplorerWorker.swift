@@ -63,8 +63,9 @@ final class ExplorerWorker: @unchecked Sendable {
     private var recentFine: [(through: Int64, keys: Set<ExplorerRowKey>)] = []
     /// The fine parts' watermarks as the writer last committed them (under the condition's lock).
     private var fineWrittenParts = Array(repeating: Int64(0), count: RollupParts.count)
-    /// The app states' ids as the prepare's reader finds them (its thread's alone).
-    private var states = ExplorerStateIDs()
+    /// The app states' and categories' ids as the prepare's reader finds them (its thread's alone).
+    private var states = ExplorerNameIDs.states()
+    private var categories = ExplorerNameIDs.categories()
 
     private enum Job {
         case document(Document)
@@ -385,11 +386,14 @@ final class ExplorerWorker: @unchecked Sendable {
         }
     }
 
-    /// `key`'s stored cells at `level`, if any (a state without an id has no stored row).
+    /// `key`'s stored cells at `level`, if any (a state or category without an id has no stored row).
     private func storedRow(_ key: ExplorerRowKey, _ level: RollupLevel, on reader: Connection) throws(StoreError)
         -> [UInt8]?
     {
-        guard let state = try states.id(of: key.appState, on: reader) else { return nil }
-        return try reader.first(level.selectExplorer, key.bindings(level, state: state)) { $0.blob(0) }
+        guard let state = try states.id(of: key.appState, on: reader),
+            let category = try categories.id(of: key.category, on: reader)
+        else { return nil }
+        let bindings = key.bindings(level, state: state, category: category)
+        return try reader.first(level.selectExplorer, bindings) { $0.blob(0) }
     }
 }

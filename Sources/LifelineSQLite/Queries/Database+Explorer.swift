@@ -61,16 +61,17 @@ extension SQLiteRollupReader {
         var extra = ""
         if let wanted {
             bindings.append(jsonArray(Set(wanted.map { String(ExplorerCatalog.categoryKey(ofMetric: $0)) } + [""])))
-            extra = " AND category IN (SELECT value FROM json_each(?\(bindings.count)))"
+            extra =
+                " AND category IN (SELECT id FROM explorer_categories WHERE category IN (SELECT value FROM json_each(?\(bindings.count))))"
         }
         let packed = try connection.cached(query.cellsSQL(table: "explorer", column: "app_state, cells", extra: extra))
         defer { packed.reset() }
         try packed.bind(bindings)
-        var states = ExplorerStateIDs()
+        var states = ExplorerNameIDs.states()
         while try packed.step() {
             let (a, b, c) = group(packed)
-            // By id since migration 0022 (``ExplorerStateIDs``).
-            guard let appState = try states.state(of: packed.int64(first), on: connection) else {
+            // By id since migration 0022 (``ExplorerNameIDs``).
+            guard let appState = try states.name(of: packed.int64(first), on: connection) else {
                 throw StoreError(
                     .internal, "internal storage error",
                     cause: "explorer row of unknown app state \(packed.int64(first))")
