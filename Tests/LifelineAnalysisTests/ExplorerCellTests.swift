@@ -179,7 +179,7 @@ struct ExplorerCellTests {
         #expect(hundred - one <= 495)
     }
 
-    @Test("one device-day encodes in the compact version 2, decodes to the same cell, and merges the same")
+    @Test("one device-day encodes in the compact versions 2-4, decodes to the same cell, and merges the same")
     func singleDeviceDay() throws {
         let launch = (0..<14).map { (n: Int) -> Bucket in
             let start = Double(200 + 10 * n)
@@ -195,7 +195,9 @@ struct ExplorerCellTests {
         for sample in samples {
             let cell = ExplorerCell([sample])
             let bytes = cell.encoded()
-            #expect(bytes.first == 2, "\(sample)")
+            // Buckets: version 2; none: 3; none and y = 0 (a value of 0, a rate of 0 exits): 4.
+            let expected: UInt8 = !cell.buckets.isEmpty ? 2 : cell.moments.meanY == 0 ? 4 : 3
+            #expect(bytes.first == expected, "\(sample)")
             let decoded = try ExplorerCell(decoding: bytes)
             #expect(decoded == cell, "\(sample)")
             #expect(decoded.encoded() == bytes)
@@ -233,20 +235,29 @@ struct ExplorerCellTests {
         }
         // x must be positive: (0, 5) is no device-day.
         #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [2, 0, 10, 0]) }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [3, 0, 10]) }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [4, 0]) }
+        // Version 2 without buckets (written before versions 3 and 4) still reads, to the cell 3 writes.
+        let scalar = try ExplorerCell(decoding: [2, 2, 10, 0])
+        #expect(scalar == ExplorerCell([.value(5)]) && scalar.encoded() == [3, 2, 10])
+        #expect(try ExplorerCell(decoding: [2, 14, 0, 0]) == ExplorerCell([.rate(numerator: 0, hours: 7)]))
+        #expect(ExplorerCell([.rate(numerator: 0, hours: 7)]).encoded() == [4, 14])
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [3, 2, 10, 0]) }
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [4, 14, 0]) }
     }
 
     @Test("hours of whole seconds or milliseconds encode in a few bytes and read back to the same double")
     func hoursForms() throws {
-        // (hours, at most bytes of the whole cell: version, x, y = 3, no buckets)
+        // (hours, bytes of the whole cell: version 3, x, y = 3)
         let cases: [(Double, Int)] = [
-            (12_449 / 3_600, 6), (1 / 3_600, 4), (86_399 / 3_600, 6), (0.1, 5), (1.0 / 3.0, 5),
-            (12_449_001 / 3_600_000, 7), (1 / 3_600_000, 4), (2.5, 6),
-            (.pi, 12), (1e-300, 12), (4_503_599_627_370_495.5, 12),
+            (12_449 / 3_600, 5), (1 / 3_600, 3), (86_399 / 3_600, 5), (0.1, 4), (1.0 / 3.0, 4),
+            (12_449_001 / 3_600_000, 6), (1 / 3_600_000, 3), (2.5, 5),
+            (.pi, 11), (1e-300, 11), (4_503_599_627_370_495.5, 11),
         ]
         for (hours, size) in cases {
             let cell = ExplorerCell([.rate(numerator: 3, hours: hours)])
             let bytes = cell.encoded()
-            #expect(bytes.first == 2, "\(hours)")
+            #expect(bytes.first == 3, "\(hours)")
             #expect(bytes.count == size, "\(hours): \(bytes)")
             let decoded = try ExplorerCell(decoding: bytes)
             #expect(decoded == cell, "\(hours)")
@@ -254,9 +265,9 @@ struct ExplorerCellTests {
             #expect(decoded.encoded() == bytes)
         }
         // Tag 3 with m = 0 is no number; tag 5 is 1 / 3,600,000 hours, tag 7 is 1 / 3,600.
-        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [2, 3, 6, 0]) }
-        #expect(try ExplorerCell(decoding: [2, 5, 6, 0]).moments.meanX == 1 / 3_600_000)
-        #expect(try ExplorerCell(decoding: [2, 7, 6, 0]).moments.meanX == 1 / 3_600)
+        #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: [3, 3, 6]) }
+        #expect(try ExplorerCell(decoding: [3, 5, 6]).moments.meanX == 1 / 3_600_000)
+        #expect(try ExplorerCell(decoding: [3, 7, 6]).moments.meanX == 1 / 3_600)
         // Histogram bounds in those forms too.
         let buckets = [Bucket(start: 0.25, end: 1.5, count: 3), Bucket(start: 1.5, end: .pi, count: 1)]
         let cell = ExplorerCell([.histogram(buckets)])
@@ -271,8 +282,8 @@ struct ExplorerCellTests {
         }
         #expect(throws: SketchDecodingError.self) { try ExplorerCell(decoding: bytes + [0]) }
         var version = bytes
-        version[0] = 3
-        #expect(throws: SketchDecodingError.unsupportedVersion(3)) { try ExplorerCell(decoding: version) }
+        version[0] = 5
+        #expect(throws: SketchDecodingError.unsupportedVersion(5)) { try ExplorerCell(decoding: version) }
         // Flipping any single byte either throws or decodes to a cell that re-encodes to valid bytes.
         for index in bytes.indices {
             var flipped = bytes

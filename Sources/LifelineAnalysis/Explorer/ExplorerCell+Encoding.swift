@@ -21,7 +21,10 @@
 ///
 /// It decodes to the sketch of `y / x` and the moments of `(x, y)`; the encoder uses it only when
 /// that rebuilds the cell exactly, so both versions decode to equal cells. ~10 bytes instead of
-/// ~80 for a scalar metric.
+/// ~80 for a scalar metric. Without histogram buckets (most cells: scalars and rates) the encoder
+/// writes it shorter: version 3, `number x, number y`; version 4, `number x` when `y` is 0 (a
+/// device-day without that exit or hang: a third of an iOS 27 report's cells). Version 2 with no
+/// buckets, written before, is still read.
 ///
 /// A number is a varint `t`: even, the integer `t / 2` (< 2^53; whole milliseconds cost 2–3
 /// bytes); `4m + 3` (m ≥ 1), the hours `m / 3,600` of whole seconds; `4m + 1` (m ≥ 1), the hours
@@ -40,18 +43,16 @@ extension ExplorerCell {
     /// An upper bound of the encoded size.
     package static let maxEncodedSize: Int = 1 + 10 + QuantileSketch.maxEncodedSize + 48 + 10 + maxBuckets * 38
 
-    /// The compact form's version (one device-day).
-    static let singleDeviceDayVersion: UInt8 = 2
+    /// The compact forms' versions (one device-day): with buckets, without, without and `y = 0`.
+    static let singleDeviceDayVersions: (buckets: UInt8, bucketless: UInt8, zero: UInt8) = (2, 3, 4)
 
-    /// The bytes of this cell: version 2 when it is one device-day that form rebuilds exactly,
+    /// The bytes of this cell: versions 2–4 when it is one device-day those forms rebuild exactly,
     /// else version 1.
     package func encoded() -> [UInt8] {
         if sketch.count == 1, moments.count == 1, isSingleDeviceDay {
-            var out: [UInt8] = [Self.singleDeviceDayVersion]
+            var out: [UInt8] = []
             out.reserveCapacity(24 + buckets.count * 8)
-            Self.writeNumber(moments.meanX, into: &out)
-            Self.writeNumber(moments.meanY, into: &out)
-            Self.writeBuckets(buckets, into: &out)
+            Self.appendDeviceDay(x: moments.meanX, y: moments.meanY, buckets: buckets, to: &out)
             return out
         }
         var out: [UInt8] = []
@@ -60,12 +61,22 @@ extension ExplorerCell {
     }
 
     /// Appends the bytes ``encoded()`` writes for the cell `sample` alone makes, when it
-    /// ``Prepared/encodesAlone`` (version 2), without making the cell.
+    /// ``Prepared/encodesAlone`` (versions 2–4), without making the cell.
     static func appendAlone(_ sample: Prepared, to out: inout [UInt8]) {
-        out.append(singleDeviceDayVersion)
-        writeNumber(sample.x, into: &out)
-        writeNumber(sample.y, into: &out)
-        writeBuckets(sample.buckets, into: &out)
+        appendDeviceDay(x: sample.x, y: sample.y, buckets: sample.buckets, to: &out)
+    }
+
+    /// One device-day's compact form: version 2 with buckets, else 3, or 4 when `y` is 0.
+    private static func appendDeviceDay(
+        x: Double, y: Double, buckets: [BucketDistribution.Bucket], to out: inout [UInt8]
+    ) {
+        let versions = singleDeviceDayVersions
+        out.append(!buckets.isEmpty ? versions.buckets : y == 0 ? versions.zero : versions.bucketless)
+        writeNumber(x, into: &out)
+        guard !buckets.isEmpty || y != 0 else { return }
+        writeNumber(y, into: &out)
+        guard !buckets.isEmpty else { return }
+        writeBuckets(buckets, into: &out)
     }
 
     /// Appends the version-1 bytes of a cell's parts, its sketch already encoded.
@@ -93,7 +104,7 @@ extension ExplorerCell {
         return sketch.equalsSingle(y / x)
     }
 
-    /// Whether `(x, y)` is a pair one device-day can have: the only ones version 2 holds
+    /// Whether `(x, y)` is a pair one device-day can have: the only ones versions 2–4 hold
     /// (``isSingleDeviceDay``, ``singleDeviceDay(x:y:buckets:)``, ``Prepared/encodesAlone``).
     static func isDeviceDayPair(x: Double, y: Double) -> Bool {
         x.isFinite && x > 0 && y.isFinite && y >= 0 && (y / x).isFinite
@@ -183,7 +194,7 @@ extension ExplorerCell {
         return true
     }
 
-    /// A decoded, checked cell: a device-day's (version 2), or the parts of version 1.
+    /// A decoded, checked cell: a device-day's (versions 2–4), or the parts of version 1.
     private enum Decoded {
         case cell(ExplorerCell)
         case parts(QuantileSketch.Sparse, RatioMoments, [BucketDistribution.Bucket])
@@ -193,10 +204,11 @@ extension ExplorerCell {
         guard bytes.count <= Self.maxEncodedSize else { throw .invalid("longer than any explorer cell") }
         var reader = ByteReader(bytes)
         let version = reader.byte()
-        if version == Self.singleDeviceDayVersion {
+        let versions = Self.singleDeviceDayVersions
+        if version == versions.buckets || version == versions.bucketless || version == versions.zero {
             let x = try Self.readNumber(&reader)
-            let y = try Self.readNumber(&reader)
-            let buckets = try Self.readBuckets(&reader)
+            let y = version == versions.zero ? 0 : try Self.readNumber(&reader)
+            let buckets = version == versions.buckets ? try Self.readBuckets(&reader) : []
             guard reader.atEnd else { throw .trailingBytes }
             guard let cell = Self.singleDeviceDay(x: x, y: y, buckets: buckets) else {
                 throw .invalid("a device-day's pair out of range")

@@ -233,7 +233,7 @@ extension ExplorerCell.Prepared {
     }
 
     /// Whether the cell ``ExplorerCell/add(_:)`` makes of this sample alone encodes as one
-    /// device-day (version 2): ``ExplorerCell/encoded()``'s condition for that cell, whose moments
+    /// device-day (versions 2–4): ``ExplorerCell/encoded()``'s condition for that cell, whose moments
     /// are the pair's and whose sketch holds ``value`` alone.
     var encodesAlone: Bool {
         ExplorerCell.isDeviceDayPair(x: x, y: y) && value == y / x && buckets.count <= ExplorerCell.maxBuckets
