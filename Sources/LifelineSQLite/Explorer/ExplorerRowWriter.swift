@@ -2,9 +2,9 @@ import LifelineAnalysis
 import LifelineStorage
 
 /// How ``ExplorerStage`` writes explorer rows on the writer's connection: each row's key bound
-/// with its app state's and category's ids (``ExplorerNameIDs``, made on first write), then its cells written as
-/// they are (a row already merged with its stored cells) or merged into the stored ones in SQL
-/// (`ll_merge_explorer_map`).
+/// with its app state's and category's ids (``ExplorerNameIDs``, made on first write), then its
+/// cells written as they are (a row already merged with its stored cells) or merged into the
+/// stored ones in SQL (`ll_merge_explorer_map`).
 struct ExplorerRowWriter {
     private var states = ExplorerNameIDs.states()
     private var categories = ExplorerNameIDs.categories()
