@@ -207,8 +207,8 @@ struct AggregatorTests {
         for table in [
             "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
             "rollup_diagnostics", "rollup_diagnostics_by_version", "diagnostic_frames", "diagnostic_states",
-            "diagnostics", "crash_groups", "payload_states", "state_histograms",
-            "state_signposts", "rollup_explorer", "rollup_explorer_by_version",
+            "diagnostics", "crash_groups", "payload_states", "state_signposts", "rollup_explorer",
+            "rollup_explorer_by_version",
         ] {
             try sqlite.database.execute("DELETE FROM \(table)")
         }

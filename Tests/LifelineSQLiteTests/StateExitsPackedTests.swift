@@ -7,7 +7,7 @@ import Testing
 
 @testable import LifelineSQLite
 
-@Suite("App states' exits packed (migration 0027)")
+@Suite("App states' exits and histograms packed (migrations 0027, 0030)")
 struct StateExitsPackedTests {
     @Test(
         "exit rows stored one per (state, reason) before migration 0027 are packed into their app states' rows, and the state queries answer the same sums"
@@ -69,5 +69,68 @@ struct StateExitsPackedTests {
                 "home background memoryResourceLimit 2", "home background normalAppExit 4",
                 "feed foreground memoryResourceLimit 7", "feed foreground normalAppExit 5",
             ])
+    }
+
+    @Test(
+        "histogram rows stored one per (state, metric) before migration 0030 are packed into their app states' rows, and the state queries answer the same buckets"
+    )
+    func storedHistogramsPacked() throws {
+        let temp = TemporaryDirectory()
+        let database = try Database(path: temp.databasePath)
+        try database.migrate(EmbeddedMigrations.all.filter { $0.version < 30 })
+        func hex(_ buckets: [HistogramBucket]) -> String {
+            "X'" + HistogramCodec.encode(buckets).map { String(format: "%02x", $0) }.joined() + "'"
+        }
+        let fast = [HistogramBucket(start: 0, end: 100, count: 3), HistogramBucket(start: 100, end: 200, count: 1)]
+        let slow = [HistogramBucket(start: 100, end: 200, count: 2), HistogramBucket(start: 250.5, end: 300, count: 4)]
+        for sql in [
+            "INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.states')",
+            """
+            INSERT INTO payloads (id, app, kind, day, received_at_ms, content_hash, format)
+            VALUES (1, 1, 'metric', '2026-10-01', 0, randomblob(32), 'v2'),
+                   (2, 1, 'metric', '2026-10-02', 0, randomblob(32), 'v2')
+            """,
+            "INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'home'), (2, 'screen', 'feed')",
+            "INSERT INTO metric_names (id, value) VALUES (1, 'launch.timeToFirstDraw'), (2, 'hang.duration')",
+            "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)",
+            """
+            INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
+            VALUES (1, 1, 2, NULL, 6, \(hex(slow))), (1, 1, 1, NULL, 4, \(hex(fast))), (1, 2, 1, NULL, 6, \(hex(slow))),
+                   (2, 1, 1, NULL, 6, \(hex(slow))), (2, 2, 2, NULL, 4, \(hex(fast)))
+            """,
+        ] {
+            try database.execute(sql)
+        }
+        try database.migrate()
+        #expect(
+            try database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'state_histograms'") == [[.integer(0)]]
+        )
+        // Each (payload, state) holds its metrics' lists as they were stored, taken by ll_cell_buckets.
+        let packed = try database.query(
+            """
+            SELECT payload, app_state, active_seconds, ll_cell_buckets(histograms, 1), ll_cell_buckets(histograms, 2)
+            FROM payload_states ORDER BY payload, app_state
+            """)
+        let (f, s) = (SQLValue.blob(HistogramCodec.encode(fast)), SQLValue.blob(HistogramCodec.encode(slow)))
+        #expect(
+            packed == [
+                [.integer(1), .integer(1), .real(3600), f, s], [.integer(1), .integer(2), .real(100), s, .null],
+                [.integer(2), .integer(1), .real(50), s, .null], [.integer(2), .integer(2), .null, .null, f],
+            ])
+        // The state query sums each state's buckets of one metric.
+        let scope = Scope(
+            app: "com.example.states",
+            days: DayRange(from: UTCDay(ordinal: 0) ?? .first, to: UTCDay(ordinal: 2_000_000) ?? .first))
+        let reader = SQLiteRollupReader(
+            connection: try database.openConnection(), names: DimensionNames(), symbols: nil)
+        let answer = try reader.buckets(scope.grouped(by: [.appState]), source: .metric("launch.timeToFirstDraw")).map {
+            "\($0.key.appState?.label ?? "-") \($0.start)-\($0.end) \($0.count)"
+        }
+        #expect(
+            Set(answer) == [
+                "home 0.0-100.0 3", "home 100.0-200.0 3", "home 250.5-300.0 4", "feed 100.0-200.0 2",
+                "feed 250.5-300.0 4",
+            ])
+        #expect(answer.count == 5)
     }
 }

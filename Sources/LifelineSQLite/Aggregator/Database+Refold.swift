@@ -78,9 +78,7 @@ extension Database {
                     "SELECT id FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ? ORDER BY id",
                     [.integer(appID), .text(first.string), .integer(watermark)]
                 ) { $0.int64(0) }
-                for table in [
-                    "payload_states", "state_histograms", "state_signposts",
-                ] {
+                for table in ["payload_states", "state_signposts"] {
                     try connection.run(
                         """
                         DELETE FROM \(table) WHERE payload IN (SELECT id FROM payloads

@@ -41,6 +41,9 @@ extension Database {
             if migration.version == 27, migration.name == "state_exits_packed" {
                 try StateRowsStage.packStoredExits(on: connection)
             }
+            if migration.version == 30, migration.name == "state_histograms_packed" {
+                try StateRowsStage.packStoredHistograms(on: connection)
+            }
         }
         return try withConnection { (connection) throws(StoreError) in try migrator.migrate(connection) }
     }

@@ -47,19 +47,21 @@ enum BucketSums {
         }
     }
 
-    /// The join of `payloads p` to the rows holding `source`'s histograms (`histograms` for a
-    /// metric, `signposts` for signpost durations; tables keyed like `histograms` / `signposts`)
-    /// and the blob column; nil when the source's names were never stored. The ids are integers
-    /// read from the lookups, written into the SQL.
+    /// The join of `payloads p` to the rows holding `source`'s histograms (a metric's packed in
+    /// the `histograms` column of `states`, migration 0030: taken by `ll_cell_buckets`; `signposts`
+    /// for signpost durations, a table keyed like `state_signposts`) and the blob expression; nil
+    /// when the source's names were never stored. The ids are integers read from the lookups,
+    /// written into the SQL.
     static func join(
-        _ source: HistogramSource, histograms: String, signposts: String, on connection: Connection
+        _ source: HistogramSource, states: String, signposts: String, on connection: Connection
     ) throws(StoreError) -> (join: String, blob: String)? {
         switch source {
         case .metric(let name):
             guard let id = try connection.first(Dimension.metricName.selectSQL, [.text(name)], { $0.int64(0) }) else {
                 return nil
             }
-            return ("JOIN \(histograms) x ON x.payload = p.id AND x.metric = \(id)", "x.buckets")
+            let blob = "ll_cell_buckets(x.histograms, \(id))"
+            return ("JOIN \(states) x ON x.payload = p.id AND \(blob) IS NOT NULL", blob)
         case .signpost(let categoryName, let signpostName):
             guard
                 let category = try connection.first(

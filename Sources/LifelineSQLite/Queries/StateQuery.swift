@@ -3,7 +3,7 @@ import LifelineModel
 import LifelineStorage
 
 /// A ``Scope`` filtered or grouped by app state, answered from the per-state rows of iOS 27
-/// reports (`payload_states` with their packed `exits`, `state_histograms`, `state_signposts`,
+/// reports (`payload_states` with their packed `exits` and `histograms`, `state_signposts`,
 /// `diagnostic_states`) joined to their payloads: there are no rollups per state.
 ///
 /// A device-day counts for a state when its report lists that state; exit counts, histograms and
@@ -150,7 +150,7 @@ extension SQLiteRollupReader {
         guard let state = try StateQuery.make(scope, on: connection) else { return [] }
         guard
             let (join, blob) = try BucketSums.join(
-                source, histograms: "state_histograms", signposts: "state_signposts", on: connection)
+                source, states: "payload_states", signposts: "state_signposts", on: connection)
         else { return [] }
         let (sql, bindings, groups) = state.sql(
             values: [blob], join: join, dims: "p", stateColumn: "x.app_state", groupBy: false)

@@ -1,0 +1,14 @@
+-- 0030_state_histograms_packed: an iOS 27 report's histograms per app state are packed into its
+-- payload_states row instead of one state_histograms row per (state, metric).
+--
+-- The fold wrote ~6 histogram rows per report of the iOS 27 load, one INSERT and one B-tree entry
+-- each (their key repeated the payload and the state), for columns of which the queries read one:
+-- `unit` and `total_count` were never read (the raw document keeps both). payload_states.histograms
+-- holds a state's histograms as a fine bucket cell holds its sources (migration 0021, BucketCell):
+-- per metric id, ascending, the id and the length of its packed bucket list, then the list
+-- (HistogramCodec's form, as state_histograms.buckets held it); NULL when the state saw none. The
+-- state queries take a metric's list with ll_cell_buckets(histograms, metric).
+--
+-- The binary packs the rows already stored into their payload_states rows right after this
+-- migration, in its transaction, then drops state_histograms (Database+Migrations).
+ALTER TABLE payload_states ADD COLUMN histograms BLOB;
