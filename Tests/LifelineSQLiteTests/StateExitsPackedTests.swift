@@ -9,6 +9,20 @@ import Testing
 
 @Suite("App states' exits and histograms packed (migrations 0027, 0030)")
 struct StateExitsPackedTests {
+    /// Two iOS 27 reports of one app and their two app states, as the tests' databases hold them.
+    static let twoReports = [
+        "INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.states')",
+        """
+        INSERT INTO payloads (id, app, kind, day, received_at_ms, content_hash, format)
+        VALUES (1, 1, 'metric', '2026-10-01', 0, randomblob(32), 'v2'),
+               (2, 1, 'metric', '2026-10-02', 0, randomblob(32), 'v2')
+        """,
+        "INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'home'), (2, 'screen', 'feed')",
+    ]
+    /// The reports' state rows (the second report's second state has none).
+    static let states =
+        "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)"
+
     @Test(
         "exit rows stored one per (state, reason) before migration 0027 are packed into their app states' rows, and the state queries answer the same sums"
     )
@@ -16,16 +30,9 @@ struct StateExitsPackedTests {
         let temp = TemporaryDirectory()
         let database = try Database(path: temp.databasePath)
         try database.migrate(EmbeddedMigrations.all.filter { $0.version < 27 })
-        for sql in [
-            "INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.states')",
-            """
-            INSERT INTO payloads (id, app, kind, day, received_at_ms, content_hash, format)
-            VALUES (1, 1, 'metric', '2026-10-01', 0, randomblob(32), 'v2'),
-                   (2, 1, 'metric', '2026-10-02', 0, randomblob(32), 'v2')
-            """,
-            "INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'home'), (2, 'screen', 'feed')",
+        for sql in Self.twoReports + [
             "INSERT INTO exit_reasons (id, value) VALUES (1, 'memoryResourceLimit'), (2, 'normalAppExit')",
-            "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)",
+            Self.states,
             """
             INSERT INTO state_exit_counts (payload, app_state, state, reason, count)
             VALUES (1, 1, 0, 1, 3), (1, 1, 1, 2, 4), (1, 1, 0, 2, 1), (1, 2, 0, 1, 7), (2, 1, 1, 1, 2), (2, 2, 0, 2, 5)
@@ -83,16 +90,9 @@ struct StateExitsPackedTests {
         }
         let fast = [HistogramBucket(start: 0, end: 100, count: 3), HistogramBucket(start: 100, end: 200, count: 1)]
         let slow = [HistogramBucket(start: 100, end: 200, count: 2), HistogramBucket(start: 250.5, end: 300, count: 4)]
-        for sql in [
-            "INSERT INTO apps (id, bundle_id) VALUES (1, 'com.example.states')",
-            """
-            INSERT INTO payloads (id, app, kind, day, received_at_ms, content_hash, format)
-            VALUES (1, 1, 'metric', '2026-10-01', 0, randomblob(32), 'v2'),
-                   (2, 1, 'metric', '2026-10-02', 0, randomblob(32), 'v2')
-            """,
-            "INSERT INTO app_state_values (id, domain, label) VALUES (1, 'screen', 'home'), (2, 'screen', 'feed')",
+        for sql in Self.twoReports + [
             "INSERT INTO metric_names (id, value) VALUES (1, 'launch.timeToFirstDraw'), (2, 'hang.duration')",
-            "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)",
+            Self.states,
             """
             INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
             VALUES (1, 1, 2, NULL, 6, \(hex(slow))), (1, 1, 1, NULL, 4, \(hex(fast))), (1, 2, 1, NULL, 6, \(hex(slow))),
