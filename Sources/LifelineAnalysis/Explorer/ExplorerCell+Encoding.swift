@@ -71,12 +71,19 @@ extension ExplorerCell {
         x: Double, y: Double, buckets: [BucketDistribution.Bucket], to out: inout [UInt8]
     ) {
         let versions = singleDeviceDayVersions
-        out.append(!buckets.isEmpty ? versions.buckets : y == 0 ? versions.zero : versions.bucketless)
-        writeNumber(x, into: &out)
-        guard !buckets.isEmpty || y != 0 else { return }
-        writeNumber(y, into: &out)
-        guard !buckets.isEmpty else { return }
-        writeBuckets(buckets, into: &out)
+        if !buckets.isEmpty {
+            out.append(versions.buckets)
+            writeNumber(x, into: &out)
+            writeNumber(y, into: &out)
+            writeBuckets(buckets, into: &out)
+        } else if y == 0 {
+            out.append(versions.zero)
+            writeNumber(x, into: &out)
+        } else {
+            out.append(versions.bucketless)
+            writeNumber(x, into: &out)
+            writeNumber(y, into: &out)
+        }
     }
 
     /// Appends the version-1 bytes of a cell's parts, its sketch already encoded.
