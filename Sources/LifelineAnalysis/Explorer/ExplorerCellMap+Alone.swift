@@ -32,6 +32,6 @@ extension ExplorerCellMap {
             }
             previous = ids[ordinal]
         }
-        return out
+        return compacted(out)
     }
 }

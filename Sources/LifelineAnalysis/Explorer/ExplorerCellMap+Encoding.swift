@@ -1,6 +1,7 @@
 /// The binary form of an ``ExplorerCellMap``, and the merge of stored bytes with new cells.
 ///
-/// Binary form, version 3 (varints unsigned LEB128), the one written:
+/// Binary form, version 3 (varints unsigned LEB128), the one written (and then shortened to version 4
+/// when every cell is a device-day's, `ExplorerCellMap+DeviceDays.swift`):
 ///
 /// ```
 /// u8      version (3)
@@ -52,7 +53,7 @@ extension ExplorerCellMap {
             write(entry.metric, entry.subject, entry.cell.encoded(), number: entry.number, after: previous, into: &out)
             previous = entry.metric
         }
-        return out
+        return compacted(out)
     }
 
     /// The entries in Key's order, ids and subjects as bytes, and whether every one is ASCII.
@@ -166,7 +167,7 @@ extension ExplorerCellMap {
             case (nil, nil): break
             }
         }
-        return out
+        return compacted(out)
     }
 
     /// Reads bytes written by ``encoded()``, keeping only the metrics of `only` (every metric when
@@ -190,7 +191,7 @@ extension ExplorerCellMap {
         _ body: (Key, ArraySlice<UInt8>) throws(SketchDecodingError) -> Void
     ) throws(SketchDecodingError) {
         let ids = only.map { Set($0.map { Array($0.utf8) }) }
-        let all = Array(bytes)
+        let all = try readable(Array(bytes))
         try forEachEntry(in: all) { metric, subject, cell, _ throws(SketchDecodingError) in
             if let ids, !ids.contains(metric) { return }
             try body(try key(metric, subject), all[cell])
@@ -212,7 +213,8 @@ extension ExplorerCellMap {
         /// Whether every id and subject is ASCII (then bytes order entries as ``Key`` does).
         var isASCII = true
 
-        init(_ bytes: [UInt8]) throws(SketchDecodingError) {
+        init(_ stored: [UInt8]) throws(SketchDecodingError) {
+            let bytes = try ExplorerCellMap.readable(stored)
             self.bytes = bytes
             var entries: [Entry] = []
             // An entry keeps arrays of its own, never the walk's reused buffers (holding one made
