@@ -24,35 +24,47 @@ extension ExplorerCellMap {
     /// `k` of an entry whose cell follows whole.
     private static let wholeCell: UInt64 = 3
 
-    /// The position of each numbered id (by number − 1) in the ids' byte order: the order version 3
-    /// writes (computed here, never stored: appending to ``numberedIDs`` may move them).
-    private static let byteRanks: [Int] = {
+    /// The position of each numbered id (by number − 1) in the ids' byte order, the order version 3
+    /// writes, and the number at each position (computed here, never stored: appending to
+    /// ``numberedIDs`` may move them).
+    private static let byteOrder: (ranks: [Int], numbers: [Int]) = {
         let order = numberedIDBytes.indices.sorted {
             numberedIDBytes[$0].lexicographicallyPrecedes(numberedIDBytes[$1])
         }
         var ranks = [Int](repeating: 0, count: order.count)
         for (rank, index) in order.enumerated() { ranks[index] = rank }
-        return ranks
+        return (ranks, order.map { $0 + 1 })
     }()
 
     /// `bytes` (version 3, as this type writes them) as version 4 when the row qualifies and that
     /// is shorter, else `bytes` unchanged.
     package static func compacted(_ bytes: [UInt8]) -> [UInt8] {
         guard bytes.first == encodingVersion, let entries = deviceDayEntries(bytes) else { return bytes }
-        // The x values the cells of versions 3 and 4 share, the most used first (ties: the lower
-        // number's first).
-        var uses: [ArraySlice<UInt8>: Int] = [:]
-        var firstSeen: [ArraySlice<UInt8>] = []
+        // The x values the cells of versions 3 and 4 share, the most used first (ties: the first
+        // in the row). A row has a few distinct ones (1, the day's hours): lists, no hashing.
+        var distinct: [(x: ArraySlice<UInt8>, uses: Int)] = []
         for entry in entries {
             guard let x = entry.x else { continue }
-            if uses[x] == nil { firstSeen.append(x) }
-            uses[x, default: 0] += 1
+            if let index = distinct.firstIndex(where: { $0.x == x }) {
+                distinct[index].uses += 1
+            } else {
+                distinct.append((x, 1))
+            }
         }
-        let shared = Array(
-            firstSeen.enumerated().sorted { a, b in
-                let (ua, ub) = (uses[a.element] ?? 0, uses[b.element] ?? 0)
-                return ua != ub ? ua > ub : a.offset < b.offset
-            }.prefix(sharedLimit).map(\.element))
+        var shared: [ArraySlice<UInt8>] = []
+        while shared.count < sharedLimit,
+            let best = distinct.indices.max(by: { distinct[$0].uses < distinct[$1].uses }),
+            distinct[best].uses > 0
+        {
+            shared.append(distinct[best].x)
+            distinct[best].uses = 0
+        }
+        // The entries by number (each number once: a row's keys are distinct).
+        var byNumber = [Int](repeating: -1, count: numberedIDBytes.count + 1)
+        for (index, entry) in entries.enumerated() {
+            guard byNumber[entry.number] < 0 else { return bytes }
+            byNumber[entry.number] = index
+        }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         out.append(deviceDaysVersion)
@@ -60,7 +72,8 @@ extension ExplorerCellMap {
         ByteWriter.varint(UInt64(shared.count), into: &out)
         for x in shared { out.append(contentsOf: x) }
         var previous = 0
-        for entry in entries.sorted(by: { $0.number < $1.number }) {
+        for index in byNumber where index >= 0 {
+            let entry = entries[index]
             let d = UInt64(entry.number - previous) << 3
             previous = entry.number
             let cell = bytes[entry.cell]
@@ -136,46 +149,49 @@ extension ExplorerCellMap {
             shared.append(bytes[start..<reader.position])
         }
         let versions = ExplorerCell.singleDeviceDayVersions
-        var cells: [(number: Int, cell: [UInt8])] = []
-        cells.reserveCapacity(Int(count))
+        // The cells one after the other, and where each lies, by its number's byte-order rank.
+        var cells: [UInt8] = []
+        cells.reserveCapacity(bytes.count + 2 * Int(count))
+        var slots = [Range<Int>?](repeating: nil, count: numberedIDBytes.count)
         var number: UInt64 = 0
         for _ in 0..<Int(count) {
             let h = try reader.varint()
             let (d, k) = (h >> 3, h & 7)
             guard d >= 1, d <= UInt64(numberedIDBytes.count) - number else { throw .invalid("a metric number") }
             number += d
-            var cell: [UInt8] = []
+            let start = cells.count
             if k == wholeCell {
                 let length = try reader.varint()
                 guard length <= UInt64(ExplorerCell.maxEncodedSize) else { throw .invalid("a cell too long") }
-                cell.append(contentsOf: try reader.take(Int(length)))
+                let cell = try reader.take(Int(length))
                 guard let version = cell.first, (versions.buckets...versions.zero).contains(version) else {
                     throw .invalid("a device-day row's cell of another form")
                 }
+                cells.append(contentsOf: cell)
             } else {
                 let index = Int(k & 3)
                 guard k != 7, index < shared.count else { throw .invalid("an unknown shared value") }
                 let zero = k >= 4
-                cell.append(zero ? versions.zero : versions.bucketless)
-                cell.append(contentsOf: shared[index])
+                cells.append(zero ? versions.zero : versions.bucketless)
+                cells.append(contentsOf: shared[index])
                 if !zero {
-                    let start = reader.position
+                    let y = reader.position
                     _ = try ExplorerCell.readNumber(&reader)
-                    cell.append(contentsOf: bytes[start..<reader.position])
+                    cells.append(contentsOf: bytes[y..<reader.position])
                 }
             }
-            cells.append((Int(number), cell))
+            slots[byteOrder.ranks[Int(number) - 1]] = start..<cells.count
         }
         guard reader.atEnd else { throw .trailingBytes }
-        cells.sort { byteRanks[$0.number - 1] < byteRanks[$1.number - 1] }
         var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 4 * cells.count)
-        writeHeader(count: cells.count, into: &out)
-        for (number, cell) in cells {
-            ByteWriter.varint(UInt64(number), into: &out)
+        out.reserveCapacity(cells.count + 4 * Int(count) + 4)
+        writeHeader(count: Int(count), into: &out)
+        for (rank, slot) in slots.enumerated() {
+            guard let slot else { continue }
+            ByteWriter.varint(UInt64(byteOrder.numbers[rank]), into: &out)
             out.append(0)  // no subject
-            ByteWriter.varint(UInt64(cell.count), into: &out)
-            out.append(contentsOf: cell)
+            ByteWriter.varint(UInt64(slot.count), into: &out)
+            out.append(contentsOf: cells[slot])
         }
         return out
     }
