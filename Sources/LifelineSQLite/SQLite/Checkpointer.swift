@@ -27,7 +27,10 @@ import Synchronization
 /// reference load ingested 1.07× more with the restart, at a lower p99 (BENCHMARKS.md, "The WAL
 /// restarted, not truncated").
 final class Checkpointer: Sendable {
-    /// Commits between two checkpoints.
+    /// Commits between two checkpoints (or a second, whichever comes first). A checkpoint copies
+    /// each page the commits since the last one dirtied once: every 8 commits, a door's index
+    /// pages (each insert a page at random) went back to the database nearly as often as to the
+    /// WAL; every 64 writes 13 % fewer bytes per reference payload (BENCHMARKS.md).
     let interval: Int
     /// WAL frames past which the log is truncated.
     let capPages: Int
@@ -35,7 +38,7 @@ final class Checkpointer: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(connection: Connection, interval: Int = 8, capPages: Int, logger: Logger) {
+    init(connection: Connection, interval: Int = 64, capPages: Int, logger: Logger) {
         self.interval = max(1, interval)
         self.capPages = max(1, capPages)
         let owned = OwnedConnection(connection: connection)
