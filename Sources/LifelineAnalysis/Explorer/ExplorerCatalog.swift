@@ -153,6 +153,12 @@ package enum ExplorerCatalog {
         range in (range, byteOrder.filter(range.contains))
     }
 
+    /// Each category's ordinals in their numbers' order (``numbers``): the order of the map's
+    /// version 4 (those without a number first; such a row is not written in it).
+    static let numberOrders: [ExplorerCategory: [Int]] = ordinalRanges.mapValues { range in
+        range.sorted { numbers[$0] < numbers[$1] }
+    }
+
     /// The metrics of one category, in display order.
     package static func metrics(in category: ExplorerCategory) -> [ExplorerMetric] {
         metrics.filter { $0.category == category }

@@ -20,9 +20,9 @@
 extension ExplorerCellMap {
     package static let deviceDaysVersion: UInt8 = 4
     /// The most shared x values.
-    private static let sharedLimit = 3
+    static let sharedLimit = 3
     /// `k` of an entry whose cell follows whole.
-    private static let wholeCell: UInt64 = 3
+    static let wholeCell: UInt64 = 3
 
     /// The position of each numbered id (by number − 1) in the ids' byte order, the order version 3
     /// writes, and the number at each position (computed here, never stored: appending to

@@ -87,7 +87,8 @@ package struct ExplorerPendingRow: Sendable {
     /// half of the prepare's time on the iOS 27 load, BENCHMARKS.md). `nil` when the row is not
     /// such: the caller takes the builder.
     package func encodedAlone(category: ExplorerCategory?) throws(SketchDecodingError) -> [UInt8]? {
-        guard ExplorerCatalog.idsAreASCII, let category, let (range, order) = ExplorerCatalog.byteOrders[category]
+        guard ExplorerCatalog.idsAreASCII, let category, let (range, order) = ExplorerCatalog.byteOrders[category],
+            let numberOrder = ExplorerCatalog.numberOrders[category]
         else {
             return nil
         }
@@ -105,7 +106,8 @@ package struct ExplorerPendingRow: Sendable {
         }
         // Each sample's bytes are nearly its cell's: the entry adds its id, its length and a version.
         return ExplorerCellMap.encodeAlone(
-            slots, first: range.lowerBound, byteOrder: order, count: count, capacity: bytes.count + 4 * count + 4)
+            slots, first: range.lowerBound, byteOrder: order, numberOrder: numberOrder,
+            count: count, capacity: bytes.count + 4 * count + 4)
     }
 
     private static func text(_ reader: inout ByteReader) throws(SketchDecodingError) -> String {
