@@ -23,24 +23,32 @@ struct StateExitsPackedTests {
     static let states =
         "INSERT INTO payload_states (payload, app_state, active_seconds) VALUES (1, 1, 3600), (1, 2, 100), (2, 1, 50)"
 
+    /// A database in `temp` migrated below `version`, holding the two reports, their states and
+    /// `rows`, then migrated to the latest version.
+    static func migrated(from version: Int, rows: [String], in temp: TemporaryDirectory) throws -> Database {
+        let database = try Database(path: temp.databasePath)
+        try database.migrate(EmbeddedMigrations.all.filter { $0.version < version })
+        for sql in twoReports + [states] + rows {
+            try database.execute(sql)
+        }
+        try database.migrate()
+        return database
+    }
+
     @Test(
         "exit rows stored one per (state, reason) before migration 0027 are packed into their app states' rows, and the state queries answer the same sums"
     )
     func storedExitsPacked() throws {
         let temp = TemporaryDirectory()
-        let database = try Database(path: temp.databasePath)
-        try database.migrate(EmbeddedMigrations.all.filter { $0.version < 27 })
-        for sql in Self.twoReports + [
-            "INSERT INTO exit_reasons (id, value) VALUES (1, 'memoryResourceLimit'), (2, 'normalAppExit')",
-            Self.states,
-            """
-            INSERT INTO state_exit_counts (payload, app_state, state, reason, count)
-            VALUES (1, 1, 0, 1, 3), (1, 1, 1, 2, 4), (1, 1, 0, 2, 1), (1, 2, 0, 1, 7), (2, 1, 1, 1, 2), (2, 2, 0, 2, 5)
-            """,
-        ] {
-            try database.execute(sql)
-        }
-        try database.migrate()
+        let database = try Self.migrated(
+            from: 27,
+            rows: [
+                "INSERT INTO exit_reasons (id, value) VALUES (1, 'memoryResourceLimit'), (2, 'normalAppExit')",
+                """
+                INSERT INTO state_exit_counts (payload, app_state, state, reason, count)
+                VALUES (1, 1, 0, 1, 3), (1, 1, 1, 2, 4), (1, 1, 0, 2, 1), (1, 2, 0, 1, 7), (2, 1, 1, 1, 2), (2, 2, 0, 2, 5)
+                """,
+            ], in: temp)
         #expect(
             try database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'state_exit_counts'") == [[.integer(0)]]
         )
@@ -83,25 +91,21 @@ struct StateExitsPackedTests {
     )
     func storedHistogramsPacked() throws {
         let temp = TemporaryDirectory()
-        let database = try Database(path: temp.databasePath)
-        try database.migrate(EmbeddedMigrations.all.filter { $0.version < 30 })
         func hex(_ buckets: [HistogramBucket]) -> String {
             "X'" + HistogramCodec.encode(buckets).map { String(format: "%02x", $0) }.joined() + "'"
         }
         let fast = [HistogramBucket(start: 0, end: 100, count: 3), HistogramBucket(start: 100, end: 200, count: 1)]
         let slow = [HistogramBucket(start: 100, end: 200, count: 2), HistogramBucket(start: 250.5, end: 300, count: 4)]
-        for sql in Self.twoReports + [
-            "INSERT INTO metric_names (id, value) VALUES (1, 'launch.timeToFirstDraw'), (2, 'hang.duration')",
-            Self.states,
-            """
-            INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
-            VALUES (1, 1, 2, NULL, 6, \(hex(slow))), (1, 1, 1, NULL, 4, \(hex(fast))), (1, 2, 1, NULL, 6, \(hex(slow))),
-                   (2, 1, 1, NULL, 6, \(hex(slow))), (2, 2, 2, NULL, 4, \(hex(fast)))
-            """,
-        ] {
-            try database.execute(sql)
-        }
-        try database.migrate()
+        let database = try Self.migrated(
+            from: 30,
+            rows: [
+                "INSERT INTO metric_names (id, value) VALUES (1, 'launch.timeToFirstDraw'), (2, 'hang.duration')",
+                """
+                INSERT INTO state_histograms (payload, app_state, metric, unit, total_count, buckets)
+                VALUES (1, 1, 2, NULL, 6, \(hex(slow))), (1, 1, 1, NULL, 4, \(hex(fast))), (1, 2, 1, NULL, 6, \(hex(slow))),
+                       (2, 1, 1, NULL, 6, \(hex(slow))), (2, 2, 2, NULL, 4, \(hex(fast)))
+                """,
+            ], in: temp)
         #expect(
             try database.query("SELECT count(*) FROM sqlite_schema WHERE name = 'state_histograms'") == [[.integer(0)]]
         )
