@@ -54,7 +54,7 @@ extension Database {
                 let lastRawless: UTCDay? =
                     try connection.first(
                         """
-                        SELECT max(p.day) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
+                        SELECT max(p.day) FROM payloads_by_day p LEFT JOIN payload_raw r ON r.payload = p.id
                             LEFT JOIN payload_raw_packed k ON k.payload = p.id
                         WHERE p.app = ? AND p.kind = 'metric' AND r.payload IS NULL AND k.payload IS NULL
                         """, [.integer(appID)]
@@ -75,13 +75,13 @@ extension Database {
                 report.diagnostics += try RollupRebuilder.countDiagnostics(
                     on: connection, app: appID, fromDay: Int64(first.ordinal), throughPayload: watermark)
                 let payloads = try connection.query(
-                    "SELECT id FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ? ORDER BY id",
+                    "SELECT id FROM payloads_by_day WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ? ORDER BY id",
                     [.integer(appID), .text(first.string), .integer(watermark)]
                 ) { $0.int64(0) }
                 for table in ["payload_states", "state_signposts"] {
                     try connection.run(
                         """
-                        DELETE FROM \(table) WHERE payload IN (SELECT id FROM payloads
+                        DELETE FROM \(table) WHERE payload IN (SELECT id FROM payloads_by_day
                             WHERE app = ? AND kind = 'metric' AND day >= ? AND id <= ?)
                         """, [.integer(appID), .text(first.string), .integer(watermark)])
                 }

@@ -72,6 +72,9 @@ struct Migrator {
         try check(Self.applied(on: connection))
         var done: [AppliedMigration] = []
         for migration in migrations {
+            // Only outside a transaction does this pragma take effect.
+            if migration.turnsForeignKeysOff { try connection.execute("PRAGMA foreign_keys = OFF") }
+            defer { if migration.turnsForeignKeysOff { try? connection.execute("PRAGMA foreign_keys = ON") } }
             let record = try connection.transaction { () throws(StoreError) -> AppliedMigration? in
                 // Re-read inside the write lock: another process may have migrated meanwhile.
                 let current = try Self.applied(on: connection)
@@ -88,6 +91,14 @@ struct Migrator {
                     throw error
                 }
                 try afterApply(migration, connection)
+                if migration.turnsForeignKeysOff {
+                    let broken = try connection.query("PRAGMA foreign_key_check") { $0.text(0) }
+                    if let table = broken.first {
+                        throw StoreError(
+                            .migration, "migration \(migration.identifier) failed",
+                            cause: "\(broken.count) rows of \(table) reference a missing row")
+                    }
+                }
                 let record = AppliedMigration(
                     version: migration.version, name: migration.name, checksum: migration.checksum, appliedAt: now())
                 try connection.run(

@@ -21,11 +21,11 @@ struct SQLiteRollupReader {
         var infos: [AppInfo] = []
         for (id, bundleID) in apps {
             let metric = try connection.first(
-                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'metric' AND day >= ?",
+                "SELECT count(*), min(day), max(day) FROM payloads_by_day WHERE app = ? AND kind = 'metric' AND day >= ?",
                 [.integer(id), .text(horizon)]
             ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
             let diagnostic = try connection.first(
-                "SELECT count(*), min(day), max(day) FROM payloads WHERE app = ? AND kind = 'diagnostic' AND day >= ?",
+                "SELECT count(*), min(day), max(day) FROM payloads_by_day WHERE app = ? AND kind = 'diagnostic' AND day >= ?",
                 [.integer(id), .text(horizon)]
             ) { ($0.int64(0), $0.optionalText(1), $0.optionalText(2)) }
             let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }

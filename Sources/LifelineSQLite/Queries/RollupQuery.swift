@@ -95,21 +95,6 @@ struct RollupQuery {
         return "SELECT \(select) FROM \(table) WHERE \(condition)\(extra)"
     }
 
-    /// The same question on the metric payloads (`payloads p`): the grouping expressions and the
-    /// WHERE clause with its bindings (the day range is a range of the `(app, kind, day)` index).
-    func payloadSQL() -> (groups: [String], condition: String, bindings: [SQLValue]) {
-        let expressions = groups.map { group in
-            group.column == "day" ? "CAST(julianday(p.day) - 2440587.5 AS INTEGER)" : "coalesce(p.\(group.column), 0)"
-        }
-        var condition = "p.app = ?1 AND p.kind = 'metric' AND p.day BETWEEN ?2 AND ?3"
-        var bindings: [SQLValue] = [.integer(app), .text(days.from.string), .text(days.to.string)]
-        for filter in filters {
-            bindings.append(.text(filter.ids))
-            condition += " AND coalesce(p.\(filter.column), 0) IN (SELECT value FROM json_each(?\(bindings.count)))"
-        }
-        return (expressions, condition, bindings)
-    }
-
     /// The group key of a row whose first columns are ``groups``.
     func key(_ row: Statement, names: DimensionNames, on connection: Connection) throws(StoreError) -> GroupKey {
         try key(ids: (0..<groups.count).map { row.int64(Int32($0)) }, names: names, on: connection)

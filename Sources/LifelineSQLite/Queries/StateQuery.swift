@@ -40,7 +40,8 @@ struct StateQuery {
         return StateQuery(query: query, groupsByState: scope.groupBy.contains(.appState), stateFilter: filter)
     }
 
-    /// `SELECT <groups>, <values> FROM payloads p <join> WHERE …` where `dims` is the alias whose
+    /// `SELECT <groups>, <values> FROM payloads p <join> WHERE …` (the payloads of the app, kind
+    /// and days found through `payloads_by_day`, migration 0031) where `dims` is the alias whose
     /// version/OS/device columns decide the dimensions and `stateColumn` the state id column;
     /// `groupBy` appends `GROUP BY <groups>, <keys>`.
     func sql(
@@ -53,7 +54,7 @@ struct StateQuery {
         }
         if groupsByState { groups.append(stateColumn) }
         var bindings: [SQLValue] = [.integer(query.app), .text(query.days.from.string), .text(query.days.to.string)]
-        var condition = "p.app = ?1 AND p.kind = '\(kind)' AND p.day BETWEEN ?2 AND ?3"
+        var condition = "b.app = ?1 AND b.kind = '\(kind)' AND b.day BETWEEN ?2 AND ?3"
         for filter in query.filters {
             bindings.append(.text(filter.ids))
             condition +=
@@ -64,7 +65,8 @@ struct StateQuery {
             condition += " AND \(stateColumn) IN (SELECT value FROM json_each(?\(bindings.count)))"
         }
         var sql =
-            "SELECT \((groups + keys + values).joined(separator: ", ")) FROM payloads p \(join) WHERE \(condition)\(extra)"
+            "SELECT \((groups + keys + values).joined(separator: ", ")) FROM payloads_by_day b"
+            + " JOIN payloads p ON p.id = b.id \(join) WHERE \(condition)\(extra)"
         if groupBy, !(groups + keys).isEmpty {
             let list = (groups + keys).joined(separator: ", ")
             sql += " GROUP BY \(list) ORDER BY \(list)"

@@ -60,6 +60,23 @@ package struct Pruner: Sendable {
     /// The rollup tables, all keyed (app, day, …).
     /// Where raw copies are: as received, and compacted (migration 0023).
     static let rawTables = ["payload_raw", "payload_raw_packed"]
+    /// The lookup entries of the payloads in the JSON array `?1`, deleted before them (migration
+    /// 0031: `payload_keys` and `payload_days` hold no foreign key, which would need an index by
+    /// payload; the door's lookup also checks that the payload it finds still exists).
+    /// `?2` is the payloads' app, `?3` their kind (every key column bound: a row value `IN` would
+    /// use the first one only).
+    static let forgetPayloads = [
+        """
+        DELETE FROM payload_keys WHERE app = ?2
+            AND content_hash IN (SELECT content_hash FROM payloads WHERE id IN (SELECT value FROM json_each(?1)))
+            AND payload IN (SELECT value FROM json_each(?1))
+        """,
+        """
+        DELETE FROM payload_days WHERE app = ?2 AND kind = ?3
+            AND day IN (SELECT day FROM payloads WHERE id IN (SELECT value FROM json_each(?1)))
+            AND payload IN (SELECT value FROM json_each(?1))
+        """,
+    ]
     static let rollupTables = [
         "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
         "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
@@ -235,7 +252,7 @@ package struct Pruner: Sendable {
         while true {
             let (payloads, raw) = try await step(&report, progress) { connection throws(StoreError) -> (Int, Int) in
                 let ids = try connection.query(
-                    "SELECT id FROM payloads WHERE app = ?1 AND kind = ?2 AND day < ?3 LIMIT ?4",
+                    "SELECT id FROM payloads_by_day WHERE app = ?1 AND kind = ?2 AND day < ?3 LIMIT ?4",
                     [.integer(app), .text(kind), .text(dataText), .integer(batch)]
                 ) { $0.int64(0) }
                 guard !ids.isEmpty else { return (0, 0) }
@@ -247,6 +264,8 @@ package struct Pruner: Sendable {
                             "SELECT count(*) FROM \(table) WHERE payload IN (SELECT value FROM json_each(?1))", [list]
                         ) { $0.int64(0) } ?? 0
                 }
+                try connection.run(Self.forgetPayloads[0], [list, .integer(app)])
+                try connection.run(Self.forgetPayloads[1], [list, .integer(app), .text(kind)])
                 let removed = try connection.run(
                     "DELETE FROM payloads WHERE id IN (SELECT value FROM json_each(?1))", [list])
                 return (removed, Int(raw))
@@ -293,7 +312,7 @@ package struct Pruner: Sendable {
     }
 
     /// Deletes the raw documents of `app` and `kind` from day `start` to before `rawText`, walking
-    /// the `(app, kind, day)` index with a cursor so no entry is read twice.
+    /// `payloads_by_day` in (day, id) order with a cursor so no entry is read twice.
     private func pruneRaw(
         app: Int64, kind: String, from start: String, before rawText: String, _ report: inout PruneReport,
         _ progress: @escaping @Sendable (PruneReport) -> Void
@@ -305,7 +324,7 @@ package struct Pruner: Sendable {
                 [cursor] connection throws(StoreError) -> ((day: String, id: Int64)?, Int) in
                 let rows = try connection.query(
                     """
-                    SELECT id, day FROM payloads
+                    SELECT id, day FROM payloads_by_day
                     WHERE app = ?1 AND kind = ?2 AND day < ?3 AND day >= ?4 AND (day > ?4 OR id > ?5)
                     ORDER BY day, id LIMIT ?6
                     """,

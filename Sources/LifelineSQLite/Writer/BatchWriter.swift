@@ -6,8 +6,9 @@ import LifelineStorage
 /// savepoint per request. Used by the ``IngestWriter``'s thread only.
 ///
 /// This is the door: per new document it writes the payload's index row and its raw copy (and
-/// the request's idempotency record), nothing else. What was written is kept in memory for the
-/// aggregator (``fold(limit:)``), which folds it into the rollups in later transactions.
+/// the request's idempotency record), nothing else: not even an index entry (``PayloadKeys``
+/// finds duplicates and fills the lookup tables in bulk). What was written is kept in memory for
+/// the aggregator (``fold(limit:)``), which folds it into the rollups in later transactions.
 final class BatchWriter {
     /// The result of one batch.
     struct BatchResult {
@@ -19,7 +20,6 @@ final class BatchWriter {
         var stored: [StoredItem] = []
     }
 
-    static let findPayload = "SELECT id FROM payloads WHERE app = ? AND content_hash = ?"
     static let insertPayload = """
         INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
             begin_at, end_at, begin_raw, end_raw, received_at_ms, content_hash, unparsed_measurements,
@@ -50,6 +50,9 @@ final class BatchWriter {
     var unfolded: [Int64: StoredItem] = [:]
     /// Most documents kept in memory for the fold.
     let maxRetained: Int
+    /// The stored contents above the lookup tables' watermark (read at the first batch).
+    var keys = PayloadKeys()
+    private var keysLoaded = false
     /// New documents of the current request and of the current batch.
     private var requestStored: [StoredItem] = []
     private var batchStored: [StoredItem] = []
@@ -107,6 +110,13 @@ final class BatchWriter {
             // Acknowledged only once durable: this commit is synced (a fold before it may not be).
             try connection.syncCommits(true)
             try connection.execute("BEGIN IMMEDIATE")
+            // Payloads another process appended meanwhile are looked up too.
+            if keysLoaded {
+                try keys.catchUp(on: connection)
+            } else {
+                try keys.load(on: connection)
+                keysLoaded = true
+            }
         } catch {
             return abort(requests.count, error, storage: true)
         }
@@ -135,6 +145,7 @@ final class BatchWriter {
                 }
                 interner.rollbackSavepoint()
                 for stage in stages { stage.requestRolledBack() }
+                keys.rolledBack(requestStored.map { ($0.payloadID, $0.appID, $0.item.contentHash) })
                 requestStored.removeAll(keepingCapacity: true)
                 results.append(.failure(error))
             }
@@ -148,6 +159,7 @@ final class BatchWriter {
         interner.commit()
         let stored = batchStored
         batchStored.removeAll(keepingCapacity: true)
+        if let last = stored.last { keys.committed(through: last.payloadID) }
         for item in stored where unfolded.count < maxRetained { unfolded[item.payloadID] = item }
         return (results, true, false, stored)
     }
@@ -157,6 +169,7 @@ final class BatchWriter {
     private func abort(_ count: Int, _ error: StoreError, storage: Bool) -> (
         results: [Result<IngestOutcome, StoreError>], committed: Bool, storageUnavailable: Bool, stored: [StoredItem]
     ) {
+        keys.rolledBack((batchStored + requestStored).map { ($0.payloadID, $0.appID, $0.item.contentHash) })
         requestStored.removeAll(keepingCapacity: true)
         batchStored.removeAll(keepingCapacity: true)
         connection.rollbackQuietly()
@@ -207,9 +220,7 @@ final class BatchWriter {
         guard let appID = try session.id(.app, item.app) else {
             throw StoreError(.invalid, "the app bundle id is empty")
         }
-        if let existing = try connection.first(
-            Self.findPayload, [.integer(appID), .blob(item.contentHash)], { $0.int64(0) })
-        {
+        if let existing = try keys.find(app: appID, hash: item.contentHash, on: connection) {
             return (existing, false)
         }
         // Everything about the item was decided by ingest (`IngestItem`): this only persists it.
@@ -241,7 +252,16 @@ final class BatchWriter {
             try stage.write(stored, in: session)
         }
         requestStored.append(stored)
+        keys.inserted(payloadID, app: appID, hash: item.contentHash)
         return (payloadID, true)
+    }
+
+    /// Moves the tail of stored contents into the lookup tables when it is large enough, or
+    /// (`idle`) old enough: whether a merge committed.
+    func mergeKeysIfDue(idle: Bool) throws(StoreError) -> Bool {
+        guard keysLoaded, keys.mergeDue || (idle && keys.idleMergeDue) else { return false }
+        try keys.merge(on: connection)
+        return true
     }
 
     static func formatIDs(_ ids: [Int64]) -> String {

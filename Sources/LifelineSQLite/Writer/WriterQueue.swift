@@ -202,6 +202,19 @@ final class WriterQueue: Sendable {
                 return false
             }
         }
+        /// Moves the door's tail of stored contents into the lookup tables when due (its size, or
+        /// its age when `idle`): whether it did.
+        func mergeKeys(idle: Bool) -> Bool {
+            do throws(StoreError) {
+                guard try writer.mergeKeysIfDue(idle: idle) else { return false }
+                committed()
+                return true
+            } catch {
+                // The tail stays in memory and answers the door; merged at the next chance.
+                logger.warning("the payload lookup tables could not be filled", metadata: ["error": "\(error)"])
+                return false
+            }
+        }
         /// Writes a compaction batch; whether the compactor should go on at once.
         func apply(_ batch: RawCompactor.Batch, _ compaction: RawCompactionWorker) -> Bool {
             do throws(StoreError) {
@@ -242,6 +255,7 @@ final class WriterQueue: Sendable {
                     pending.reply.resume(returning: outcome)
                 }
                 queue.onBatch?(batch.count)
+                if result.committed { _ = mergeKeys(idle: false) }
             case .idle:
                 let waiting = retryAfter.map { ContinuousClock.now < $0 } ?? false
                 if !waiting, progress.hasBacklog || writer.figuresDue {
@@ -254,6 +268,7 @@ final class WriterQueue: Sendable {
                     _ = foldOnce(writeExplorer: true)
                     continue loop
                 }
+                if !waiting, mergeKeys(idle: true) { continue loop }
                 // Last, raw copies re-deflated behind the fold (RawCompactionWorker): a prepared
                 // batch is written now, and the next one asked for.
                 if let compaction {
@@ -271,7 +286,9 @@ final class WriterQueue: Sendable {
                     compactionDue && ContinuousClock.now < compactionAllowedAt() ? compactionAllowedAt() : nil
                 if progress.hasBacklog || waiting {
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(250))
-                } else if let due = [writer.figuresDueAt, compactionAt].compactMap({ $0 }).min() {
+                } else if let due = [writer.figuresDueAt, compactionAt, writer.keys.idleMergeAt].compactMap({ $0 })
+                    .min()
+                {
                     let milliseconds = min(1_000, max(1, Int((due - .now) / .milliseconds(1)) + 1))
                     _ = queue.wakeup.wait(timeout: .now() + .milliseconds(milliseconds))
                 } else {

@@ -21,6 +21,11 @@ package struct Migration: Sendable, Equatable {
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "_" + name
     }
 
+    /// Whether the migration rebuilds a table others reference: it says so on a line of its own,
+    /// `-- lifeline: foreign keys off`, and runs with foreign keys off (SQLite's table rebuild:
+    /// dropping the old table would otherwise delete every row referencing it).
+    package var turnsForeignKeysOff: Bool { sql.contains("\n-- lifeline: foreign keys off\n") }
+
     /// Lowercase hex SHA-256 of ``sql``'s UTF-8 bytes, recorded when applied.
     package var checksum: String { Hex.encode(Array(SHA256.hash(data: Array(sql.utf8)))) }
 }
