@@ -196,8 +196,9 @@ struct RawCompactor {
         let through = group.last?.payload ?? 0
         var samples = group.suffix(Self.trainingDocuments).map(\.json)
         if samples.count < Self.trainingDocuments {
-            // The unary `+` keeps SQLite on the rowid, newest first, from where the batch starts
-            // (not on the (app, kind, day) index, which would sort every document of the app).
+            // On the rowid, newest first, from where the batch starts (the unary `+` kept SQLite
+            // off the (app, kind, day) index `payloads` had until migration 0031, which sorted
+            // every document of the app).
             let older = try reader.query(
                 """
                 SELECT coalesce(r.raw, k.raw) FROM payloads p LEFT JOIN payload_raw r ON r.payload = p.id
