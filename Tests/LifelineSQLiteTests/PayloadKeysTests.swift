@@ -1,3 +1,4 @@
+import LifelineAnalysis
 import LifelineIngest
 import LifelineModel
 import LifelineStorage
@@ -27,7 +28,7 @@ struct PayloadKeysTests {
     @Test(
         "a repeat is found in the tail, in payload_keys after a merge, and after a restart from either; payloads_by_day lists each payload once"
     )
-    func repeatsFoundEverywhere() throws {
+    func repeatsFoundEverywhere() async throws {
         let temp = TemporaryDirectory()
         let database = try temp.openDatabase()
         var writer = BatchWriter(connection: try database.openConnection())
@@ -51,6 +52,13 @@ struct PayloadKeysTests {
         // A third payload stays in the tail; a new writer (a restart) reads it back and finds all three.
         let third = try #require(Self.outcome(writer.write([Self.request("c", day: 22)])))
         #expect(third.accepted == 1)
+        // /v1/apps counts both parts: two payloads indexed, one in the tail.
+        #expect(
+            try await database.reads.apps() == [
+                AppInfo(
+                    bundleID: Fixtures.app, metricPayloads: 3, diagnosticPayloads: 0, firstDay: "2019-10-21",
+                    lastDay: "2019-10-22")
+            ])
         writer.close()
         writer = BatchWriter(connection: try database.openConnection())
         defer { writer.close() }
