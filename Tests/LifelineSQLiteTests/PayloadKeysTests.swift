@@ -73,6 +73,41 @@ struct PayloadKeysTests {
                 == [[.text("2019-10-21"), .integer(2)], [.text("2019-10-22"), .integer(1)]])
     }
 
+    @Test(
+        "a merge in steps of two keys: the door writes between them, a repeat is found at every step, the watermark moves at the last one only"
+    )
+    func mergeInSteps() throws {
+        let temp = TemporaryDirectory()
+        let database = try temp.openDatabase()
+        let writer = BatchWriter(connection: try database.openConnection())
+        defer { writer.close() }
+        writer.keys.chunkEntries = 2
+        let seeds = ["a", "b", "c", "d", "e"]
+        var ids: [String: [Int64]] = [:]
+        for seed in seeds { ids[seed] = Self.outcome(writer.write([Self.request(seed)]))?.ids }
+        var steps = 0
+        var late: [Int64] = []
+        while try !writer.keys.mergeStep(on: writer.connection) {
+            steps += 1
+            #expect(try database.query("SELECT indexed_through FROM aggregation_state") == [[.integer(0)]])
+            #expect(try Self.count("payload_days", database) == [[.integer(0)]])
+            for seed in seeds {
+                #expect(Self.outcome(writer.write([Self.request(seed)]))?.ids == ids[seed])
+            }
+            late += Self.outcome(writer.write([Self.request("late\(steps)")]))?.ids ?? []
+        }
+        #expect(steps == 2)  // three steps: two keys, two keys, one key
+        #expect(late == [6, 7])
+        #expect(try database.query("SELECT indexed_through FROM aggregation_state") == [[.integer(5)]])
+        #expect(
+            try database.query("SELECT payload FROM payload_keys ORDER BY payload") == (1...5).map { [.integer($0)] })
+        #expect(try Self.count("payload_days", database) == [[.integer(5)]])
+        #expect(try Self.count("payloads_by_day", database) == [[.integer(7)]])
+        #expect(writer.keys.tail.values.sorted() == late)
+        #expect(try writer.keys.merge(on: writer.connection) == 2)
+        #expect(try Self.count("payload_keys", database) == [[.integer(7)]])
+    }
+
     /// A door stage that fails the request of one content.
     final class FailingStage: ItemWriteStage {
         let hash: [UInt8]

@@ -256,11 +256,11 @@ final class BatchWriter {
         return (payloadID, true)
     }
 
-    /// Moves the tail of stored contents into the lookup tables when it is large enough, or
-    /// (`idle`) old enough: whether a merge committed.
+    /// Moves the tail of stored contents into the lookup tables, one step of a merge, when one is
+    /// under way or the tail is large enough, or (`idle`) old enough: whether a step committed.
     func mergeKeysIfDue(idle: Bool) throws(StoreError) -> Bool {
-        guard keysLoaded, keys.mergeDue || (idle && keys.idleMergeDue) else { return false }
-        try keys.merge(on: connection)
+        guard keysLoaded, keys.isMerging || keys.mergeDue || (idle && keys.idleMergeDue) else { return false }
+        try keys.mergeStep(on: connection)
         return true
     }
 
