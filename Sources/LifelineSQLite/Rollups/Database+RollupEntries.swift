@@ -7,14 +7,24 @@ extension Database {
     /// `rollup_bucket_cells`, the source then its buckets' three fields, the rows `buckets` of
     /// `rollup_buckets` gave. For inspection and tests.
     package func rollupEntries(_ table: String, _ column: String) throws(StoreError) -> [[SQLValue]] {
-        let keys = try query(
+        var keys = try query(
             "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [.text(table)]
         ).compactMap { $0.first?.text }
+        if keys == ["id"] {  // a rowid table: its cell is its unique index (migration 0032)
+            keys = try query(
+                """
+                SELECT name FROM pragma_index_info(
+                    (SELECT name FROM pragma_index_list(?) WHERE "unique" = 1 AND origin = 'c' LIMIT 1))
+                ORDER BY seqno
+                """, [.text(table)]
+            ).compactMap { $0.first?.text }
+        }
         guard !keys.isEmpty, ["exits", "signposts", "buckets", "sources"].contains(column) else {
             throw StoreError(.invalid, "\(table).\(column) is not a packed rollup column")
         }
         var entries: [[SQLValue]] = []
-        for row in try query("SELECT \(keys.joined(separator: ", ")), \(column) FROM \(table)") {
+        let list = keys.joined(separator: ", ")
+        for row in try query("SELECT \(list), \(column) FROM \(table) ORDER BY \(list)") {
             guard case .blob(let bytes) = row.last else { continue }
             let key = Array(row.dropLast())
             if column == "sources" {
