@@ -22,11 +22,11 @@ struct SQLiteRollupReader {
         for (id, bundleID) in apps {
             let metric = try counted(app: id, kind: "metric", from: horizon)
             let diagnostic = try counted(app: id, kind: "diagnostic", from: horizon)
-            let firsts = [metric?.1, diagnostic?.1].compactMap { $0 }
-            let lasts = [metric?.2, diagnostic?.2].compactMap { $0 }
+            let firsts = [metric.first, diagnostic.first].compactMap { $0 }
+            let lasts = [metric.last, diagnostic.last].compactMap { $0 }
             infos.append(
                 AppInfo(
-                    bundleID: bundleID, metricPayloads: metric?.0 ?? 0, diagnosticPayloads: diagnostic?.0 ?? 0,
+                    bundleID: bundleID, metricPayloads: metric.count, diagnosticPayloads: diagnostic.count,
                     firstDay: firsts.min(), lastDay: lasts.max()))
         }
         return infos
@@ -35,7 +35,8 @@ struct SQLiteRollupReader {
     /// The payloads of `app` and `kind` from day `from` on, and their first and last day: the two
     /// parts of `payloads_by_day` (migration 0031) counted apart, since a count through the view's
     /// `UNION ALL` took 2–3× as long over 1,000,000 payloads.
-    private func counted(app: Int64, kind: String, from: String) throws -> (Int64, String?, String?)? {
+    private func counted(app: Int64, kind: String, from: String) throws -> (count: Int64, first: String?, last: String?)
+    {
         let bindings: [SQLValue] = [.integer(app), .text(kind), .text(from)]
         let row = { (row: Statement) in (row.int64(0), row.optionalText(1), row.optionalText(2)) }
         let indexed = try connection.first(
