@@ -1373,7 +1373,8 @@ package enum EmbeddedMigrations {
                 -- (app, content_hash) one (a SHA-256: random by nature) and payloads_by_app_kind_day (random on a
                 -- fleet reporting many days at once). Once an index has more pages than a commit has documents,
                 -- each document dirtied a page of each, written whole to the WAL and again by the checkpoint:
-                -- ~16 KB of the ~60 KB written per reference payload (BENCHMARKS, "The door's indexes in bulk").
+                -- ~16 KB of the ~60 KB written per reference payload (BENCHMARKS.md, "The door's lookups filled
+                -- in bulk").
                 --
                 -- Now `payloads` has no secondary index. payload_keys (dedup) and payload_days (the pruner's,
                 -- the refold's and /v1/apps' walk by day) hold the payloads with an id up to
