@@ -203,3 +203,13 @@ struct PayloadKeysTests {
         #expect(Self.outcome(writer.write([Self.request("fresh")]))?.ids == [3])
     }
 }
+
+extension PayloadKeys {
+    /// A whole merge, step after step: the tail entries it moved.
+    @discardableResult
+    mutating func merge(on connection: Connection) throws(StoreError) -> Int {
+        let before = tail.count
+        while try !mergeStep(on: connection) {}
+        return before - tail.count
+    }
+}

@@ -62,7 +62,7 @@ extension BatchWriter {
         let folded = try connection.first(Self.readWatermark) { $0.int64(0) } ?? 0
         let explorer = try connection.first(ExplorerStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
         let rollups = try connection.first(RollupStage.readWatermarks) { min($0.int64(0), $0.int64(1)) } ?? 0
-        let head = try connection.first("SELECT COALESCE(max(id), 0) FROM payloads") { $0.int64(0) } ?? 0
+        let head = try connection.first(PayloadKeys.readHead) { $0.int64(0) } ?? 0
         let pending =
             try connection.first("SELECT count(*) FROM payloads WHERE id > ?", [.integer(folded)]) { $0.int64(0) }
             ?? 0

@@ -65,18 +65,16 @@ package struct Pruner: Sendable {
     /// payload; the door's lookup also checks that the payload it finds still exists).
     /// `?2` is the payloads' app, `?3` their kind (every key column bound: a row value `IN` would
     /// use the first one only).
-    static let forgetPayloads = [
-        """
+    static let forgetKeys = """
         DELETE FROM payload_keys WHERE app = ?2
             AND content_hash IN (SELECT content_hash FROM payloads WHERE id IN (SELECT value FROM json_each(?1)))
             AND payload IN (SELECT value FROM json_each(?1))
-        """,
         """
+    static let forgetDays = """
         DELETE FROM payload_days WHERE app = ?2 AND kind = ?3
             AND day IN (SELECT day FROM payloads WHERE id IN (SELECT value FROM json_each(?1)))
             AND payload IN (SELECT value FROM json_each(?1))
-        """,
-    ]
+        """
     static let rollupTables = [
         "rollup_metrics", "rollup_metrics_by_version", "rollup_bucket_cells", "rollup_buckets_by_version",
         "rollup_diagnostics", "rollup_diagnostics_by_version", "rollup_explorer", "rollup_explorer_by_version",
@@ -264,8 +262,8 @@ package struct Pruner: Sendable {
                             "SELECT count(*) FROM \(table) WHERE payload IN (SELECT value FROM json_each(?1))", [list]
                         ) { $0.int64(0) } ?? 0
                 }
-                try connection.run(Self.forgetPayloads[0], [list, .integer(app)])
-                try connection.run(Self.forgetPayloads[1], [list, .integer(app), .text(kind)])
+                try connection.run(Self.forgetKeys, [list, .integer(app)])
+                try connection.run(Self.forgetDays, [list, .integer(app), .text(kind)])
                 let removed = try connection.run(
                     "DELETE FROM payloads WHERE id IN (SELECT value FROM json_each(?1))", [list])
                 return (removed, Int(raw))

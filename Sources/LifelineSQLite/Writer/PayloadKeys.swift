@@ -15,7 +15,7 @@ import LifelineStorage
 /// loses nothing: what the watermark does not cover is read again.
 struct PayloadKeys {
     /// An app and a SHA-256, as four words (no array per entry).
-    struct Key: Hashable {
+    struct Key: Hashable, Comparable {
         var app: Int64
         var words: (UInt64, UInt64, UInt64, UInt64)
 
@@ -31,6 +31,13 @@ struct PayloadKeys {
         }
 
         static func == (a: Key, b: Key) -> Bool { a.app == b.app && a.words == b.words }
+
+        /// The order of `payload_keys`: app, then the hash's bytes (big-endian words).
+        static func < (a: Key, b: Key) -> Bool {
+            a.app != b.app
+                ? a.app < b.app
+                : (a.words.0, a.words.1, a.words.2, a.words.3) < (b.words.0, b.words.1, b.words.2, b.words.3)
+        }
 
         func hash(into hasher: inout Hasher) {
             hasher.combine(app)
@@ -196,21 +203,9 @@ struct PayloadKeys {
         return true
     }
 
-    /// A whole merge, step after step (tests): the tail entries it moved.
-    @discardableResult
-    mutating func merge(on connection: Connection) throws(StoreError) -> Int {
-        let before = tail.count
-        while try !mergeStep(on: connection) {}
-        return before - tail.count
-    }
-
     /// The lower bounds of steps of `every` keys each, in key order (the first: nil).
     static func starts(of keys: some Collection<Key>, every: Int) -> [Key?] {
-        let sorted = keys.sorted { a, b in
-            a.app != b.app
-                ? a.app < b.app
-                : (a.words.0, a.words.1, a.words.2, a.words.3) < (b.words.0, b.words.1, b.words.2, b.words.3)
-        }
+        let sorted = keys.sorted()
         return [nil] + stride(from: max(1, every), to: sorted.count, by: max(1, every)).map { sorted[$0] }
     }
 
