@@ -13,40 +13,58 @@ import PostgresNIO
 /// between the read and the write. The cells are the SQLite store's (`ExplorerStage`), so both
 /// stores answer the same.
 struct ExplorerRows {
-    struct Key: Hashable, Comparable {
-        var day: String
-        var version: String
-        var os: String
-        var device: String
-        var appState: String
-        var category: String
-
-        static func < (a: Key, b: Key) -> Bool {
-            (a.day, a.version, a.os, a.device, a.appState, a.category)
-                < (b.day, b.version, b.os, b.device, b.appState, b.category)
-        }
+    /// A row's key: its cell (interned per level, ``cells``) and its app state's and category's
+    /// names (interned, ``names``). Six strings per key, hashed twice per observation and compared
+    /// by a sort in the flush, were a tenth of the leader's CPU on the reference load
+    /// (BENCHMARKS.md, "The leader's fold keyed by numbers").
+    struct Key: Hashable {
+        var cell: Int32
+        var appState: Int32
+        var category: Int32
     }
 
     /// Fine rows, then version-level ones (OS and device '').
     private(set) var levels: [[Key: ExplorerCellMapBuilder]] = [[:], [:]]
+    /// Each level's cells, by their id in ``Key/cell``.
+    private var cells: [[RollupRows.Cell]] = [[], []]
+    private var cellIDs: [[RollupRows.Cell: Int32]] = [[:], [:]]
+    /// App states' and categories' names, by their id in ``Key``.
+    private var names: [String] = []
+    private var nameIDs: [String: Int32] = [:]
+
+    private mutating func id(_ cell: RollupRows.Cell, level: Int) -> Int32 {
+        if let id = cellIDs[level][cell] { return id }
+        let id = Int32(cells[level].count)
+        cells[level].append(cell)
+        cellIDs[level][cell] = id
+        return id
+    }
+
+    private mutating func id(name: String) -> Int32 {
+        if let id = nameIDs[name] { return id }
+        let id = Int32(names.count)
+        names.append(name)
+        nameIDs[name] = id
+        return id
+    }
 
     /// Adds one metric document's observations in its rollup cell.
     mutating func add(_ metric: MetricPayload, cell: RollupRows.Cell) {
         let extraction = ExplorerExtractor.extract(metric)
         guard extraction.isDeviceDay else { return }
+        let fine = id(cell, level: 0)
+        let byVersion = id(RollupRows.Cell(day: cell.day, version: cell.version, os: "", device: ""), level: 1)
         for observation in extraction.observations {
             let category = observation.ordinal.map { ExplorerCatalog.metrics[$0].category }
-            var key = Key(
-                day: cell.day, version: cell.version, os: cell.os, device: cell.device,
-                appState: observation.appState,
-                category: category?.rawValue ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
+            let categoryID = id(
+                name: category?.rawValue ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
+            var key = Key(cell: fine, appState: id(name: observation.appState), category: categoryID)
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
             // Checked and reduced once for both levels.
             let sample = ExplorerCell.prepare(observation.sample)
             levels[0][key, default: ExplorerCellMapBuilder(category: category)]
                 .add(sample, at: entry, ordinal: observation.ordinal)
-            key.os = ""
-            key.device = ""
+            key.cell = byVersion
             levels[1][key, default: ExplorerCellMapBuilder(category: category)]
                 .add(sample, at: entry, ordinal: observation.ordinal)
         }
@@ -65,42 +83,41 @@ struct ExplorerRows {
         return cells
     }
 
-    /// Merges the batch's rows into the stored ones of `app`, at both levels, in key order.
+    /// Merges the batch's rows into the stored ones of `app`, at both levels. Only the fold's lock
+    /// holder writes these rows: their order is no lock order, and they go in the order they came.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
-        for (table, rows) in zip(["explorer_cells", "explorer_cells_v"], levels) where !rows.isEmpty {
-            // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
-            // sort retained and released their every array (6 % of the leader's CPU).
+        for (level, rows) in levels.enumerated() where !rows.isEmpty {
+            let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
             let entries = Array(rows)
-            let order = entries.indices.sorted { entries[$0].key < entries[$1].key }
-            let keys = order.map { entries[$0].key }
-            let days = keys.map(\.day)
-            let versions = keys.map(\.version)
-            let oses = keys.map(\.os)
-            let devices = keys.map(\.device)
-            let states = keys.map(\.appState)
-            let categories = keys.map(\.category)
-            var stored: [Key: ByteBuffer] = [:]
-            for try await (day, version, os, device, state, category, bytes) in try await connection.query(
+            let keyCells = entries.map { cells[level][Int($0.key.cell)] }
+            let days = keyCells.map(\.day)
+            let versions = keyCells.map(\.version)
+            let oses = keyCells.map(\.os)
+            let devices = keyCells.map(\.device)
+            let states = entries.map { names[Int($0.key.appState)] }
+            let categories = entries.map { names[Int($0.key.category)] }
+            // The keys spelled out per row, read back by their position: through the cells' and
+            // names' tables, the planner may not reach the primary key.
+            var stored: [Int: ByteBuffer] = [:]
+            for try await (position, bytes) in try await connection.query(
                 """
-                SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
-                FROM \(unescaped: table) e
-                JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
-                    \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
+                SELECT k.n, e.cells
+                FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
+                    \(states)::text[], \(categories)::text[]) WITH ORDINALITY AS k (day, version, os, device, app_state, category, n)
+                JOIN \(unescaped: table) e
                     ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
                     AND e.app_state = k.app_state AND e.category = k.category
                 WHERE e.app = \(app)
                 """, logger: logger
-            ).decode((String, String, String, String, String, String, ByteBuffer).self) {
-                stored[
-                    Key(day: day, version: version, os: os, device: device, appState: state, category: category)
-                ] = bytes
+            ).decode((Int64, ByteBuffer).self) {
+                stored[Int(position) - 1] = bytes
             }
             var merged: [ByteBuffer] = []
-            merged.reserveCapacity(order.count)
-            for (position, index) in order.enumerated() {
-                let (key, builder) = entries[index]
+            merged.reserveCapacity(entries.count)
+            for (position, (_, builder)) in entries.enumerated() {
                 merged.append(
-                    ByteBuffer(bytes: Self.cells(of: builder, into: stored[key], day: key.day, logger: logger)))
+                    ByteBuffer(
+                        bytes: Self.cells(of: builder, into: stored[position], day: days[position], logger: logger)))
                 // The leader merges beside its rollups: other tasks (the door's requests) get
                 // the thread between rows.
                 if position % 64 == 63 { await Task.yield() }

@@ -191,6 +191,9 @@ extension PostgresStore {
         async let explorerWritten: Void =
             careful ? () : Self.foldExplorer(explorerItems, on: connection, logger: logger)
         var rollups: [Int64: RollupRows] = [:]
+        for (app, documents) in Dictionary(batch.map { ($0.app, 1) }, uniquingKeysWith: +) {
+            rollups[app] = RollupRows(reservingFor: documents)
+        }
         var states = StateRows()
         for candidate in batch {
             result.folded += 1
