@@ -138,15 +138,15 @@ extension RollupRows {
         }
         try await connection.query(
             """
-            WITH f (l, a, b, c) AS (SELECT \(lengths)::int[], \(starts)::float8[], \(ends)::float8[], \(counts)::bigint[]),
+            WITH f (l, a, b, c) AS (SELECT \(PackedArray(lengths))::int[], \(PackedArray(starts))::float8[], \(PackedArray(ends))::float8[], \(PackedArray(counts))::bigint[]),
             s (j, names, width) AS MATERIALIZED (
                 SELECT u.j, (\(shapeNames)::text[])[u.o + 1 : u.o + u.w], u.w
-                FROM unnest(\(shapeOffsets)::int[], \(shapeLengths)::int[]) WITH ORDINALITY AS u (o, w, j))
+                FROM unnest(\(PackedArray(shapeOffsets))::int[], \(PackedArray(shapeLengths))::int[]) WITH ORDINALITY AS u (o, w, j))
             INSERT INTO bucket_cells\(unescaped: suffix) (app, day, version, os, device, sources, lengths, starts, ends, counts)
             SELECT \(app), k.d::date, k.v, k.o, k.e, s.names, f.l[r.lo + 1 : r.lo + s.width], f.a[r.o + 1 : r.o + r.w],
                 f.b[r.o + 1 : r.o + r.w], f.c[r.o + 1 : r.o + r.w]
-            FROM unnest(\(rows.cells)::int[], \(rows.shapes)::int[], \(rows.lengthOffsets)::int[], \(rows.offsets)::int[],
-                \(rows.counts)::int[]) WITH ORDINALITY AS r (i, h, lo, o, w, n)
+            FROM unnest(\(PackedArray(rows.cells))::int[], \(PackedArray(rows.shapes))::int[], \(PackedArray(rows.lengthOffsets))::int[], \(PackedArray(rows.offsets))::int[],
+                \(PackedArray(rows.counts))::int[]) WITH ORDINALITY AS r (i, h, lo, o, w, n)
             CROSS JOIN f
             JOIN s ON s.j = r.h
             JOIN \(cellsOf: all) ON k.i = r.i

@@ -190,8 +190,8 @@ struct RollupRows {
             INSERT INTO \(unescaped: table) (app, day, version, os, device, \(unescaped: a), \(unescaped: b), counts)
             SELECT \(app), k.d::date, k.v, k.o, k.e, array_agg(x.a ORDER BY x.n), array_agg(x.b ORDER BY x.n),
                 array_agg(x.c ORDER BY x.n)
-            FROM unnest(\(cells)::int[], \(firsts)::\(unescaped: types.0)[], \(seconds)::\(unescaped: types.1)[],
-                \(counts)::bigint[]) WITH ORDINALITY AS x (i, a, b, c, n)
+            FROM unnest(\(PackedArray(cells))::int[], \(firsts)::\(unescaped: types.0)[], \(seconds)::\(unescaped: types.1)[],
+                \(PackedArray(counts))::bigint[]) WITH ORDINALITY AS x (i, a, b, c, n)
             JOIN \(cellsOf: all) ON k.i = x.i
             GROUP BY x.i, k.d, k.v, k.o, k.e
             ORDER BY min(x.n)
@@ -273,7 +273,7 @@ struct RollupRows {
                 """
                 INSERT INTO usage_rollup\(unescaped: suffix) (app, day, version, os, device, payloads, foreground_ms, background_ms)
                 SELECT \(app), k.d::date, k.v, k.o, k.e, x.p, x.f, x.b
-                FROM unnest(\(cells)::int[], \(payloads)::bigint[], \(foreground)::float8[], \(background)::float8[])
+                FROM unnest(\(PackedArray(cells))::int[], \(PackedArray(payloads))::bigint[], \(PackedArray(foreground))::float8[], \(PackedArray(background))::float8[])
                     WITH ORDINALITY AS x (i, p, f, b, n)
                 JOIN \(cellsOf: all) ON k.i = x.i
                 ORDER BY x.n
@@ -305,7 +305,7 @@ struct RollupRows {
                 """
                 INSERT INTO diagnostic_rollup\(unescaped: suffix) (app, day, version, os, device, kind, crash_group, count)
                 SELECT \(app), k.d::date, k.v, k.o, k.e, x.t, x.g, x.c
-                FROM unnest(\(cells)::int[], \(kinds)::text[], \(groups)::bigint[], \(counts)::bigint[])
+                FROM unnest(\(PackedArray(cells))::int[], \(kinds)::text[], \(PackedArray(groups))::bigint[], \(PackedArray(counts))::bigint[])
                     WITH ORDINALITY AS x (i, t, g, c, n)
                 JOIN \(cellsOf: all) ON k.i = x.i
                 ORDER BY x.n
