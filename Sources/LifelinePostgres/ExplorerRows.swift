@@ -96,21 +96,29 @@ struct ExplorerRows {
             let devices = keyCells.map(\.device)
             let states = entries.map { names[Int($0.key.appState)] }
             let categories = entries.map { names[Int($0.key.category)] }
-            // The keys spelled out per row, read back by their position: through the cells' and
-            // names' tables, the planner may not reach the primary key.
+            // The keys spelled out per row: through the cells' and names' tables, the planner may
+            // not reach the primary key. A stored row comes back with its key and finds its batch
+            // row through the ids (numbered by `WITH ORDINALITY`, 10,000 keys over 100,000 rows
+            // read in 250 ms against 215).
+            let positions = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
             var stored: [Int: ByteBuffer] = [:]
-            for try await (position, bytes) in try await connection.query(
+            for try await (day, version, os, device, state, category, bytes) in try await connection.query(
                 """
-                SELECT k.n, e.cells
-                FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
-                    \(states)::text[], \(categories)::text[]) WITH ORDINALITY AS k (day, version, os, device, app_state, category, n)
-                JOIN \(unescaped: table) e
+                SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
+                FROM \(unescaped: table) e
+                JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
+                    \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
                     ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
                     AND e.app_state = k.app_state AND e.category = k.category
                 WHERE e.app = \(app)
                 """, logger: logger
-            ).decode((Int64, ByteBuffer).self) {
-                stored[Int(position) - 1] = bytes
+            ).decode((String, String, String, String, String, String, ByteBuffer).self) {
+                let cell = RollupRows.Cell(day: day, version: version, os: os, device: device)
+                guard let cellID = cellIDs[level][cell], let stateID = nameIDs[state],
+                    let categoryID = nameIDs[category],
+                    let position = positions[Key(cell: cellID, appState: stateID, category: categoryID)]
+                else { continue }
+                stored[position] = bytes
             }
             var merged: [ByteBuffer] = []
             merged.reserveCapacity(entries.count)

@@ -324,6 +324,23 @@ struct PostgresAggregatorTests {
         await store.shutdown()
     }
 
+    @Test("documents of the same cells in a later fold merge into the stored explorer rows at both levels")
+    func laterFoldMergesStoredExplorerRows() async throws {
+        guard let twice = try await PostgresStoreTests.store(), let once = try await PostgresStoreTests.store()
+        else { return }
+        let items = try Self.metricItems(devices: 6, days: 2, seed: 41)
+        let copies = Self.copies(of: items, salt: 0x33)
+        let first = try await Self.folded(items, into: twice)
+        // The copies name the same cells: the second fold finds every row it adds to stored.
+        let merged = try await Self.folded(copies, into: twice)
+        let together = try await Self.folded(items + copies, into: once)
+        #expect(!first.explorer.isEmpty)
+        #expect(merged.explorer != first.explorer, "the second fold's documents are counted")
+        #expect(merged.explorer == together.explorer, "as if both had been folded at once")
+        await twice.shutdown()
+        await once.shutdown()
+    }
+
     @Test("a read that does not wait for the fold (a /metrics scrape) answers what is folded so far, at once")
     func scrapeReadsFoldedFigures() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
