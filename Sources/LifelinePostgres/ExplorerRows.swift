@@ -83,12 +83,23 @@ struct ExplorerRows {
         return cells
     }
 
-    /// Merges the batch's rows into the stored ones of `app`, at both levels. Only the fold's lock
-    /// holder writes these rows: their order is no lock order, and they go in the order they came.
+    /// Merges the batch's rows into the stored ones of `app`, at both levels, in key order: the
+    /// cells and names ranked once, the rows sorted by their ranks. Unsorted, PostgreSQL spent
+    /// ~10 % more per document on the inserts (every row a leaf page of its own); sorted by their
+    /// six strings, the sort was 5 % of the leader's CPU.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        let nameRanks = RollupRows.ranks(of: names)
         for (level, rows) in levels.enumerated() where !rows.isEmpty {
             let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
-            let entries = Array(rows)
+            let cellRanks = RollupRows.ranks(of: cells[level])
+            let unsorted = Array(rows)
+            // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
+            // sort retained and released their every array (6 % of the leader's CPU).
+            let entries = unsorted.indices.sorted { a, b in
+                let (x, y) = (unsorted[a].key, unsorted[b].key)
+                return (cellRanks[Int(x.cell)], nameRanks[Int(x.appState)], nameRanks[Int(x.category)])
+                    < (cellRanks[Int(y.cell)], nameRanks[Int(y.appState)], nameRanks[Int(y.category)])
+            }.map { unsorted[$0] }
             let keyCells = entries.map { cells[level][Int($0.key.cell)] }
             let days = keyCells.map(\.day)
             let versions = keyCells.map(\.version)

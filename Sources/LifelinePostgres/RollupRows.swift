@@ -240,9 +240,12 @@ struct RollupRows {
     }
 
     /// The rank of each interned cell in sorted order (the lock order of the upserts).
-    private func ranks() -> [Int32] {
-        var ranks = [Int32](repeating: 0, count: cells.count)
-        for (rank, index) in cells.indices.sorted(by: { cells[$0] < cells[$1] }).enumerated() {
+    private func ranks() -> [Int32] { Self.ranks(of: cells) }
+
+    /// The rank of each of `values` (by index) in sorted order.
+    static func ranks<Value: Comparable>(of values: [Value]) -> [Int32] {
+        var ranks = [Int32](repeating: 0, count: values.count)
+        for (rank, index) in values.indices.sorted(by: { values[$0] < values[$1] }).enumerated() {
             ranks[index] = Int32(rank)
         }
         return ranks
