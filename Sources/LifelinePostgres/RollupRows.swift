@@ -233,9 +233,12 @@ struct RollupRows {
     }
 
     /// Adds `counts` to `sums`, each row's cell replaced by `cells[its cell]` (a coarser level's).
+    /// `sums` is sized for every row first (the coarser level has at most as many): grown by
+    /// doubling, it was 2.4 % of the leader's CPU.
     private static func add<Key: Hashable>(
         _ counts: [Keyed<Key>: Int64], into sums: inout [Keyed<Key>: Int64], cells: [Int32]
     ) {
+        sums.reserveCapacity(sums.count + counts.count)
         for (key, count) in counts { sums[Keyed(cell: cells[Int(key.cell)], key: key.key), default: 0] += count }
     }
 
