@@ -16,8 +16,9 @@ extension PostgresStore {
         return result
     }
 
-    /// Appends `entries` (their index rows and raw copies) in three statements, in the given order
-    /// (the caller's lock order): one id per entry, and whether it is new. Of the entries holding
+    /// Appends `entries` (their index rows and raw copies) in one statement, in the given order
+    /// (the caller's lock order; a second reads the ids of documents stored before): one id per
+    /// entry, and whether it is new. Of the entries holding
     /// one content, the first is new (if no transaction stored it before) and the others are
     /// duplicates of it, as sequential requests would be.
     static func append(
@@ -32,19 +33,34 @@ extension PostgresStore {
         }
         var inserted: [Key: Int64] = [:]
         let c = columns
+        // The raw copies go with the index rows, in one statement: a data-modifying CTE writes
+        // the raw copy of each row the first (`ins`) inserted. Two statements took a round trip
+        // more per door transaction.
+        let raws = entries.map { ByteBuffer(bytes: $0.item.raw) }
         for try await (id, app, hash) in try await connection.query(
             """
-            INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day, begin_at,
-                end_at, received_at_ms, content_hash, format, device_day, unparsed_measurements, dropped_values)
-            SELECT a, k, v, b, o, d, r, h, y::date, NULLIF(bg, \(AppendColumns.none)), NULLIF(en, \(AppendColumns.none)),
-                rc, ch, f, dd, u, dr
-            FROM unnest(\(c.apps)::bigint[], \(c.kinds)::text[], \(c.versions)::text[], \(c.builds)::text[],
-                \(c.oses)::text[], \(c.devices)::text[], \(c.regions)::text[], \(c.archs)::text[], \(c.days)::text[],
-                \(c.begins)::bigint[], \(c.ends)::bigint[], \(c.received)::bigint[], \(c.hashes)::bytea[],
-                \(c.formats)::text[], \(c.deviceDays)::boolean[], \(c.unparsed)::bigint[], \(c.dropped)::bigint[])
-                WITH ORDINALITY AS x (a, k, v, b, o, d, r, h, y, bg, en, rc, ch, f, dd, u, dr, n)
-            ORDER BY n
-            ON CONFLICT (app, content_hash) DO NOTHING RETURNING id, app, content_hash
+            WITH x AS (
+                SELECT * FROM unnest(\(c.apps)::bigint[], \(c.kinds)::text[], \(c.versions)::text[], \(c.builds)::text[],
+                    \(c.oses)::text[], \(c.devices)::text[], \(c.regions)::text[], \(c.archs)::text[], \(c.days)::text[],
+                    \(c.begins)::bigint[], \(c.ends)::bigint[], \(c.received)::bigint[], \(c.hashes)::bytea[],
+                    \(c.formats)::text[], \(c.deviceDays)::boolean[], \(c.unparsed)::bigint[], \(c.dropped)::bigint[],
+                    \(raws)::bytea[])
+                    WITH ORDINALITY AS x (a, k, v, b, o, d, r, h, y, bg, en, rc, ch, f, dd, u, dr, rw, n)
+            ), ins AS (
+                INSERT INTO payloads (app, kind, app_version, build, os_version, device_type, region, arch, day,
+                    begin_at, end_at, received_at_ms, content_hash, format, device_day, unparsed_measurements,
+                    dropped_values)
+                SELECT a, k, v, b, o, d, r, h, y::date, NULLIF(bg, \(AppendColumns.none)), NULLIF(en, \(AppendColumns.none)),
+                    rc, ch, f, dd, u, dr
+                FROM x ORDER BY n
+                ON CONFLICT (app, content_hash) DO NOTHING RETURNING id, app, content_hash, day
+            ), raw AS (
+                INSERT INTO payload_raw (day, payload, raw)
+                SELECT DISTINCT ON (ins.id) ins.day, ins.id, x.rw
+                FROM ins JOIN x ON x.a = ins.app AND x.ch = ins.content_hash
+                ORDER BY ins.id, x.n
+            )
+            SELECT id, app, content_hash FROM ins
             """, logger: logger
         ).decode((Int64, Int64, ByteBuffer).self) {
             inserted[Key(app: app, hash: hash)] = id
@@ -63,28 +79,15 @@ extension PostgresStore {
             }
         }
         var results: [(Int64, Bool)] = []
-        var rawDays: [String] = []
-        var rawIDs: [Int64] = []
-        var raws: [ByteBuffer] = []
-        for (index, key) in zip(c.apps, c.hashes).map({ Key(app: $0, hash: $1) }).enumerated() {
+        for key in zip(c.apps, c.hashes).map({ Key(app: $0, hash: $1) }) {
             if let id = inserted.removeValue(forKey: key) {
                 known[key] = id
                 results.append((id, true))
-                rawDays.append(c.days[index])
-                rawIDs.append(id)
-                raws.append(ByteBuffer(bytes: entries[index].item.raw))
             } else if let id = known[key] {
                 results.append((id, false))
             } else {
                 throw PostgresStoreError("payload row missing after a conflict")
             }
-        }
-        if !rawIDs.isEmpty {
-            try await connection.query(
-                """
-                INSERT INTO payload_raw (day, payload, raw)
-                SELECT d::date, p, r FROM unnest(\(rawDays)::text[], \(rawIDs)::bigint[], \(raws)::bytea[]) AS x (d, p, r)
-                """, logger: logger)
         }
         return results
     }
