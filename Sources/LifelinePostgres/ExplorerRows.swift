@@ -26,39 +26,21 @@ struct ExplorerRows {
     /// Fine rows, then version-level ones (OS and device '').
     private(set) var levels: [[Key: ExplorerCellMapBuilder]] = [[:], [:]]
     /// Each level's cells, by their id in ``Key/cell``.
-    private var cells: [[RollupRows.Cell]] = [[], []]
-    private var cellIDs: [[RollupRows.Cell: Int32]] = [[:], [:]]
+    private var cells = [Interned<RollupRows.Cell>(), Interned<RollupRows.Cell>()]
     /// App states' and categories' names, by their id in ``Key``.
-    private var names: [String] = []
-    private var nameIDs: [String: Int32] = [:]
-
-    private mutating func id(_ cell: RollupRows.Cell, level: Int) -> Int32 {
-        if let id = cellIDs[level][cell] { return id }
-        let id = Int32(cells[level].count)
-        cells[level].append(cell)
-        cellIDs[level][cell] = id
-        return id
-    }
-
-    private mutating func id(name: String) -> Int32 {
-        if let id = nameIDs[name] { return id }
-        let id = Int32(names.count)
-        names.append(name)
-        nameIDs[name] = id
-        return id
-    }
+    private var names = Interned<String>()
 
     /// Adds one metric document's observations in its rollup cell.
     mutating func add(_ metric: MetricPayload, cell: RollupRows.Cell) {
         let extraction = ExplorerExtractor.extract(metric)
         guard extraction.isDeviceDay else { return }
-        let fine = id(cell, level: 0)
-        let byVersion = id(RollupRows.Cell(day: cell.day, version: cell.version, os: "", device: ""), level: 1)
+        let fine = cells[0].id(cell)
+        let byVersion = cells[1].id(RollupRows.Cell(day: cell.day, version: cell.version, os: "", device: ""))
         for observation in extraction.observations {
             let category = observation.ordinal.map { ExplorerCatalog.metrics[$0].category }
-            let categoryID = id(
-                name: category?.rawValue ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
-            var key = Key(cell: fine, appState: id(name: observation.appState), category: categoryID)
+            let categoryID = names.id(
+                category?.rawValue ?? String(ExplorerCatalog.categoryKey(ofMetric: observation.metric)))
+            var key = Key(cell: fine, appState: names.id(observation.appState), category: categoryID)
             let entry = ExplorerCellMap.Key(metric: observation.metric, subject: observation.subject)
             // Checked and reduced once for both levels.
             let sample = ExplorerCell.prepare(observation.sample)
@@ -88,10 +70,10 @@ struct ExplorerRows {
     /// ~10 % more per document on the inserts (every row a leaf page of its own); sorted by their
     /// six strings, the sort was 5 % of the leader's CPU.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
-        let nameRanks = RollupRows.ranks(of: names)
+        let nameRanks = RollupRows.ranks(of: names.values)
         for (level, rows) in levels.enumerated() where !rows.isEmpty {
             let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
-            let cellRanks = RollupRows.ranks(of: cells[level])
+            let cellRanks = RollupRows.ranks(of: cells[level].values)
             let unsorted = Array(rows)
             // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
             // sort retained and released their every array (6 % of the leader's CPU).
@@ -100,13 +82,13 @@ struct ExplorerRows {
                 return (cellRanks[Int(x.cell)], nameRanks[Int(x.appState)], nameRanks[Int(x.category)])
                     < (cellRanks[Int(y.cell)], nameRanks[Int(y.appState)], nameRanks[Int(y.category)])
             }.map { unsorted[$0] }
-            let keyCells = entries.map { cells[level][Int($0.key.cell)] }
+            let keyCells = entries.map { cells[level].values[Int($0.key.cell)] }
             let days = keyCells.map(\.day)
             let versions = keyCells.map(\.version)
             let oses = keyCells.map(\.os)
             let devices = keyCells.map(\.device)
-            let states = entries.map { names[Int($0.key.appState)] }
-            let categories = entries.map { names[Int($0.key.category)] }
+            let states = entries.map { names.values[Int($0.key.appState)] }
+            let categories = entries.map { names.values[Int($0.key.category)] }
             // The keys spelled out per row: through the cells' and names' tables, the planner may
             // not reach the primary key. A stored row comes back with its key and finds its batch
             // row through the ids (numbered by `WITH ORDINALITY`, 10,000 keys over 100,000 rows
@@ -125,8 +107,8 @@ struct ExplorerRows {
                 """, logger: logger
             ).decode((String, String, String, String, String, String, ByteBuffer).self) {
                 let cell = RollupRows.Cell(day: day, version: version, os: os, device: device)
-                guard let cellID = cellIDs[level][cell], let stateID = nameIDs[state],
-                    let categoryID = nameIDs[category],
+                guard let cellID = cells[level].id(of: cell), let stateID = names.id(of: state),
+                    let categoryID = names.id(of: category),
                     let position = positions[Key(cell: cellID, appState: stateID, category: categoryID)]
                 else { continue }
                 stored[position] = bytes

@@ -18,9 +18,9 @@ extension PostgresStore {
 
     /// Appends `entries` (their index rows and raw copies) in one statement, in the given order
     /// (the caller's lock order; a second reads the ids of documents stored before): one id per
-    /// entry, and whether it is new. Of the entries holding
-    /// one content, the first is new (if no transaction stored it before) and the others are
-    /// duplicates of it, as sequential requests would be.
+    /// entry, and whether it is new. Of the entries holding one content, the first is new (if no
+    /// transaction stored it before) and the others are duplicates of it, as sequential requests
+    /// would be.
     static func append(
         _ entries: [(app: Int64, item: IngestItem)], on connection: PostgresConnection, logger: Logger
     ) async throws -> [(Int64, Bool)] {
@@ -34,8 +34,8 @@ extension PostgresStore {
         var inserted: [Key: Int64] = [:]
         let c = columns
         // The raw copies go with the index rows, in one statement: a data-modifying CTE writes
-        // the raw copy of each row the first (`ins`) inserted. Two statements took a round trip
-        // more per door transaction.
+        // the raw copy of each row the insert (`ins`) returned, from the first entry holding its
+        // content. Two statements took a round trip more per door transaction.
         let raws = entries.map { ByteBuffer(bytes: $0.item.raw) }
         for try await (id, app, hash) in try await connection.query(
             """
