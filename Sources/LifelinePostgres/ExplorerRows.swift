@@ -70,10 +70,10 @@ struct ExplorerRows {
     /// ~10 % more per document on the inserts (every row a leaf page of its own); sorted by their
     /// six strings, the sort was 5 % of the leader's CPU.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
-        let nameRanks = RollupRows.ranks(of: names.values)
+        let nameRanks = names.ranks
         for (level, rows) in levels.enumerated() where !rows.isEmpty {
             let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
-            let cellRanks = RollupRows.ranks(of: cells[level].values)
+            let cellRanks = cells[level].ranks
             let unsorted = Array(rows)
             // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
             // sort retained and released their every array (6 % of the leader's CPU).

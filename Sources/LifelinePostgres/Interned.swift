@@ -22,3 +22,14 @@ struct Interned<Value: Hashable> {
         numbers.reserveCapacity(count)
     }
 }
+
+extension Interned where Value: Comparable {
+    /// The rank of each value (by its number) in sorted order.
+    var ranks: [Int32] {
+        var ranks = [Int32](repeating: 0, count: values.count)
+        for (rank, index) in values.indices.sorted(by: { values[$0] < values[$1] }).enumerated() {
+            ranks[index] = Int32(rank)
+        }
+        return ranks
+    }
+}

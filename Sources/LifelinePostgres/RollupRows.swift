@@ -230,18 +230,6 @@ struct RollupRows {
         for (key, count) in counts { sums[Keyed(cell: cells[Int(key.cell)], key: key.key), default: 0] += count }
     }
 
-    /// The rank of each interned cell in sorted order (the lock order of the upserts).
-    private func ranks() -> [Int32] { Self.ranks(of: cells) }
-
-    /// The rank of each of `values` (by index) in sorted order.
-    static func ranks<Value: Comparable>(of values: [Value]) -> [Int32] {
-        var ranks = [Int32](repeating: 0, count: values.count)
-        for (rank, index) in values.indices.sorted(by: { values[$0] < values[$1] }).enumerated() {
-            ranks[index] = Int32(rank)
-        }
-        return ranks
-    }
-
     /// Upserts every table's rows, in key order, at every level (the fine cells, the version-level
     /// ones, then the exits per OS and device).
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
@@ -252,7 +240,8 @@ struct RollupRows {
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
     private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
-        let rank = ranks()
+        // Each interned cell's rank in sorted order: the lock order of the upserts.
+        let rank = cellTable.ranks
         // Every interned cell once; rows name theirs by index (1-based, as `WITH ORDINALITY`
         // counts): each row carrying its cell's four strings made encoding the arrays a fifth of
         // the fold's CPU.

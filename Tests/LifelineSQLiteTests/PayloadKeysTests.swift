@@ -117,6 +117,19 @@ struct PayloadKeysTests {
         }
     }
 
+    @Test("a key gives back the hash it was made of, and orders as payload_keys does (app, then the hash's bytes)")
+    func keyRoundTripsAndOrders() throws {
+        let hash = (0..<32).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        let key = try #require(PayloadKeys.Key(app: 3, hash: hash))
+        #expect(key.hash == hash)
+        var larger = hash
+        larger[31] &+= 1
+        #expect(key < (try #require(PayloadKeys.Key(app: 3, hash: larger))))
+        #expect(key < (try #require(PayloadKeys.Key(app: 4, hash: [UInt8](repeating: 0, count: 32)))))
+        #expect(PayloadKeys.bound(key) == [.integer(3), .blob(hash)])
+        #expect(PayloadKeys.bound(nil) == [.null, .null])
+    }
+
     @Test("a payload whose request rolled back is not taken for a duplicate: its content is stored at the next try")
     func rolledBackForgotten() throws {
         let temp = TemporaryDirectory()

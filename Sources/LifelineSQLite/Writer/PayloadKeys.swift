@@ -30,6 +30,13 @@ struct PayloadKeys {
             words = (word(0), word(8), word(16), word(24))
         }
 
+        /// The SHA-256's bytes again (``init(app:hash:)``'s inverse).
+        var hash: [UInt8] {
+            [words.0, words.1, words.2, words.3].flatMap { word in
+                stride(from: 56, through: 0, by: -8).map { UInt8(truncatingIfNeeded: word >> UInt64($0)) }
+            }
+        }
+
         static func == (a: Key, b: Key) -> Bool { a.app == b.app && a.words == b.words }
 
         /// The order of `payload_keys`: app, then the hash's bytes (big-endian words).
@@ -212,14 +219,7 @@ struct PayloadKeys {
     /// A step's bound as two bindings: its app and its hash (NULL, NULL: unbounded).
     static func bound(_ key: Key?) -> [SQLValue] {
         guard let key else { return [.null, .null] }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for word in [key.words.0, key.words.1, key.words.2, key.words.3] {
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-            }
-        }
-        return [.integer(key.app), .blob(bytes)]
+        return [.integer(key.app), .blob(key.hash)]
     }
 
     private mutating func add(_ key: Key, id: Int64) {
