@@ -12,12 +12,12 @@ import PostgresNIO
 /// UPDATE` writes them back. Only the fold's lock holder writes these rows, so nothing changes
 /// between the read and the write. The cells are the SQLite store's (`ExplorerStage`), so both
 /// stores answer the same.
-struct ExplorerRows {
+struct ExplorerRows: Sendable {
     /// A row's key: its cell (interned per level, ``cells``) and its app state's and category's
     /// names (interned, ``names``). Six strings per key, hashed twice per observation and compared
     /// by a sort in the flush, were a tenth of the leader's CPU on the reference load
     /// (BENCHMARKS.md, "The leader's fold keyed by numbers").
-    struct Key: Hashable {
+    struct Key: Hashable, Sendable {
         var cell: Int32
         var appState: Int32
         var category: Int32
@@ -65,71 +65,90 @@ struct ExplorerRows {
         return cells
     }
 
-    /// Merges the batch's rows into the stored ones of `app`, at both levels, in key order: the
-    /// cells and names ranked once, the rows sorted by their ranks. Unsorted, PostgreSQL spent
-    /// ~10 % more per document on the inserts (every row a leaf page of its own); sorted by their
-    /// six strings, the sort was 5 % of the leader's CPU.
+    /// Merges the batch's rows into the stored ones of `app`, at both levels.
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        for level in levels.indices { try await flush(app: app, level: level, on: connection, logger: logger) }
+    }
+
+    /// Merges the fine rows into the stored ones of `app`, then forgets them (and their cells):
+    /// the version-level rows stay, summed across a fold batch's parts until
+    /// ``flushVersionLevel(app:on:logger:)``.
+    mutating func flushFine(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await flush(app: app, level: 0, on: connection, logger: logger)
+        levels[0] = [:]
+        cells[0] = Interned()
+    }
+
+    /// Merges the version-level rows into the stored ones of `app`.
+    func flushVersionLevel(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await flush(app: app, level: 1, on: connection, logger: logger)
+    }
+
+    /// Merges one level's rows into the stored ones of `app`, in key order: the cells and names
+    /// ranked once, the rows sorted by their ranks. Unsorted, PostgreSQL spent ~10 % more per
+    /// document on the inserts (every row a leaf page of its own); sorted by their six strings,
+    /// the sort was 5 % of the leader's CPU.
+    private func flush(app: Int64, level: Int, on connection: PostgresConnection, logger: Logger) async throws {
         let nameRanks = names.ranks
-        for (level, rows) in levels.enumerated() where !rows.isEmpty {
-            let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
-            let cellRanks = cells[level].ranks
-            let unsorted = Array(rows)
-            // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
-            // sort retained and released their every array (6 % of the leader's CPU).
-            let entries = unsorted.indices.sorted { a, b in
-                let (x, y) = (unsorted[a].key, unsorted[b].key)
-                return (cellRanks[Int(x.cell)], nameRanks[Int(x.appState)], nameRanks[Int(x.category)])
-                    < (cellRanks[Int(y.cell)], nameRanks[Int(y.appState)], nameRanks[Int(y.category)])
-            }.map { unsorted[$0] }
-            let keyCells = entries.map { cells[level].values[Int($0.key.cell)] }
-            let days = keyCells.map(\.day)
-            let versions = keyCells.map(\.version)
-            let oses = keyCells.map(\.os)
-            let devices = keyCells.map(\.device)
-            let states = entries.map { names.values[Int($0.key.appState)] }
-            let categories = entries.map { names.values[Int($0.key.category)] }
-            // The keys spelled out per row: through the cells' and names' tables, the planner may
-            // not reach the primary key. A stored row comes back with its key and finds its batch
-            // row through the ids (numbered by `WITH ORDINALITY`, 10,000 keys over 100,000 rows
-            // read in 250 ms against 215).
-            let positions = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
-            var stored: [Int: ByteBuffer] = [:]
-            for try await (day, version, os, device, state, category, bytes) in try await connection.query(
-                """
-                SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
-                FROM \(unescaped: table) e
-                JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
-                    \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
-                    ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
-                    AND e.app_state = k.app_state AND e.category = k.category
-                WHERE e.app = \(app)
-                """, logger: logger
-            ).decode((String, String, String, String, String, String, ByteBuffer).self) {
-                let cell = RollupRows.Cell(day: day, version: version, os: os, device: device)
-                guard let cellID = cells[level].id(of: cell), let stateID = names.id(of: state),
-                    let categoryID = names.id(of: category),
-                    let position = positions[Key(cell: cellID, appState: stateID, category: categoryID)]
-                else { continue }
-                stored[position] = bytes
-            }
-            var merged: [ByteBuffer] = []
-            merged.reserveCapacity(entries.count)
-            for (position, (_, builder)) in entries.enumerated() {
-                merged.append(
-                    ByteBuffer(
-                        bytes: Self.cells(of: builder, into: stored[position], day: days[position], logger: logger)))
-                // The leader merges beside its rollups: other tasks (the door's requests) get
-                // the thread between rows.
-                if position % 64 == 63 { await Task.yield() }
-            }
-            try await connection.query(
-                """
-                INSERT INTO \(unescaped: table) (app, day, version, os, device, app_state, category, cells)
-                SELECT \(app), * FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[],
-                    \(devices)::text[], \(states)::text[], \(categories)::text[], \(merged)::bytea[])
-                ON CONFLICT (app, day, version, os, device, app_state, category) DO UPDATE SET cells = excluded.cells
-                """, logger: logger)
+        let rows = levels[level]
+        guard !rows.isEmpty else { return }
+        let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
+        let cellRanks = cells[level].ranks
+        let unsorted = Array(rows)
+        // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
+        // sort retained and released their every array (6 % of the leader's CPU).
+        let entries = unsorted.indices.sorted { a, b in
+            let (x, y) = (unsorted[a].key, unsorted[b].key)
+            return (cellRanks[Int(x.cell)], nameRanks[Int(x.appState)], nameRanks[Int(x.category)])
+                < (cellRanks[Int(y.cell)], nameRanks[Int(y.appState)], nameRanks[Int(y.category)])
+        }.map { unsorted[$0] }
+        let keyCells = entries.map { cells[level].values[Int($0.key.cell)] }
+        let days = keyCells.map(\.day)
+        let versions = keyCells.map(\.version)
+        let oses = keyCells.map(\.os)
+        let devices = keyCells.map(\.device)
+        let states = entries.map { names.values[Int($0.key.appState)] }
+        let categories = entries.map { names.values[Int($0.key.category)] }
+        // The keys spelled out per row: through the cells' and names' tables, the planner may
+        // not reach the primary key. A stored row comes back with its key and finds its batch
+        // row through the ids (numbered by `WITH ORDINALITY`, 10,000 keys over 100,000 rows
+        // read in 250 ms against 215).
+        let positions = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
+        var stored: [Int: ByteBuffer] = [:]
+        for try await (day, version, os, device, state, category, bytes) in try await connection.query(
+            """
+            SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
+            FROM \(unescaped: table) e
+            JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
+                \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
+                ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
+                AND e.app_state = k.app_state AND e.category = k.category
+            WHERE e.app = \(app)
+            """, logger: logger
+        ).decode((String, String, String, String, String, String, ByteBuffer).self) {
+            let cell = RollupRows.Cell(day: day, version: version, os: os, device: device)
+            guard let cellID = cells[level].id(of: cell), let stateID = names.id(of: state),
+                let categoryID = names.id(of: category),
+                let position = positions[Key(cell: cellID, appState: stateID, category: categoryID)]
+            else { continue }
+            stored[position] = bytes
         }
+        var merged: [ByteBuffer] = []
+        merged.reserveCapacity(entries.count)
+        for (position, (_, builder)) in entries.enumerated() {
+            merged.append(
+                ByteBuffer(
+                    bytes: Self.cells(of: builder, into: stored[position], day: days[position], logger: logger)))
+            // The leader merges beside its rollups: other tasks (the door's requests) get
+            // the thread between rows.
+            if position % 64 == 63 { await Task.yield() }
+        }
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: table) (app, day, version, os, device, app_state, category, cells)
+            SELECT \(app), * FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[],
+                \(devices)::text[], \(states)::text[], \(categories)::text[], \(merged)::bytea[])
+            ON CONFLICT (app, day, version, os, device, app_state, category) DO UPDATE SET cells = excluded.cells
+            """, logger: logger)
     }
 }

@@ -33,3 +33,5 @@ extension Interned where Value: Comparable {
         return ranks
     }
 }
+
+extension Interned: Sendable where Value: Sendable {}

@@ -26,42 +26,6 @@ struct AggregationCounters {
     var lagSeconds: Double = 0
 }
 
-/// Documents this node appended, decoded, kept for the fold when this node is the leader (it
-/// then folds them without reading and decoding their raw copies again). Bounded: past
-/// ``limit`` the oldest go, and the fold reads them from their raw copies.
-struct RetainedItems {
-    static let limit = 4_096
-    var enabled = false
-    var items: [Int64: IngestItem] = [:]
-    /// Ids in the order they came, from `head` on (a queue without moving the array per add).
-    var order: [Int64] = []
-    var head = 0
-
-    mutating func add(_ id: Int64, _ item: IngestItem) {
-        guard enabled else { return }
-        items[id] = item
-        order.append(id)
-        while items.count > Self.limit, head < order.count {
-            items[order[head]] = nil
-            head += 1
-        }
-        // Ids the fold took stay in the queue until it is compacted (amortized: every `limit` adds).
-        if order.count - head > 2 * Self.limit || head > Self.limit {
-            order = order[head...].filter { items[$0] != nil }
-            head = 0
-        }
-    }
-
-    mutating func take(_ id: Int64) -> IngestItem? { items.removeValue(forKey: id) }
-
-    mutating func disable() {
-        enabled = false
-        items = [:]
-        order = []
-        head = 0
-    }
-}
-
 /// The aggregator stage on PostgreSQL: nodes only append (``DocumentWriter``); the leader folds
 /// committed documents into the rollups, crash groups, diagnostics and per-state rows, in
 /// batches, one fold at a time (the row of `aggregation_state` is locked by the fold's
@@ -84,9 +48,10 @@ extension PostgresStore {
             AND NOT EXISTS (SELECT 1 FROM folded_ahead f WHERE f.payload = p.id)
         """
 
-    /// Folds up to `limit` documents in one transaction. When another process holds the fold
-    /// (the leader, a refold) it returns at once with ``PostgresFoldResult/busy``.
-    package func foldOnce(limit: Int = defaultBatch) async throws -> PostgresFoldResult {
+    /// Folds up to `limit` documents in one transaction, `part` documents at a time
+    /// (``fold(part:careful:into:result:on:)``). When another process holds the fold (the leader,
+    /// a refold) it returns at once with ``PostgresFoldResult/busy``.
+    package func foldOnce(limit: Int = defaultBatch, part: Int = foldPart) async throws -> PostgresFoldResult {
         try await waitForPool()
         var attempt = 0
         var careful = false
@@ -94,7 +59,8 @@ extension PostgresStore {
             attempt += 1
             do {
                 let result = try await client.withConnection { connection in
-                    try await self.foldTransaction(limit: max(1, limit), careful: careful, on: connection)
+                    try await self.foldTransaction(
+                        limit: max(1, limit), part: max(1, part), careful: careful, on: connection)
                 }
                 aggregation.withLock { counters in
                     counters.folds += result.folded > 0 ? 1 : 0
@@ -117,13 +83,13 @@ extension PostgresStore {
         }
     }
 
-    private func foldTransaction(limit: Int, careful: Bool, on connection: PostgresConnection) async throws
+    private func foldTransaction(limit: Int, part: Int, careful: Bool, on connection: PostgresConnection) async throws
         -> PostgresFoldResult
     {
         let logger = self.logger
         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
         do {
-            let result = try await fold(limit: limit, careful: careful, on: connection)
+            let result = try await fold(limit: limit, part: part, careful: careful, on: connection)
             try await connection.query("COMMIT", logger: logger)
             return result
         } catch {
@@ -132,7 +98,7 @@ extension PostgresStore {
         }
     }
 
-    private struct Candidate {
+    struct Candidate {
         var id: Int64
         var app: Int64
         var bundle: String
@@ -144,7 +110,7 @@ extension PostgresStore {
 
     /// The fold inside its transaction (REPEATABLE READ: the watermark row, the snapshot's xmin and
     /// the candidates are of one snapshot).
-    private func fold(limit: Int, careful: Bool, on connection: PostgresConnection) async throws
+    private func fold(limit: Int, part size: Int, careful: Bool, on connection: PostgresConnection) async throws
         -> PostgresFoldResult
     {
         let logger = self.logger
@@ -181,57 +147,20 @@ extension PostgresStore {
         let batch = Array(candidates.prefix(limit))
         guard !batch.isEmpty || next != watermark else { return result }
 
-        let items = try await items(for: batch, on: connection)
-        // The explorer's cells are made and written beside the rollups, on the same connection:
-        // its statements queue between theirs, and while PostgreSQL runs one side's, Swift
-        // works on the other's (the fold alternated between the two: BENCHMARKS.md, "The
-        // leader's explorer beside its rollups"). Not in careful mode: a savepoint rolled back
-        // there would take the explorer's statements with it.
-        let explorerItems = batch.compactMap { candidate in items[candidate.id].map { (candidate.app, $0) } }
-        async let explorerWritten: Void =
-            careful ? () : Self.foldExplorer(explorerItems, on: connection, logger: logger)
-        var rollups: [Int64: RollupRows] = [:]
-        for (app, documents) in Dictionary(batch.map { ($0.app, 1) }, uniquingKeysWith: +) {
-            rollups[app] = RollupRows(reservingFor: documents)
+        // The batch in parts: each part's documents are decoded (or taken from those retained),
+        // added and their fine rows written before the next part's; the coarser rows are summed
+        // across the parts and written once. A 4,096-document batch held at once was ~200 MB of
+        // the leader's heap (BENCHMARKS.md, "The leader's fold in parts").
+        var fold = BatchFold()
+        for start in stride(from: 0, to: batch.count, by: size) {
+            let part = Array(batch[start..<min(batch.count, start + size)])
+            try await self.fold(part: part, careful: careful, into: &fold, result: &result, on: connection)
         }
-        var states = StateRows()
-        for candidate in batch {
-            result.folded += 1
-            // The explorer's task works beside this loop: the door's requests get a thread too.
-            if result.folded % 64 == 0 { await Task.yield() }
-            guard let item = items[candidate.id] else {
-                result.skipped += 1
-                continue
-            }
-            if careful, item.family == .diagnostic {
-                try await connection.query("SAVEPOINT fold", logger: logger)
-                do {
-                    try await Self.fold(
-                        item, payload: candidate.id, app: candidate.app,
-                        rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
-                        on: connection, logger: logger)
-                    try await connection.query("RELEASE fold", logger: logger)
-                } catch {
-                    try await connection.query("ROLLBACK TO fold", logger: logger)
-                    logger.error(
-                        "payload \(candidate.id) could not be folded: kept raw, counted nowhere",
-                        metadata: ["error": "\(String(reflecting: error))"])
-                    result.skipped += 1
-                }
-            } else {
-                try await Self.fold(
-                    item, payload: candidate.id, app: candidate.app,
-                    rollups: &rollups[candidate.app, default: RollupRows()], states: &states,
-                    on: connection,
-                    logger: logger)
-            }
-        }
-        for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
+        for (app, rows) in fold.coarse.sorted(by: { $0.key < $1.key }) {
             try await rows.flush(app: app, on: connection, logger: logger)
         }
-        try await states.flush(on: connection, logger: logger)
-        try await explorerWritten
-        if careful { try await Self.foldExplorer(explorerItems, on: connection, logger: logger) }
+        try await Self.flushVersionLevel(fold.explorer, on: connection, logger: logger)
+        try await fold.states.flush(on: connection, logger: logger)
         let ahead = batch.filter { $0.xact >= next }
         if !ahead.isEmpty {
             let (ids, xacts) = (ahead.map(\.id), ahead.map(\.xact))
@@ -255,11 +184,16 @@ extension PostgresStore {
     }
 
     /// The explorer's part of a fold (``ExplorerRows``): the cells of the metric documents among
-    /// `items` (with their app), added per app in order and merged into the stored rows.
+    /// `items` (with their app), added per app in order to the rows `carry` holds, their fine rows
+    /// merged into the stored ones; the version-level rows stay in `carry`, for
+    /// ``flushVersionLevel(_:on:logger:)``.
     static func foldExplorer(
-        _ items: [(app: Int64, item: IngestItem)], on connection: PostgresConnection, logger: Logger
+        _ items: [(app: Int64, item: IngestItem)], into carry: ExplorerCarry, on connection: PostgresConnection,
+        logger: Logger
     ) async throws {
-        var rows: [Int64: ExplorerRows] = [:]
+        var rows = carry.take()
+        // Put back even when a statement fails: the batch's transaction then rolls back anyway.
+        defer { carry.put(rows) }
         for (index, (app, item)) in items.enumerated() {
             guard case .metric(let metric) = item.document.content else { continue }
             rows[app, default: ExplorerRows()].add(metric, cell: RollupRows.Cell(day: item.day.string, meta: item.meta))
@@ -267,14 +201,24 @@ extension PostgresStore {
             // pool's threads for a whole batch: the door's requests wait behind both.
             if index % 32 == 31 { await Task.yield() }
         }
-        for (app, explorer) in rows.sorted(by: { $0.key < $1.key }) {
-            try await explorer.flush(app: app, on: connection, logger: logger)
+        for app in rows.keys.sorted() {
+            try await rows[app]?.flushFine(app: app, on: connection, logger: logger)
+        }
+    }
+
+    /// Merges the version-level explorer rows of a batch (``foldExplorer(_:into:on:logger:)``) into
+    /// the stored ones.
+    static func flushVersionLevel(
+        _ carry: ExplorerCarry, on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        for (app, explorer) in carry.take().sorted(by: { $0.key < $1.key }) {
+            try await explorer.flushVersionLevel(app: app, on: connection, logger: logger)
         }
     }
 
     /// The decoded documents of `batch`: those this node retained, the others decoded again from
     /// their raw copies. Missing: a document that cannot be read again (logged).
-    private func items(for batch: [Candidate], on connection: PostgresConnection) async throws -> [Int64: IngestItem] {
+    func items(for batch: [Candidate], on connection: PostgresConnection) async throws -> [Int64: IngestItem] {
         var items: [Int64: IngestItem] = [:]
         retained.withLock { retained in
             for candidate in batch { items[candidate.id] = retained.take(candidate.id) }

@@ -182,7 +182,9 @@ extension PostgresStore {
                     report.documents += 1
                 }
                 try await rollups.flush(app: appID, on: connection, logger: logger)
-                try await Self.foldExplorer(decoded, on: connection, logger: logger)
+                let explorer = ExplorerCarry()
+                try await Self.foldExplorer(decoded, into: explorer, on: connection, logger: logger)
+                try await Self.flushVersionLevel(explorer, on: connection, logger: logger)
                 try await states.flush(on: connection, logger: logger)
                 done += batch.count
                 progress?(done, total)

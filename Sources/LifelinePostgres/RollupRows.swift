@@ -6,7 +6,7 @@ import PostgresNIO
 /// table by table, in key order, at both levels, with one `INSERT … SELECT FROM unnest` per table. The rows are those of the SQLite store's rollups (`RollupStage`), so both stores
 /// answer the same.
 struct RollupRows {
-    struct Cell: Hashable, Comparable {
+    struct Cell: Hashable, Comparable, Sendable {
         var day: String
         var version: String
         var os: String
@@ -191,11 +191,10 @@ struct RollupRows {
             """, logger: logger)
     }
 
-    /// The same rows at the version level (migration `postgres/0012`): OS and device ''.
-    func byVersion() -> RollupRows {
-        var rows = RollupRows()
-        rows.nameTable = nameTable
+    /// Adds these rows at the version level (migration `postgres/0012`: OS and device '') to `rows`.
+    func addByVersion(into rows: inout RollupRows) {
         let coarse = cells.map { rows.id(Cell(day: $0.day, version: $0.version, os: "", device: "")) }
+        let sources = names.map { rows.id(name: $0) }
         for (cell, value) in usage {
             let key = coarse[Int(cell)]
             rows.usage[key, default: Usage()].payloads += value.payloads
@@ -204,42 +203,51 @@ struct RollupRows {
         }
         Self.add(exits, into: &rows.exits, cells: coarse)
         Self.add(signposts, into: &rows.signposts, cells: coarse)
-        Self.add(buckets, into: &rows.buckets, cells: coarse)
+        Self.add(buckets, into: &rows.buckets, cells: coarse) {
+            BucketRef(source: sources[Int($0.source)], start: $0.start, end: $0.end)
+        }
         Self.add(diagnostics, into: &rows.diagnostics, cells: coarse)
-        return rows
     }
 
-    /// The tables folded per day, OS and device too (suffix `_od`, ``exitsByOSAndDevice()``).
+    /// The tables folded per day, OS and device too (suffix `_od`, ``addExitsByOSAndDevice(into:)``).
     static let osDeviceTables: Set<String> = ["exit_cells"]
 
-    /// The exits alone per day, OS and device (migration `postgres/0020`): version ''.
-    func exitsByOSAndDevice() -> RollupRows {
-        var rows = RollupRows()
+    /// Adds the exits alone per day, OS and device (migration `postgres/0020`: version '') to `rows`.
+    func addExitsByOSAndDevice(into rows: inout RollupRows) {
         let coarse = cells.map { rows.id(Cell(day: $0.day, version: "", os: $0.os, device: $0.device)) }
         Self.add(exits, into: &rows.exits, cells: coarse)
-        return rows
     }
 
-    /// Adds `counts` to `sums`, each row's cell replaced by `cells[its cell]` (a coarser level's).
-    /// `sums` is sized for every row first (the coarser level has at most as many): grown by
-    /// doubling, it was 2.4 % of the leader's CPU.
+    /// Adds `counts` to `sums`, each row's cell replaced by `cells[its cell]` (a coarser level's)
+    /// and its key by `key`'s. Empty, `sums` is sized first, for as many rows per coarser cell as
+    /// `counts` has per cell (grown by doubling, it was 2.4 % of the leader's CPU; sized for every
+    /// row of `counts`, it held ~30 MB at the version level).
     private static func add<Key: Hashable>(
-        _ counts: [Keyed<Key>: Int64], into sums: inout [Keyed<Key>: Int64], cells: [Int32]
+        _ counts: [Keyed<Key>: Int64], into sums: inout [Keyed<Key>: Int64], cells: [Int32],
+        key: (Key) -> Key = { $0 }
     ) {
-        sums.reserveCapacity(sums.count + counts.count)
-        for (key, count) in counts { sums[Keyed(cell: cells[Int(key.cell)], key: key.key), default: 0] += count }
+        if sums.isEmpty, let coarsest = cells.max() {
+            sums.reserveCapacity(counts.count * (Int(coarsest) + 1) / max(1, cells.count))
+        }
+        for (row, count) in counts { sums[Keyed(cell: cells[Int(row.cell)], key: key(row.key)), default: 0] += count }
     }
 
     /// Upserts every table's rows, in key order, at every level (the fine cells, the version-level
     /// ones, then the exits per OS and device).
     func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await flushFine(app: app, on: connection, logger: logger)
+        var coarse = CoarseRollups()
+        coarse.add(self)
+        try await coarse.flush(app: app, on: connection, logger: logger)
+    }
+
+    /// Upserts the fine cells' rows alone (their coarser levels: ``CoarseRollups``).
+    func flushFine(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
-        try await byVersion().flush(app: app, suffix: "_v", on: connection, logger: logger)
-        try await exitsByOSAndDevice().flush(app: app, suffix: "_od", on: connection, logger: logger)
     }
 
     /// Upserts every table's rows into the tables named with `suffix`, in key order.
-    private func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
+    fileprivate func flush(app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger) async throws {
         // Each interned cell's rank in sorted order: the lock order of the upserts.
         let rank = cellTable.ranks
         // Every interned cell once; rows name theirs by index (1-based, as `WITH ORDINALITY`
@@ -329,5 +337,27 @@ extension PostgresQuery.StringInterpolation {
         appendLiteral("::text[], ")
         appendInterpolation(cells.devices)
         appendLiteral("::text[]) WITH ORDINALITY AS k (d, v, o, e, i)")
+    }
+}
+
+/// The coarser levels of a fold batch's rollup rows (the version level; the exits per OS and
+/// device), summed across the batch's parts and upserted once per batch. A batch's fine rows are
+/// written part by part, so their memory is bounded by a part's documents; the coarser rows are
+/// upserted once per batch, as before the parts (each upsert reads, merges and rewrites the
+/// stored rows).
+struct CoarseRollups {
+    private var byVersion = RollupRows()
+    private var byOSAndDevice = RollupRows()
+
+    /// Adds the coarser levels of `fine` (one part's rows).
+    mutating func add(_ fine: RollupRows) {
+        fine.addByVersion(into: &byVersion)
+        fine.addExitsByOSAndDevice(into: &byOSAndDevice)
+    }
+
+    /// Upserts the version-level rows, then the exits per OS and device.
+    func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
+        try await byVersion.flush(app: app, suffix: "_v", on: connection, logger: logger)
+        try await byOSAndDevice.flush(app: app, suffix: "_od", on: connection, logger: logger)
     }
 }

@@ -1,0 +1,37 @@
+import LifelineIngest
+
+/// Documents this node appended, decoded, kept for the fold when this node is the leader (it
+/// then folds them without reading and decoding their raw copies again). Bounded: past
+/// ``limit`` the oldest go, and the fold reads them from their raw copies.
+struct RetainedItems {
+    static let limit = 4_096
+    var enabled = false
+    var items: [Int64: IngestItem] = [:]
+    /// Ids in the order they came, from `head` on (a queue without moving the array per add).
+    var order: [Int64] = []
+    var head = 0
+
+    mutating func add(_ id: Int64, _ item: IngestItem) {
+        guard enabled else { return }
+        items[id] = item
+        order.append(id)
+        while items.count > Self.limit, head < order.count {
+            items[order[head]] = nil
+            head += 1
+        }
+        // Ids the fold took stay in the queue until it is compacted (amortized: every `limit` adds).
+        if order.count - head > 2 * Self.limit || head > Self.limit {
+            order = order[head...].filter { items[$0] != nil }
+            head = 0
+        }
+    }
+
+    mutating func take(_ id: Int64) -> IngestItem? { items.removeValue(forKey: id) }
+
+    mutating func disable() {
+        enabled = false
+        items = [:]
+        order = []
+        head = 0
+    }
+}
