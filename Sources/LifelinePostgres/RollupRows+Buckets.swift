@@ -38,9 +38,13 @@ extension RollupRows {
     /// the reference load (BENCHMARKS.md, "PostgreSQL's buckets merged in Swift"), and one row per
     /// cell and source half of what remained ("Histogram buckets packed per cell"). Only the fold's
     /// lock holder writes these rows, so nothing changes between the read and the write.
+    ///
+    /// The cells go in statements of at most ``bucketCellsPerStatement``: a version-day's row holds
+    /// up to 128 buckets of each source, and one statement for every version-day of a backlog
+    /// batch read back, merged and sent ~30 MB at once (held by the leader, and by the connection's
+    /// encoder after it).
     func flushBuckets(
-        app: Int64, suffix: String, rank: [Int32], all: Columns,
-        on connection: PostgresConnection, logger: Logger
+        app: Int64, suffix: String, rank: [Int32], on connection: PostgresConnection, logger: Logger
     ) async throws {
         // The batch's buckets per cell and source, each source's sorted by bounds.
         var byCell: [Int32: CellBuckets] = [:]
@@ -53,6 +57,22 @@ extension RollupRows {
         }
         // In the cells' lock order.
         let order = byCell.keys.sorted { rank[Int($0)] < rank[Int($1)] }
+        for start in stride(from: 0, to: order.count, by: Self.bucketCellsPerStatement) {
+            let cells = order[start..<min(order.count, start + Self.bucketCellsPerStatement)]
+            try await flushBuckets(
+                Array(cells), of: byCell, app: app, suffix: suffix, on: connection, logger: logger)
+        }
+    }
+
+    /// Cells of histogram buckets merged and written per statement (``flushBuckets(app:suffix:rank:on:logger:)``).
+    static let bucketCellsPerStatement = 256
+
+    /// The bucket rows of `order`'s cells (their batch buckets in `byCell`) merged into the stored
+    /// ones and written back, in one statement.
+    private func flushBuckets(
+        _ order: [Int32], of byCell: [Int32: CellBuckets], app: Int64, suffix: String,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
         // The keys spelled out per row (as the explorer's read does): through the cells' and
         // names' tables, the planner did not reach the primary key and read for seconds.
         let keyCells = order.map { cells[Int($0)] }
@@ -116,7 +136,7 @@ extension RollupRows {
                 shapeNames += sources
             }
             let bucketOffset = Int32(starts.count)
-            rows.cells.append(cell + 1)
+            rows.cells.append(Int32(offset) + 1)
             rows.shapes.append(shape)
             rows.lengthOffsets.append(Int32(lengths.count))
             rows.offsets.append(bucketOffset)
@@ -149,7 +169,7 @@ extension RollupRows {
                 \(PackedArray(rows.counts))::int[]) WITH ORDINALITY AS r (i, h, lo, o, w, n)
             CROSS JOIN f
             JOIN s ON s.j = r.h
-            JOIN \(cellsOf: all) ON k.i = r.i
+            JOIN \(cellsOf: Columns(keyCells)) ON k.i = r.i
             ORDER BY r.n
             ON CONFLICT (app, day, version, os, device) DO UPDATE SET
                 (sources, lengths, starts, ends, counts) =

@@ -90,7 +90,6 @@ struct RollupRows {
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
 
     init() {}
-
     /// Rows sized for `documents` documents of the reference load's shape (about 8 exit reasons, 8
     /// signposts and 64 histogram buckets each): growing the dictionaries by doubling was 2 % of the
     /// leader's CPU.
@@ -284,7 +283,7 @@ struct RollupRows {
             merge: "ll_merge_signposts", keys: { ($0.first, $0.second) }, app: app, rank: rank, all: all,
             on: connection, logger: logger)
         if !buckets.isEmpty {
-            try await flushBuckets(app: app, suffix: suffix, rank: rank, all: all, on: connection, logger: logger)
+            try await flushBuckets(app: app, suffix: suffix, rank: rank, on: connection, logger: logger)
         }
         if !diagnostics.isEmpty {
             let rows = Self.inKeyOrder(diagnostics, rank: rank)

@@ -1,6 +1,7 @@
 import LifelineIngest
 import LifelinePostgres
 import LifelineStorage
+import PostgresNIO
 import Testing
 
 /// A fold batch taken in parts (the leader's memory bound): each part's fine rows written, the
@@ -32,5 +33,31 @@ struct FoldPartsTests {
         #expect(figures == expected, "differ: \(AggregatorTests.differences(figures, expected))")
         await parted.shutdown()
         await whole.shutdown()
+    }
+
+    @Test("histogram rows of more cells than one statement takes are all written: percentiles as SQLite's")
+    func bucketRowsInSeveralStatements() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try PostgresStoreTests.items(devices: 24, days: 16)
+        for chunk in stride(from: 0, to: items.count, by: 7) {
+            _ = try await store.write(
+                IngestRequest(app: PostgresStoreTests.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
+        }
+        // One batch, one part: every cell's fine bucket row in the same flush, more cells than
+        // the 256 one statement takes (`RollupRows.bucketCellsPerStatement`).
+        let result = try await store.foldOnce(limit: items.count, part: items.count)
+        #expect(result.folded == items.count)
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 6, logger: PostgresStoreTests.quiet)
+        defer { Task { try? await connection.close() } }
+        let cells = try await PostgresAggregatorTests.count("SELECT count(*) FROM bucket_cells", on: connection)
+        #expect(cells > 256)
+        let (_, expected) = try await AggregatorTests.folded(items)
+        let actual = try await PostgresStoreTests.Figures.read(store)
+        #expect(expected.percentiles.contains { !$0.isEmpty })
+        #expect(actual.percentiles == expected.percentiles)
+        #expect(actual.filteredPercentiles == expected.filteredPercentiles)
+        #expect(actual.explorer == expected.explorer)
+        await store.shutdown()
     }
 }
