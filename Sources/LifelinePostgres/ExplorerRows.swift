@@ -112,18 +112,22 @@ struct ExplorerRows: Sendable {
         // The keys spelled out per row: through the cells' and names' tables, the planner may
         // not reach the primary key. A stored row comes back with its key and finds its batch
         // row through the ids (numbered by `WITH ORDINALITY`, 10,000 keys over 100,000 rows
-        // read in 250 ms against 215).
+        // read in 250 ms against 215). Each key is a probe of the primary key (a LATERAL
+        // subquery): joined as a table, the planner merged every stored row of the app, ~85 ms a
+        // statement on the reference load and growing with the table, against ~28 ms
+        // (BENCHMARKS.md, "The leader's fold in parts").
         let positions = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.key, $0) })
         var stored: [Int: ByteBuffer] = [:]
         for try await (day, version, os, device, state, category, bytes) in try await connection.query(
             """
-            SELECT e.day::text, e.version, e.os, e.device, e.app_state, e.category, e.cells
-            FROM \(unescaped: table) e
-            JOIN unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
+            SELECT k.day::text, k.version, k.os, k.device, k.app_state, k.category, e.cells
+            FROM unnest(\(days)::text[]::date[], \(versions)::text[], \(oses)::text[], \(devices)::text[],
                 \(states)::text[], \(categories)::text[]) AS k (day, version, os, device, app_state, category)
-                ON e.day = k.day AND e.version = k.version AND e.os = k.os AND e.device = k.device
-                AND e.app_state = k.app_state AND e.category = k.category
-            WHERE e.app = \(app)
+            CROSS JOIN LATERAL (
+                SELECT x.cells FROM \(unescaped: table) x
+                WHERE x.app = \(app) AND x.day = k.day AND x.version = k.version AND x.os = k.os
+                    AND x.device = k.device AND x.app_state = k.app_state AND x.category = k.category
+                LIMIT 1) e
             """, logger: logger
         ).decode((String, String, String, String, String, String, ByteBuffer).self) {
             let cell = RollupRows.Cell(day: day, version: version, os: os, device: device)

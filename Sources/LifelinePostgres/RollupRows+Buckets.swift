@@ -74,7 +74,8 @@ extension RollupRows {
         on connection: PostgresConnection, logger: Logger
     ) async throws {
         // The keys spelled out per row (as the explorer's read does): through the cells' and
-        // names' tables, the planner did not reach the primary key and read for seconds.
+        // names' tables, the planner did not reach the primary key and read for seconds. Each key
+        // is a probe of the primary key (a LATERAL subquery), as in the explorer's read.
         let keyCells = order.map { cells[Int($0)] }
         var stored: [Int: CellBuckets] = [:]
         for try await (index, var sources, var lengths, var starts, var ends, var counts) in try await connection.query(
@@ -83,8 +84,11 @@ extension RollupRows {
             FROM unnest(\(keyCells.map(\.day))::text[]::date[], \(keyCells.map(\.version))::text[],
                 \(keyCells.map(\.os))::text[], \(keyCells.map(\.device))::text[])
                 WITH ORDINALITY AS k (day, version, os, device, n)
-            JOIN bucket_cells\(unescaped: suffix) b ON b.app = \(app) AND b.day = k.day AND b.version = k.version
-                AND b.os = k.os AND b.device = k.device
+            CROSS JOIN LATERAL (
+                SELECT x.sources, x.lengths, x.starts, x.ends, x.counts FROM bucket_cells\(unescaped: suffix) x
+                WHERE x.app = \(app) AND x.day = k.day AND x.version = k.version AND x.os = k.os
+                    AND x.device = k.device
+                LIMIT 1) b
             """, logger: logger
         ).decode((Int64, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer).self) {
             // Arrays that do not decode or line up (a null element, lengths that differ: only a
