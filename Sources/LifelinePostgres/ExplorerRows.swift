@@ -4,8 +4,10 @@ import PostgresNIO
 
 /// The explorer cells of one fold batch (or refold batch), merged per row in memory, then merged
 /// into the stored rows at both levels (`explorer_cells`, `explorer_cells_v`, migrations
-/// postgres/0014 and 0015): one row per app, day, version, OS, device, app state and category
-/// holding the category's metrics' cells (``ExplorerCellMap``). One statement reads the stored
+/// postgres/0014 and 0015): the fine rows after each part of the batch
+/// (``flushFine(app:on:logger:)``), the version-level ones once, at its end. One row per app, day,
+/// version, OS, device, app state and category holds the category's metrics' cells
+/// (``ExplorerCellMap``). One statement reads the stored
 /// maps of the batch's rows, Swift merges each batch row into its stored bytes
 /// (``ExplorerCellMapBuilder/merged(into:)``: the stored cells the batch does not touch are copied
 /// undecoded, as SQLite's writer merges), one `INSERT … SELECT FROM unnest … ON CONFLICT DO
@@ -63,11 +65,6 @@ struct ExplorerRows: Sendable {
             return builder.encoded()
         }
         return cells
-    }
-
-    /// Merges the batch's rows into the stored ones of `app`, at both levels.
-    func flush(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
-        for level in levels.indices { try await flush(app: app, level: level, on: connection, logger: logger) }
     }
 
     /// Merges the fine rows into the stored ones of `app`, then forgets them (and their cells):
