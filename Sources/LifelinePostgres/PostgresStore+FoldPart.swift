@@ -63,21 +63,17 @@ extension PostgresStore {
                 result.skipped += 1
                 continue
             }
-            guard careful, item.family == .diagnostic else {
-                try await Self.fold(
-                    item, payload: candidate.id, app: candidate.app,
-                    rollups: &rollups[candidate.app, default: RollupRows()], states: &fold.states,
-                    on: connection, logger: logger)
-                continue
-            }
-            try await connection.query("SAVEPOINT fold", logger: logger)
+            // Retried document by document (careful), a diagnostic document that fails is rolled
+            // back to its savepoint and skipped; any other failure fails the fold.
+            let savepoint = careful && item.family == .diagnostic
+            if savepoint { try await connection.query("SAVEPOINT fold", logger: logger) }
             do {
                 try await Self.fold(
                     item, payload: candidate.id, app: candidate.app,
                     rollups: &rollups[candidate.app, default: RollupRows()], states: &fold.states,
                     on: connection, logger: logger)
-                try await connection.query("RELEASE fold", logger: logger)
-            } catch {
+                if savepoint { try await connection.query("RELEASE fold", logger: logger) }
+            } catch let error where savepoint {
                 try await connection.query("ROLLBACK TO fold", logger: logger)
                 logger.error(
                     "payload \(candidate.id) could not be folded: kept raw, counted nowhere",

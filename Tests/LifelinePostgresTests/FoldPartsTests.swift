@@ -60,4 +60,39 @@ struct FoldPartsTests {
         #expect(actual.explorer == expected.explorer)
         await store.shutdown()
     }
+
+    @Test("a diagnostic document whose rows fail is skipped, the others of its part folded (document by document)")
+    func failingDiagnosticSkipped() async throws {
+        guard let store = try await PostgresStoreTests.store() else { return }
+        let items = try PostgresStoreTests.items(devices: 4, days: 2, seed: 47)
+        let diagnostics = items.filter { $0.family == .diagnostic }
+        #expect(!diagnostics.isEmpty)
+        _ = try await store.write(IngestRequest(app: PostgresStoreTests.app, items: items))
+        // Every diagnostic row of the first diagnostic document fails to insert.
+        let connection = try await PostgresConnection.connect(
+            configuration: try store.location.connectionConfiguration(), id: 7, logger: PostgresStoreTests.quiet)
+        defer { Task { try? await connection.close() } }
+        let first = try await PostgresAggregatorTests.count(
+            "SELECT min(id) FROM payloads WHERE kind = 'diagnostic'", on: connection)
+        try await connection.query(
+            """
+            CREATE FUNCTION refuse_diagnostic() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.payload = \(first) THEN RAISE EXCEPTION 'refused'; END IF;
+                RETURN NEW;
+            END $$
+            """, logger: PostgresStoreTests.quiet)
+        try await connection.query(
+            """
+            CREATE TRIGGER refuse BEFORE INSERT ON diagnostics
+            FOR EACH ROW EXECUTE FUNCTION refuse_diagnostic()
+            """, logger: PostgresStoreTests.quiet)
+        let result = try await store.foldOnce(limit: items.count, part: 5)
+        #expect(result.folded == items.count && result.skipped == 1)
+        let folded = try await PostgresAggregatorTests.count(
+            "SELECT count(DISTINCT payload) FROM diagnostics", on: connection)
+        #expect(folded == Int64(diagnostics.count - 1))
+        #expect(try await PostgresAggregatorTests.deviceDays(store) > 0, "the metric documents were folded")
+        await store.shutdown()
+    }
 }
