@@ -7,6 +7,7 @@
 #
 # usage: Benchmarks/aggregator-ingest.sh   (env: BIN, OUT, PAYLOADS, SECONDS_RUN, PORT, CONNECTIONS, PAGE_SIZE,
 #        EXPLORER_WRITE_SECONDS: database.explorer_write_seconds, EXPLORER_VERSION_ROWS: database.explorer_version_rows,
+#        EXPLORER_VERSION_SECONDS: database.explorer_version_seconds,
 #        RAW_COMPACTION: database.raw_compaction, WAIT_COMPACTION=1: wait for the raw compaction to catch up,
 #        BASE_DB: start from a copy of this database (say, one already holding 200,000 payloads) instead of an empty one,
 #        WRITES_BY_TABLE=1: attribute every page written (WAL frames and checkpoint writes) to its table or index,
@@ -30,6 +31,7 @@ YAML
 database=""
 [ -n "${EXPLORER_WRITE_SECONDS:-}" ] && database="explorer_write_seconds: $EXPLORER_WRITE_SECONDS"
 [ -n "${EXPLORER_VERSION_ROWS:-}" ] && database="${database:+$database, }explorer_version_rows: $EXPLORER_VERSION_ROWS"
+[ -n "${EXPLORER_VERSION_SECONDS:-}" ] && database="${database:+$database, }explorer_version_seconds: $EXPLORER_VERSION_SECONDS"
 [ -n "${RAW_COMPACTION:-}" ] && database="${database:+$database, }raw_compaction: $RAW_COMPACTION"
 if [ -n "$database" ]; then
     echo "database: {$database}" >>"$out/aggregator-limits.yaml"

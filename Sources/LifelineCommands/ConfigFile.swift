@@ -47,8 +47,11 @@ struct ConfigFile: Decodable {
         /// `explorer_write_seconds`: how long the SQLite writer holds the explorer's rows (0…60).
         var explorerWriteSeconds: Double?
         /// `explorer_version_rows`: the explorer's version rows the SQLite writer holds unsealed
-        /// (0…1,000,000, default 12,288; 0 seals them with the fine rows).
+        /// (0…1,000,000, default 24,576; 0 seals them with the fine rows).
         var explorerVersionRows: Int?
+        /// `explorer_version_seconds`: how often the SQLite writer writes each held version row (0…60,
+        /// default 4).
+        var explorerVersionSeconds: Double?
         /// `raw_compaction`: whether the SQLite server re-deflates raw copies against a preset
         /// dictionary behind the fold (default true).
         var rawCompaction: Bool?
@@ -58,6 +61,7 @@ struct ConfigFile: Decodable {
             case timeoutSeconds = "timeout_seconds"
             case explorerWriteSeconds = "explorer_write_seconds"
             case explorerVersionRows = "explorer_version_rows"
+            case explorerVersionSeconds = "explorer_version_seconds"
             case rawCompaction = "raw_compaction"
         }
     }
@@ -142,6 +146,7 @@ struct ConfigFile: Decodable {
         if let seconds = database?.timeoutSeconds { options.timeoutSeconds = seconds }
         if let seconds = database?.explorerWriteSeconds { options.explorerWriteSeconds = seconds }
         if let rows = database?.explorerVersionRows { options.explorerVersionRows = rows }
+        if let seconds = database?.explorerVersionSeconds { options.explorerVersionSeconds = seconds }
         if let compaction = database?.rawCompaction { options.rawCompaction = compaction }
         return options
     }
@@ -220,6 +225,10 @@ struct ConfigFile: Decodable {
             if let seconds = file.database?.explorerWriteSeconds, !(0...60).contains(seconds) {
                 throw CommandError(
                     "config file \(path): database.explorer_write_seconds must be 0…60, got \(seconds)")
+            }
+            if let seconds = file.database?.explorerVersionSeconds, !(0...60).contains(seconds) {
+                throw CommandError(
+                    "config file \(path): database.explorer_version_seconds must be 0…60, got \(seconds)")
             }
             if let rows = file.database?.explorerVersionRows, !(0...1_000_000).contains(rows) {
                 throw CommandError(

@@ -35,11 +35,19 @@ package struct StorageOptions: Sendable, Equatable {
     package var explorerWriteSeconds: Double = 1
     /// SQLite: the explorer's version-level rows the writer holds unsealed at most
     /// (`database.explorer_version_rows`; 0 seals them with the fine rows). Above 0 they gather
-    /// documents in memory, as bytes, until their part is sealed (each every 2 s): less work per payload
-    /// for more memory. 12,288 (the default) holds every version row of the reference load and
-    /// most of the iOS 27 one's within the 150 MB target (BENCHMARKS.md, "The explorer's rows
-    /// pending as bytes").
-    package var explorerVersionRows: Int = 12_288
+    /// documents in memory, as bytes, until their part is sealed (each every
+    /// ``explorerVersionSeconds``): less work per payload for more memory. 24,576 (the default)
+    /// holds every version row the reference and iOS 27 loads touch in 4 s within the 150 MB
+    /// target (BENCHMARKS.md, "The explorer's rows pending as bytes", "Version rows written less
+    /// often").
+    package var explorerVersionRows: Int = 24_576
+    /// SQLite: how often each held version row is merged into its stored bytes and written, seconds
+    /// (`database.explorer_version_seconds`, 0…60, default 4; the rollups' version-level cells are
+    /// written as often). Longer writes fewer bytes per document (2 s wrote 49 KB per iOS 27
+    /// report, 4 s 39 KB), makes a restart replay up to this long of documents into them, and
+    /// makes an explorer read beside a full-speed load (which writes what is held first) wait for
+    /// more rows (BENCHMARKS.md, "Version rows written less often").
+    package var explorerVersionSeconds: Double = 4
     /// SQLite: whether the server re-deflates raw copies against a preset dictionary per app and
     /// kind behind the fold, when the door is idle (`database.raw_compaction`, default true;
     /// migration 0023). `lifeline compact` does it offline either way.

@@ -150,20 +150,37 @@ extension AggregatorTests {
         arguments: versionRowBounds, fineProbes
     )
     func versionRowsWrittenByAge(versionRows: Int, fineProbe: Int?) async throws {
-        let items = try PostgresStoreTests.items(devices: 20, days: 3)
-        let sqlite = try TemporaryDatabase()
         var options = IngestWriter.Options()
-        options.explorerDelay = 0.02
         options.explorerVersionDelay = 0.15
         options.explorerVersionRows = versionRows
         options.explorerFineProbe = fineProbe
+        try await Self.expectVersionRowsWrittenByAge(TemporaryDatabase(), options)
+    }
+
+    @Test(
+        "the version rows' schedule comes from the database's options (database.explorer_version_seconds) when the writer is given none"
+    )
+    func versionRowsScheduleFromStorageOptions() async throws {
+        var storage = Database.Options()
+        storage.explorerVersionSeconds = 0.15
+        storage.explorerVersionRows = 1_000_000
+        try await Self.expectVersionRowsWrittenByAge(TemporaryDatabase(options: storage), IngestWriter.Options())
+    }
+
+    /// Ingests twelve waves into the same version rows with no reader: each wave's fine rows are
+    /// sealed after 20 ms and their version rows merged into the worker's cache, which the writer
+    /// writes when it is 150 ms old (as `options` or the database's options say), between seals.
+    /// Expects at least two such writes, then answers exactly as a refold.
+    static func expectVersionRowsWrittenByAge(_ sqlite: TemporaryDatabase, _ options: IngestWriter.Options)
+        async throws
+    {
+        let items = try PostgresStoreTests.items(devices: 20, days: 3)
+        var options = options
+        options.explorerDelay = 0.02
         var versionWrites = 0
         try await IngestWriter.withWriter(database: sqlite.database, options: options, logger: PostgresStoreTests.quiet)
         {
             writer in
-            // Twelve waves into the same version rows: each wave's rows are sealed after 20 ms and
-            // their version rows merged into the worker's cache, which the writer writes when it is
-            // 150 ms old, between seals. No reader waits meanwhile.
             var lastVersion: Int64 = 0
             let wave = max(1, items.count / 12)
             for start in stride(from: 0, to: items.count, by: wave) {

@@ -324,7 +324,7 @@ struct BoundedReadsTests {
             "query.yaml",
             "query:\n  max_rows: 500\n  max_source_rows: 20000\n  timeout_seconds: 2.5\n  max_concurrent: 3\n"
                 + "  queue_wait_seconds: 0\ndatabase:\n  explorer_write_seconds: 0.25\n"
-                + "  explorer_version_rows: 16384\n")
+                + "  explorer_version_rows: 16384\n  explorer_version_seconds: 4\n")
         let loaded = try await Lifeline.run(["prune", "--db", env.path, "--config", good, "--dry-run"])
         #expect(loaded.status == 0, "\(loaded.stderr)")
         for (text, message) in [
@@ -338,6 +338,10 @@ struct BoundedReadsTests {
             (
                 "database:\n  explorer_write_seconds: 61\n",
                 "database.explorer_write_seconds must be 0…60, got 61.0"
+            ),
+            (
+                "database:\n  explorer_version_seconds: 61\n",
+                "database.explorer_version_seconds must be 0…60, got 61.0"
             ),
             (
                 "database:\n  explorer_version_rows: -1\n",

@@ -35,7 +35,7 @@ package final class IngestWriter: Service, Sendable {
         /// Aggregator: the explorer's version rows and the version-level rollups, kept in memory
         /// between writes (while the explorer's rows are held), are written at the latest this many
         /// seconds after the first went there (``ExplorerStage/Deferral``,
-        /// ``RollupStage/Deferral``); `nil`: their default (2 s).
+        /// ``RollupStage/Deferral``); `nil`: ``StorageOptions/explorerVersionSeconds``.
         package var explorerVersionDelay: Double?
         /// Aggregator: the explorer's version rows held unsealed at most
         /// (``ExplorerStage/Deferral/versionMaxRows``); `nil`: the database's
@@ -111,9 +111,8 @@ package final class IngestWriter: Service, Sendable {
             capPages: Self.safetyCheckpointPages, logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
         var deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
-        if let seconds = options.explorerVersionDelay {
-            deferral?.versionMaxAge = .milliseconds(Int64(seconds * 1_000))
-        }
+        let versionSeconds = options.explorerVersionDelay ?? database.options.explorerVersionSeconds
+        deferral?.versionMaxAge = .milliseconds(Int64(versionSeconds * 1_000))
         deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
         if let probe = options.explorerFineProbe { deferral?.fineProbe = probe }
         if let rows = options.explorerCacheRowsPerFold { deferral?.cacheRowsPerFold = rows }

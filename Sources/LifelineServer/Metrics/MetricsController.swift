@@ -89,7 +89,7 @@ struct MetricsController: Sendable {
                 statistics.aggregationLagSeconds)
             gauge(
                 "aggregation_explorer_held_documents",
-                "Folded documents whose explorer rows the SQLite writer holds in memory (written within database.explorer_write_seconds, version rows within 2 s, at once for a reader)"
+                "Folded documents whose explorer rows the SQLite writer holds in memory (written within database.explorer_write_seconds, version rows within database.explorer_version_seconds, at once for a reader)"
             ).set(Double(statistics.aggregationExplorerHeldDocuments))
             gauge("aggregation_folded_documents", "Documents folded by this process's aggregator since it started")
                 .set(Double(statistics.foldedDocuments))
