@@ -3,15 +3,24 @@ import LifelineIngest
 /// Documents this node appended, decoded, kept for the fold when this node is the leader (it
 /// then folds them without reading and decoding their raw copies again). Bounded: past
 /// ``limit`` the oldest go, and the fold reads them from their raw copies.
-struct RetainedItems {
-    static let limit = 4_096
-    var enabled = false
+package struct RetainedItems {
+    /// One fold batch's worth (``PostgresStore/defaultBatch``): what a fold that keeps up with the
+    /// door takes. Behind the door, the oldest go first and a backlog is read from the raw copies
+    /// whatever the bound; 4,096 (~13 KB each, decoded) held ~40–55 MB more at the leader's peak
+    /// for the same drain rate (BENCHMARKS.md, "A PostgreSQL leader retains one batch").
+    package static let limit = 1_024
+    package var enabled = false
     var items: [Int64: IngestItem] = [:]
     /// Ids in the order they came, from `head` on (a queue without moving the array per add).
     var order: [Int64] = []
     var head = 0
 
-    mutating func add(_ id: Int64, _ item: IngestItem) {
+    package init() {}
+
+    /// Documents held.
+    package var count: Int { items.count }
+
+    package mutating func add(_ id: Int64, _ item: IngestItem) {
         guard enabled else { return }
         // The fold needs the decoded document, not the bytes received (stored already): ~2.7 KB
         // of a reference document's ~15 KB held.
@@ -30,9 +39,9 @@ struct RetainedItems {
         }
     }
 
-    mutating func take(_ id: Int64) -> IngestItem? { items.removeValue(forKey: id) }
+    package mutating func take(_ id: Int64) -> IngestItem? { items.removeValue(forKey: id) }
 
-    mutating func disable() {
+    package mutating func disable() {
         enabled = false
         items = [:]
         order = []
