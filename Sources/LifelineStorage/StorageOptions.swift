@@ -37,9 +37,9 @@ package struct StorageOptions: Sendable, Equatable {
     /// (`database.explorer_version_rows`; 0 seals them with the fine rows). Above 0 they gather
     /// documents in memory, as bytes, until their part is sealed (each every
     /// ``explorerVersionSeconds``): less work per payload for more memory. 24,576 (the default)
-    /// holds every version row the reference and iOS 27 loads touch in 4 s within the 150 MB
-    /// target (BENCHMARKS.md, "The explorer's rows pending as bytes", "Version rows written less
-    /// often").
+    /// holds every version row the reference load touches in 4 s and most of the iOS 27 load's,
+    /// within the 150 MB target (BENCHMARKS.md, "The explorer's rows pending as bytes", "Version
+    /// rows written less often").
     package var explorerVersionRows: Int = 24_576
     /// SQLite: how often each held version row is merged into its stored bytes and written, seconds
     /// (`database.explorer_version_seconds`, 0…60, default 4; the rollups' version-level cells are
