@@ -6,22 +6,15 @@
 # drain, and the drain's rate. Binaries given as NAME=PATH are alternated round by round (the
 # machine is noisy: compare within one run).
 #
-# usage: Benchmarks/postgres-leader-memory.sh [NAME=BINARY ...]   (env: OUT, ROUNDS, SECONDS_PER_RUN)
+# usage: Benchmarks/postgres-leader-memory.sh [NAME=BINARY ...]   (env: OUT, N, ROUNDS, SECONDS_PER_RUN)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-bench-out}"
 rounds="${ROUNDS:-2}"
+n="${N:-30000}"
 seconds="${SECONDS_PER_RUN:-10}"
 [ $# -gt 0 ] || set -- "head=.build/release/lifeline"
-mkdir -p "$out"
-[ -f "$out/formats-legacy.bin" ] || python3 ../shared/bench/make_payloads.py 30000 "$out/formats-legacy.bin" --seed 11
-cat >"$out/nodes-limits.yaml" <<YAML
-limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
-YAML
-pgbin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
-work="$(mktemp -d /tmp/lifeline-bench-XXXXXX)"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$work"
+. Benchmarks/postgres-throwaway.sh
 pgport=55497
 port=18113
 server=""

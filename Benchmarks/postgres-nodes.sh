@@ -15,15 +15,7 @@ out="${OUT:-bench-out}"
 n="${N:-30000}"
 rounds="${ROUNDS:-3}"
 seconds="${SECONDS_PER_RUN:-10}"
-mkdir -p "$out"
-[ -f "$out/formats-legacy.bin" ] || python3 ../shared/bench/make_payloads.py "$n" "$out/formats-legacy.bin" --seed 11
-cat >"$out/nodes-limits.yaml" <<EOF
-limits: {ingest_rate_per_key: 100000, ingest_burst_per_key: 100000, ingest_rate_per_ip: 100000, ingest_burst_per_ip: 100000}
-EOF
-pgbin="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
-work="$(mktemp -d /tmp/lifeline-bench-XXXXXX)"
-as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-[ "$(id -u)" = 0 ] && chown postgres "$work"
+. Benchmarks/postgres-throwaway.sh
 pgport=55499
 as_pg "$pgbin/initdb" -D "$work/pg" -A trust -U lifeline --no-sync >/dev/null
 as_pg "$pgbin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -o "-p $pgport -k $work -c listen_addresses=127.0.0.1 -c max_connections=100" -w start >/dev/null
