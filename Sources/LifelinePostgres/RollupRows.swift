@@ -90,6 +90,7 @@ struct RollupRows {
     var diagnostics: [Keyed<DiagnosticKey>: Int64] = [:]
 
     init() {}
+
     /// Rows sized for `documents` documents of the reference load's shape (about 8 exit reasons, 8
     /// signposts and 64 histogram buckets each): growing the dictionaries by doubling was 2 % of the
     /// leader's CPU.

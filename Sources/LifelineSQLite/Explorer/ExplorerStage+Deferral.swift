@@ -1,3 +1,5 @@
+import LifelineStorage
+
 extension ExplorerStage {
     /// When held rows are written.
     struct Deferral {
@@ -21,7 +23,8 @@ extension ExplorerStage {
         /// version row is merged into its bytes and written about once per this long, and what a
         /// crash replays into them is bounded by it. Sealed all at once every 2 s, ~16,000 rows
         /// of the iOS 27 load made one prepare of up to 0.6 s, behind which the writer waited.
-        var versionMaxAge: Duration = .seconds(2)
+        /// `database.explorer_version_seconds` (``StorageOptions/explorerVersionSeconds``) unless set.
+        var versionMaxAge: Duration = .milliseconds(Int64(StorageOptions().explorerVersionSeconds * 1_000))
         /// Version rows held unsealed at most (`database.explorer_version_rows`, 12,288 unless set:
         /// ``StorageOptions/explorerVersionRows``). 0: every seal takes the version rows too, and
         /// ``maxRows`` counts both levels. Above 0, the version rows stay in the worker
