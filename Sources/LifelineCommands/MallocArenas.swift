@@ -3,7 +3,7 @@
 #endif
 import Foundation
 
-/// glibc's malloc arenas for the server process.
+/// glibc's malloc settings for the server process.
 enum MallocArenas {
     /// The arenas glibc may make, unless the operator set `MALLOC_ARENA_MAX` (glibc reads it
     /// itself): 2 instead of 8 per core. The explorer's thread allocates and frees its rows in an
@@ -12,20 +12,41 @@ enum MallocArenas {
     /// (BENCHMARKS.md, "Two malloc arenas").
     static let limit: Int32 = 2
 
-    /// Applies ``limit`` through glibc's `mallopt(M_ARENA_MAX, …)`; call before the server's
-    /// threads start. Swift's Glibc module does not export `<malloc.h>`, so the function is looked
-    /// up by name; elsewhere (another C library) this does nothing.
-    static func apply() {
+    /// A PostgreSQL node's arenas: one. Its fold's batch-sized dictionaries and PostgresNIO's
+    /// connection buffers (grown to the largest statement or result seen) are freed on other
+    /// threads than the ones that made them; with two arenas and glibc's sliding mmap threshold a
+    /// leader peaked at 213–225 MB under the reference load (BENCHMARKS.md, "A PostgreSQL node's
+    /// malloc").
+    static let postgresLimit: Int32 = 1
+
+    /// A PostgreSQL node's fixed mmap threshold (unless `MALLOC_MMAP_THRESHOLD_` is set): blocks of
+    /// 128 KiB and more are mapped on their own and returned whole when freed. glibc's default
+    /// starts there but rises to the largest block freed, after which the fold's buffers of
+    /// several megabytes stay in the heap.
+    static let postgresMmapThreshold: Int32 = 131_072
+
+    /// Applies ``limit`` (or, for a PostgreSQL node, ``postgresLimit`` and
+    /// ``postgresMmapThreshold``) through glibc's `mallopt`; call before the server's threads
+    /// start. Swift's Glibc module does not export `<malloc.h>`, so the function is looked up by
+    /// name; elsewhere (another C library) this does nothing.
+    static func apply(postgres: Bool) {
         #if canImport(Glibc)
-            guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil,
-                let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt")  // RTLD_DEFAULT
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt")  // RTLD_DEFAULT
             else { return }
             typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
             let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-            _ = mallopt(arenaMaxParameter, limit)
+            let environment = ProcessInfo.processInfo.environment
+            if environment["MALLOC_ARENA_MAX"] == nil {
+                _ = mallopt(arenaMaxParameter, postgres ? postgresLimit : limit)
+            }
+            if postgres, environment["MALLOC_MMAP_THRESHOLD_"] == nil {
+                _ = mallopt(mmapThresholdParameter, postgresMmapThreshold)
+            }
         #endif
     }
 
     /// glibc's `M_ARENA_MAX` (`<malloc.h>`).
     private static let arenaMaxParameter: Int32 = -8
+    /// glibc's `M_MMAP_THRESHOLD` (`<malloc.h>`).
+    private static let mmapThresholdParameter: Int32 = -3
 }

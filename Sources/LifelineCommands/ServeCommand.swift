@@ -47,7 +47,6 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        MallocArenas.apply()
         let file = try config.map(ConfigFile.load)
         var server = ServerConfig()
         server.logger = global.makeLogger()
@@ -65,6 +64,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             server.databaseURL = url
         }
+        MallocArenas.apply(postgres: server.databaseURL != nil)
         if let seconds = file?.server?.keyCacheSeconds { server.keyCacheTTL = .seconds(seconds) }
         if let secure = file?.server?.secureCookies { server.secureCookies = secure }
         if let hours = file?.server?.sessionHours { server.sessionSeconds = Int64(hours) * 3_600 }

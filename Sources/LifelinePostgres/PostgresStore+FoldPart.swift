@@ -31,8 +31,10 @@ final class ExplorerCarry: Sendable {
 
 extension PostgresStore {
     /// Documents of a fold batch decoded, added and written at a time (``fold(part:careful:into:result:on:)``):
-    /// a default batch is one part, a backlog batch four.
-    static let foldPart = 1_024
+    /// a default batch is four parts, a backlog batch sixteen. Parts of 1,024 held a leader at
+    /// 213–225 MB under the reference load, parts of 256 at 169–181 MB, for the same door and
+    /// drain rates (BENCHMARKS.md, "A PostgreSQL node's malloc").
+    static let foldPart = 256
 
     /// Folds one part of a batch: its documents' rollup rows (fine cells written now, coarser
     /// ones summed into `fold`), explorer cells (likewise), per-state rows and diagnostics.
