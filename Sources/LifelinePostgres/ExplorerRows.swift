@@ -81,15 +81,19 @@ struct ExplorerRows: Sendable {
         try await flush(app: app, level: 1, on: connection, logger: logger)
     }
 
-    /// Merges one level's rows into the stored ones of `app`, in key order: the cells and names
-    /// ranked once, the rows sorted by their ranks. Unsorted, PostgreSQL spent ~10 % more per
-    /// document on the inserts (every row a leaf page of its own); sorted by their six strings,
-    /// the sort was 5 % of the leader's CPU.
+    /// Rows merged per statement pair (read back, written): a fold batch's version-level rows,
+    /// ~3,600 on the reference load, were read back, merged and encoded at once, ~20 MB of the
+    /// leader's peak with a backlog (BENCHMARKS.md, "A PostgreSQL node's malloc").
+    static let flushChunk = 512
+
+    /// Merges one level's rows into the stored ones of `app`, in key order, ``flushChunk`` rows
+    /// at a time: the cells and names ranked once, the rows sorted by their ranks. Unsorted,
+    /// PostgreSQL spent ~10 % more per document on the inserts (every row a leaf page of its own);
+    /// sorted by their six strings, the sort was 5 % of the leader's CPU.
     private func flush(app: Int64, level: Int, on connection: PostgresConnection, logger: Logger) async throws {
         let nameRanks = names.ranks
         let rows = levels[level]
         guard !rows.isEmpty else { return }
-        let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
         let cellRanks = cells[level].ranks
         let unsorted = Array(rows)
         // Their indexes sorted, not the (key, builder) pairs: moving the builders through a
@@ -99,6 +103,18 @@ struct ExplorerRows: Sendable {
             return (cellRanks[Int(x.cell)], nameRanks[Int(x.appState)], nameRanks[Int(x.category)])
                 < (cellRanks[Int(y.cell)], nameRanks[Int(y.appState)], nameRanks[Int(y.category)])
         }.map { unsorted[$0] }
+        for start in stride(from: 0, to: entries.count, by: Self.flushChunk) {
+            let chunk = entries[start..<min(entries.count, start + Self.flushChunk)]
+            try await flush(chunk, app: app, level: level, on: connection, logger: logger)
+        }
+    }
+
+    /// Merges `entries` (in key order) into the stored rows of `app` at `level`.
+    private func flush(
+        _ entries: ArraySlice<(key: Key, value: ExplorerCellMapBuilder)>, app: Int64, level: Int,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws {
+        let table = level == 0 ? "explorer_cells" : "explorer_cells_v"
         let keyCells = entries.map { cells[level].values[Int($0.key.cell)] }
         let days = keyCells.map(\.day)
         let versions = keyCells.map(\.version)

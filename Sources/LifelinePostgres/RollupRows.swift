@@ -33,17 +33,29 @@ struct RollupRows {
         var background: Double = 0
     }
 
-    /// A row's key: its cell (interned, ``cells``) and its own key.
+    /// A row's key: its cell (interned, ``cells``) and its own key. The cell after the key: a
+    /// ``BucketRef`` key and its cell fill 24 bytes (32 the other way round), and a batch's
+    /// version-level buckets reach ~500,000 keys on the reference load.
     struct Keyed<Key: Hashable>: Hashable {
-        var cell: Int32
         var key: Key
+        var cell: Int32
+
+        init(cell: Int32, key: Key) {
+            self.key = key
+            self.cell = cell
+        }
     }
 
-    /// A bucket of a histogram source (interned, ``names``).
+    /// A bucket of a histogram source (interned, ``names``); the source last, so no padding
+    /// follows it inside ``Keyed``.
     struct BucketRef: Hashable {
-        var source: Int32
         var start: Double
         var end: Double
+        var source: Int32
+
+        init(source: Int32, start: Double, end: Double) {
+            (self.start, self.end, self.source) = (start, end, source)
+        }
     }
 
     struct Pair: Hashable, Comparable {

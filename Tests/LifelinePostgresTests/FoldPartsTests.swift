@@ -35,7 +35,7 @@ struct FoldPartsTests {
         await whole.shutdown()
     }
 
-    @Test("histogram rows of more cells than one statement takes are all written: percentiles as SQLite's")
+    @Test("histogram and explorer rows of more cells than one statement takes are all written: answers as SQLite's")
     func bucketRowsInSeveralStatements() async throws {
         guard let store = try await PostgresStoreTests.store() else { return }
         let items = try PostgresStoreTests.items(devices: 24, days: 16)
@@ -52,6 +52,10 @@ struct FoldPartsTests {
         defer { Task { try? await connection.close() } }
         let cells = try await PostgresAggregatorTests.count("SELECT count(*) FROM bucket_cells", on: connection)
         #expect(cells > 256)
+        // And more explorer rows than one statement pair merges (`ExplorerRows.flushChunk`, 512).
+        let explorerRows = try await PostgresAggregatorTests.count(
+            "SELECT count(*) FROM explorer_cells", on: connection)
+        #expect(explorerRows > 512)
         let (_, expected) = try await AggregatorTests.folded(items)
         let actual = try await PostgresStoreTests.Figures.read(store)
         #expect(expected.percentiles.contains { !$0.isEmpty })
