@@ -51,9 +51,7 @@ extension PostgresStore {
     /// Folds up to `limit` documents in one transaction, `part` documents at a time
     /// (``fold(part:careful:into:result:on:)``). When another process holds the fold (the leader,
     /// a refold) it returns at once with ``PostgresFoldResult/busy``.
-    package func foldOnce(
-        limit: Int = defaultBatch, part: Int = foldPart, bucketBound: Int = PostgresStore.bucketBound
-    ) async throws -> PostgresFoldResult {
+    package func foldOnce(limit: Int = defaultBatch, part: Int = foldPart) async throws -> PostgresFoldResult {
         try await waitForPool()
         var attempt = 0
         var careful = false
@@ -62,8 +60,7 @@ extension PostgresStore {
             do {
                 let result = try await client.withConnection { connection in
                     try await self.foldTransaction(
-                        limit: max(1, limit), part: max(1, part), bucketBound: bucketBound, careful: careful,
-                        on: connection)
+                        limit: max(1, limit), part: max(1, part), careful: careful, on: connection)
                 }
                 aggregation.withLock { counters in
                     counters.folds += result.folded > 0 ? 1 : 0
@@ -86,16 +83,13 @@ extension PostgresStore {
         }
     }
 
-    private func foldTransaction(
-        limit: Int, part: Int, bucketBound: Int, careful: Bool, on connection: PostgresConnection
-    ) async throws
+    private func foldTransaction(limit: Int, part: Int, careful: Bool, on connection: PostgresConnection) async throws
         -> PostgresFoldResult
     {
         let logger = self.logger
         try await connection.query("BEGIN ISOLATION LEVEL REPEATABLE READ", logger: logger)
         do {
-            let result = try await fold(
-                limit: limit, part: part, bucketBound: bucketBound, careful: careful, on: connection)
+            let result = try await fold(limit: limit, part: part, careful: careful, on: connection)
             try await connection.query("COMMIT", logger: logger)
             return result
         } catch {
@@ -116,9 +110,7 @@ extension PostgresStore {
 
     /// The fold inside its transaction (REPEATABLE READ: the watermark row, the snapshot's xmin and
     /// the candidates are of one snapshot).
-    private func fold(
-        limit: Int, part size: Int, bucketBound: Int, careful: Bool, on connection: PostgresConnection
-    ) async throws
+    private func fold(limit: Int, part size: Int, careful: Bool, on connection: PostgresConnection) async throws
         -> PostgresFoldResult
     {
         let logger = self.logger
@@ -159,7 +151,7 @@ extension PostgresStore {
         // added and their fine rows written before the next part's; the coarser rows are summed
         // across the parts and written once. A 4,096-document batch held at once was ~200 MB of
         // the leader's heap (BENCHMARKS.md, "The leader's fold in parts").
-        var fold = BatchFold(bucketBound: bucketBound)
+        var fold = BatchFold()
         for start in stride(from: 0, to: batch.count, by: size) {
             let part = Array(batch[start..<min(batch.count, start + size)])
             try await self.fold(part: part, careful: careful, into: &fold, result: &result, on: connection)

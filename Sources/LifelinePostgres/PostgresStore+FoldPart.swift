@@ -6,9 +6,6 @@ import Synchronization
 /// What a fold batch's parts leave for its end: the coarser rollup rows and the explorer's
 /// version-level rows (per app), and the per-state rows.
 struct BatchFold {
-    /// Version-level buckets summed per app before they are upserted mid-batch
-    /// (``PostgresStore/bucketBound``).
-    let bucketBound: Int
     var coarse: [Int64: CoarseRollups] = [:]
     let explorer = ExplorerCarry()
     var states = StateRows()
@@ -38,12 +35,6 @@ extension PostgresStore {
     /// 213–225 MB under the reference load, parts of 256 at 169–181 MB, for the same door and
     /// drain rates (BENCHMARKS.md, "A PostgreSQL node's malloc").
     static let foldPart = 256
-
-    /// Version-level buckets a fold batch sums per app before they are upserted mid-batch
-    /// (``CoarseRollups/flushBuckets(over:app:on:logger:)``): on the reference load, whose
-    /// histograms' bounds differ from device to device, a backlog batch of 4,096 documents summed
-    /// ~500,000 of them, ~30 MB with the dictionary's growth.
-    package static let bucketBound = 131_072
 
     /// Folds one part of a batch: its documents' rollup rows (fine cells written now, coarser
     /// ones summed into `fold`), explorer cells (likewise), per-state rows and diagnostics.
@@ -95,8 +86,6 @@ extension PostgresStore {
         for (app, rows) in rollups.sorted(by: { $0.key < $1.key }) {
             try await rows.flushFine(app: app, on: connection, logger: logger)
             fold.coarse[app, default: CoarseRollups()].add(rows)
-            try await fold.coarse[app]?.flushBuckets(
-                over: fold.bucketBound, app: app, on: connection, logger: logger)
         }
         try await explorerFolded
         if careful { try await Self.foldExplorer(explorerItems, into: explorer, on: connection, logger: logger) }

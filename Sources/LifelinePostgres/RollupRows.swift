@@ -253,16 +253,6 @@ struct RollupRows {
         try await coarse.flush(app: app, on: connection, logger: logger)
     }
 
-    /// Upserts the buckets alone into the tables named with `suffix`, then forgets them (their
-    /// dictionary keeps its room for the next ones).
-    fileprivate mutating func flushBucketsAlone(
-        app: Int64, suffix: String, on connection: PostgresConnection, logger: Logger
-    ) async throws {
-        guard !buckets.isEmpty else { return }
-        try await flushBuckets(app: app, suffix: suffix, rank: cellTable.ranks, on: connection, logger: logger)
-        buckets.removeAll(keepingCapacity: true)
-    }
-
     /// Upserts the fine cells' rows alone (their coarser levels: ``CoarseRollups``).
     func flushFine(app: Int64, on connection: PostgresConnection, logger: Logger) async throws {
         try await flush(app: app, suffix: "", on: connection, logger: logger)
@@ -375,16 +365,6 @@ struct CoarseRollups {
     mutating func add(_ fine: RollupRows) {
         fine.addByVersion(into: &byVersion)
         fine.addExitsByOSAndDevice(into: &byOSAndDevice)
-    }
-
-    /// Upserts the version-level buckets now when more than `bound` are summed, and forgets them:
-    /// the batch's end upserts the rest. Each upsert merges into the stored rows, so this adds a
-    /// statement or two to a backlog batch.
-    mutating func flushBuckets(over bound: Int, app: Int64, on connection: PostgresConnection, logger: Logger)
-        async throws
-    {
-        guard byVersion.buckets.count > bound else { return }
-        try await byVersion.flushBucketsAlone(app: app, suffix: "_v", on: connection, logger: logger)
     }
 
     /// Upserts the version-level rows, then the exits per OS and device.

@@ -8,7 +8,7 @@ import Testing
 /// coarser rollup rows and the explorer's version-level rows carried to the batch's end.
 @Suite("PostgreSQL fold in parts")
 struct FoldPartsTests {
-    @Test("one batch folded in parts of three documents, buckets upserted per part, answers every figure as one part")
+    @Test("one batch folded in parts of three documents answers every figure as one part of them all")
     func partsAnswerAsOneBatch() async throws {
         guard let parted = try await PostgresStoreTests.store(), let whole = try await PostgresStoreTests.store()
         else { return }
@@ -23,8 +23,7 @@ struct FoldPartsTests {
                         app: PostgresStoreTests.app, items: Array(items[chunk..<min(chunk + 7, items.count)])))
             }
         }
-        // The version-level buckets upserted after every part too (`PostgresStore.bucketBound`).
-        let inParts = try await parted.foldOnce(limit: items.count, part: 3, bucketBound: 1)
+        let inParts = try await parted.foldOnce(limit: items.count, part: 3)
         let atOnce = try await whole.foldOnce(limit: items.count, part: items.count)
         #expect(inParts.folded == items.count && !inParts.more)
         #expect(atOnce.folded == items.count && !atOnce.more)
