@@ -31,10 +31,11 @@ final class ExplorerCarry: Sendable {
 
 extension PostgresStore {
     /// Documents of a fold batch decoded, added and written at a time (``fold(part:careful:into:result:on:)``):
-    /// a default batch is four parts, a backlog batch sixteen. Parts of 1,024 held a leader at
-    /// 213–225 MB under the reference load, parts of 256 at 169–181 MB, for the same door and
-    /// drain rates (BENCHMARKS.md, "A PostgreSQL node's malloc").
-    static let foldPart = 256
+    /// a default batch is two parts, a backlog batch eight. Over 20 s of the reference load (with
+    /// one malloc arena, 256 documents retained), parts of 1,024 held a leader at 195 MB, of 512 at
+    /// 177–182, of 256 at 171–172; parts of 256 folded ~15 % fewer documents beside the door (more
+    /// statements per document) and drained slower (BENCHMARKS.md, "A PostgreSQL node's malloc").
+    static let foldPart = 512
 
     /// Folds one part of a batch: its documents' rollup rows (fine cells written now, coarser
     /// ones summed into `fold`), explorer cells (likewise), per-state rows and diagnostics.

@@ -4,8 +4,8 @@ import LifelineIngest
 /// then folds them without reading and decoding their raw copies again). Bounded: past
 /// ``limit`` the oldest go, and the fold reads them from their raw copies.
 package struct RetainedItems {
-    /// One fold part's worth (``PostgresStore/foldPart``): more than a fold that keeps up with the
-    /// door finds waiting (137–213 documents at ~560 a second). Behind the door, the oldest go
+    /// More than a fold that keeps up with the door finds waiting (137–213 documents at ~560 a
+    /// second; half a fold part, ``PostgresStore/foldPart``). Behind the door, the oldest go
     /// first and a backlog is read from the raw copies whatever the bound; 4,096 (~13 KB each,
     /// decoded) held ~40–55 MB more at the leader's peak than 1,024, and 1,024 ~15 MB more than
     /// 256, for the same door and drain rates (BENCHMARKS.md, "A PostgreSQL leader retains one
