@@ -12,11 +12,9 @@ enum MallocArenas {
     /// (BENCHMARKS.md, "Two malloc arenas").
     static let limit: Int32 = 2
 
-    /// A PostgreSQL node's arenas: one. Its fold's batch-sized dictionaries and PostgresNIO's
-    /// connection buffers (grown to the largest statement or result seen) are freed on other
-    /// threads than the ones that made them; with two arenas and glibc's sliding mmap threshold a
-    /// leader peaked at 213–225 MB under the reference load (BENCHMARKS.md, "A PostgreSQL node's
-    /// malloc").
+    /// A PostgreSQL node's arenas: one. The same leader peaked at 216–220 MB under the reference
+    /// load with two arenas and at 188–193 MB with one, at the same door rate (BENCHMARKS.md, "A
+    /// PostgreSQL node's malloc").
     static let postgresLimit: Int32 = 1
 
     /// A PostgreSQL node's fixed mmap threshold (unless `MALLOC_MMAP_THRESHOLD_` is set): blocks of

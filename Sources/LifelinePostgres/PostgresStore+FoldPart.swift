@@ -33,7 +33,7 @@ extension PostgresStore {
     /// Documents of a fold batch decoded, added and written at a time (``fold(part:careful:into:result:on:)``):
     /// a default batch is two parts, a backlog batch eight. Over 20 s of the reference load (with
     /// one malloc arena, 256 documents retained), parts of 1,024 held a leader at 195 MB, of 512 at
-    /// 177–182, of 256 at 171–172; parts of 256 folded ~15 % fewer documents beside the door (more
+    /// 177–182, of 256 at 170–172; parts of 256 folded ~15 % fewer documents beside the door (more
     /// statements per document) and drained slower (BENCHMARKS.md, "A PostgreSQL node's malloc").
     static let foldPart = 512
 

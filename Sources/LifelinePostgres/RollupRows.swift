@@ -34,8 +34,8 @@ struct RollupRows {
     }
 
     /// A row's key: its cell (interned, ``cells``) and its own key. The cell after the key: a
-    /// ``BucketRef`` key and its cell fill 24 bytes (32 the other way round), and a batch's
-    /// version-level buckets reach ~500,000 keys on the reference load.
+    /// ``BucketRef`` key and its cell fill 24 bytes (32 the other way round), and a backlog batch
+    /// sums hundreds of thousands of version-level buckets on the reference load.
     struct Keyed<Key: Hashable>: Hashable {
         var key: Key
         var cell: Int32
