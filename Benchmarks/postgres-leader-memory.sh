@@ -3,7 +3,8 @@
 # `lifeline serve` node (the leader: it folds) against a throwaway PostgreSQL server, `wrk -t1
 # -c32` for SECONDS_PER_RUN, then the time until `lifeline_aggregation_lag_documents` is back to
 # 0. Prints per round the door's rate and p99, the node's VmHWM after the load and again after the
-# drain, and the drain's rate. Binaries given as NAME=PATH are alternated round by round (the
+# drain, the documents the fold took beside the door (the door's count less the lag when the load
+# stopped; the lag is refreshed once a second) and the drain's rate. Binaries given as NAME=PATH are alternated round by round (the
 # machine is noisy: compare within one run).
 #
 # usage: Benchmarks/postgres-leader-memory.sh [NAME=BINARY ...]   (env: OUT, N, ROUNDS, SECONDS_PER_RUN)
@@ -51,9 +52,11 @@ for round in $(seq 1 "$rounds"); do
         drained=$(echo "$(date +%s.%N) - $start" | bc)
         hwm_drain=$(awk '/VmHWM/ {print int($2 / 1024)}' "/proc/$server/status")
         rate=$(echo "$report" | awk '/Requests\/sec/ {print $2}')
+        requests=$(echo "$report" | awk '/requests in/ {print $1}')
         p99=$(echo "$report" | awk '$1 == "99%" {print $2}')
-        printf "round %d %-10s door %8s/s p99 %9s  VmHWM %4d MB after the load, %4d MB after the drain; %6s documents drained in %.1f s (%.0f/s)\n" \
-            "$round" "$name" "$rate" "$p99" "$hwm_load" "$hwm_drain" "$behind" "$drained" "$(echo "$behind / $drained" | bc -l)"
+        printf "round %d %-10s door %8s/s p99 %9s  VmHWM %4d MB after the load, %4d MB after the drain; %6d folded beside the door; %6s drained in %.1f s (%.0f/s)\n" \
+            "$round" "$name" "$rate" "$p99" "$hwm_load" "$hwm_drain" "$((requests - behind))" "$behind" "$drained" \
+            "$(echo "$behind / $drained" | bc -l)"
         kill "$server"
         wait "$server" 2>/dev/null || true
         server=""
