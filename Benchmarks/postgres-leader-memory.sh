@@ -4,8 +4,8 @@
 # -c32` for SECONDS_PER_RUN, then the time until `lifeline_aggregation_lag_documents` is back to
 # 0. Prints per round the door's rate and p99, the node's VmHWM after the load and again after the
 # drain, the documents the fold took beside the door (the door's count less the lag when the load
-# stopped; the lag is refreshed once a second) and the drain's rate. Binaries given as NAME=PATH are alternated round by round (the
-# machine is noisy: compare within one run).
+# stopped; the lag is refreshed once a second) and the drain's rate. Binaries given as NAME=PATH
+# are alternated round by round (the machine is noisy: compare within one run).
 #
 # usage: Benchmarks/postgres-leader-memory.sh [NAME=BINARY ...]   (env: OUT, N, ROUNDS, SECONDS_PER_RUN)
 set -euo pipefail

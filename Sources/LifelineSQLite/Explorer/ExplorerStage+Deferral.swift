@@ -24,7 +24,7 @@ extension ExplorerStage {
         /// crash replays into them is bounded by it. Sealed all at once every 2 s, ~16,000 rows
         /// of the iOS 27 load made one prepare of up to 0.6 s, behind which the writer waited.
         /// `database.explorer_version_seconds` (``StorageOptions/explorerVersionSeconds``) unless set.
-        var versionMaxAge: Duration = .milliseconds(Int64(StorageOptions().explorerVersionSeconds * 1_000))
+        var versionMaxAge: Duration = .seconds(StorageOptions().explorerVersionSeconds)
         /// Version rows held unsealed at most (`database.explorer_version_rows`, 12,288 unless set:
         /// ``StorageOptions/explorerVersionRows``). 0: every seal takes the version rows too, and
         /// ``maxRows`` counts both levels. Above 0, the version rows stay in the worker

@@ -110,9 +110,9 @@ package final class IngestWriter: Service, Sendable {
             connection: try database.openConnection(busyTimeoutMilliseconds: Self.checkpointBusyMilliseconds),
             capPages: Self.safetyCheckpointPages, logger: logger)
         let delay = options.explorerDelay ?? database.options.explorerWriteSeconds
-        var deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .milliseconds(Int64(delay * 1_000))) : nil
+        var deferral = delay > 0 ? ExplorerStage.Deferral(maxAge: .seconds(delay)) : nil
         let versionSeconds = options.explorerVersionDelay ?? database.options.explorerVersionSeconds
-        deferral?.versionMaxAge = .milliseconds(Int64(versionSeconds * 1_000))
+        deferral?.versionMaxAge = .seconds(versionSeconds)
         deferral?.versionMaxRows = max(0, options.explorerVersionRows ?? database.options.explorerVersionRows)
         if let probe = options.explorerFineProbe { deferral?.fineProbe = probe }
         if let rows = options.explorerCacheRowsPerFold { deferral?.cacheRowsPerFold = rows }
